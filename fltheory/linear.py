@@ -1,0 +1,256 @@
+"""Affine maps, their fixed points, spectra, exact trajectories and noise moments.
+
+On quadratic clients with deterministic gradients every algorithm of the five papers is an
+affine map ``x -> A x + b`` (per round, or per period when the schedule is periodic); delays
+make it a map with memory, which ``companion`` turns into an affine map on an augmented state
+``(x_t, x_{t-1}, ..., x_{t-D})``.  With additive noise the mean follows the same map and the
+covariance follows ``Sigma -> A Sigma A^T + Q``, so ``E||x_t - x_bar||^2`` is an exact number.
+
+Every array may carry leading batch axes: ``A`` is ``(..., n, n)`` and ``b`` is ``(..., n)``.
+
+Example
+-------
+>>> import numpy as np
+>>> from fltheory.linear import AffineMap
+>>> m = AffineMap(np.array([[0.5, 0.0], [0.0, 0.25]]), np.array([1.0, 3.0]))
+>>> m.fixed_point().x
+array([2., 4.])
+>>> float(m.spectral_radius())
+0.5
+>>> np.allclose(m.power(3)(np.zeros(2)), m(m(m(np.zeros(2)))))
+True
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from .backend import asarray, is_cupy, namespace, to_numpy
+
+__all__ = ["AffineMap", "FixedPoint", "Moments", "companion", "spectral_radius", "matrix_power"]
+
+
+class LinearMapError(ValueError):
+    """An affine map without the property asked of it (e.g. no unique fixed point)."""
+
+
+@dataclass(frozen=True)
+class FixedPoint:
+    """A fixed point ``x`` of a map with its residual ``||T(x) - x||`` (per configuration).
+
+    ``iterations`` is ``None`` for a closed form, else the number of map applications used.
+    """
+
+    x: Any
+    residual: Any
+    iterations: int | None = None
+    method: str = "closed form"
+
+
+@dataclass(frozen=True)
+class Moments:
+    """Means ``(T+1, ..., n)`` and covariances ``(T+1, ..., n, n)`` of a noisy affine iteration."""
+
+    mean: Any
+    cov: Any
+
+    def mse(self, target):
+        """E||x_t - target||^2 = ||mean_t - target||^2 + tr cov_t, for every t."""
+        xp = namespace(self.mean)
+        e = self.mean - asarray(target, xp)
+        return (e * e).sum(axis=-1) + xp.einsum("...ii->...", self.cov)
+
+
+def _eigvals(A):
+    """Eigenvalues of a batch of general square matrices (CuPy has no general eigensolver:
+    the batch goes to the host and comes back)."""
+    if is_cupy(A):
+        import cupy  # noqa: PLC0415
+
+        return cupy.asarray(np.linalg.eigvals(to_numpy(A)))
+    return np.linalg.eigvals(A)
+
+
+def spectral_radius(A):
+    """max |lambda(A)| for a batch of square matrices ``(..., n, n)``."""
+    return namespace(A).abs(_eigvals(A)).max(axis=-1)
+
+
+def matrix_power(A, t: int):
+    """``A**t`` for a batch of matrices by binary powering (t >= 0)."""
+    xp = namespace(A)
+    if t < 0:
+        raise ValueError(f"t must be >= 0, got {t}")
+    n = A.shape[-1]
+    result = xp.broadcast_to(xp.eye(n), A.shape).copy()
+    base = A
+    while t:
+        if t & 1:
+            result = result @ base
+        t >>= 1
+        if t:
+            base = base @ base
+    return result
+
+
+class AffineMap:
+    """The map ``x -> A x + b`` on a batch of configurations."""
+
+    def __init__(self, A, b=None):
+        xp = namespace(A)
+        A = asarray(A, xp)
+        if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+            raise LinearMapError(f"A must have shape (..., n, n); got {tuple(A.shape)}")
+        b = xp.zeros(A.shape[:-1]) if b is None else asarray(b, xp)
+        if b.shape[-1] != A.shape[-1]:
+            raise LinearMapError(f"b must have shape (..., n={A.shape[-1]}); got {tuple(b.shape)}")
+        self.A, self.b = A, b
+
+    # -------------------------------------------------------------- basics
+    @property
+    def xp(self):
+        return namespace(self.A)
+
+    @property
+    def n(self) -> int:
+        return self.A.shape[-1]
+
+    def __call__(self, x):
+        return (self.A @ asarray(x, self.xp)[..., None])[..., 0] + self.b
+
+    def __repr__(self) -> str:
+        return f"AffineMap(n={self.n}, batch={tuple(self.A.shape[:-2])})"
+
+    def compose(self, first: "AffineMap") -> "AffineMap":
+        """``self ∘ first``: apply ``first``, then ``self``."""
+        return AffineMap(self.A @ first.A, (self.A @ first.b[..., None])[..., 0] + self.b)
+
+    @staticmethod
+    def periodic(maps: Sequence["AffineMap"]) -> "AffineMap":
+        """One period ``maps[-1] ∘ ... ∘ maps[0]`` (``maps[0]`` acts first)."""
+        if not maps:
+            raise LinearMapError("periodic() needs at least one map")
+        out = maps[0]
+        for m in maps[1:]:
+            out = m.compose(out)
+        return out
+
+    def power(self, t: int) -> "AffineMap":
+        """The map applied ``t`` times, by binary powering (O(log t) products)."""
+        if t < 0:
+            raise ValueError(f"t must be >= 0, got {t}")
+        xp = self.xp
+        result = AffineMap(xp.broadcast_to(xp.eye(self.n), self.A.shape).copy(), xp.zeros(self.b.shape))
+        base = self
+        while t:
+            if t & 1:
+                result = base.compose(result)
+            t >>= 1
+            if t:
+                base = base.compose(base)
+        return result
+
+    # -------------------------------------------------------------- analysis
+    def spectral_radius(self):
+        """rho(A): the exact asymptotic contraction factor per application."""
+        return spectral_radius(self.A)
+
+    def fixed_point(self) -> FixedPoint:
+        """The unique fixed point ``(I - A)^{-1} b`` (requires ``I - A`` invertible)."""
+        xp = self.xp
+        I = xp.eye(self.n)
+        try:
+            x = xp.linalg.solve(I - self.A, self.b[..., None])[..., 0]
+        except np.linalg.LinAlgError as exc:
+            raise LinearMapError("I - A is singular: the map has no unique fixed point (1 is an eigenvalue of A)") from exc
+        if not bool(xp.all(xp.isfinite(x))):
+            raise LinearMapError("I - A is singular: the map has no unique fixed point (1 is an eigenvalue of A)")
+        r = self(x) - x
+        return FixedPoint(x, xp.sqrt((r * r).sum(axis=-1)))
+
+    def iterate_to_fixed_point(self, x0=None, *, tol: float = 1e-10, max_iter: int = 100_000) -> FixedPoint:
+        """Iterate from ``x0`` until every configuration's step ``||x_{t+1} - x_t||`` <= tol."""
+        xp = self.xp
+        x = xp.zeros(self.b.shape) if x0 is None else xp.broadcast_to(asarray(x0, xp), self.b.shape)
+        for k in range(1, max_iter + 1):
+            y = self(x)
+            step = xp.sqrt(((y - x) ** 2).sum(axis=-1))
+            x = y
+            if bool(xp.all(step <= tol)):
+                return FixedPoint(x, step, k, "iteration")
+        raise LinearMapError(f"no convergence to tol={tol} in {max_iter} iterations (spectral radius may be >= 1)")
+
+    def trajectory(self, x0, T: int):
+        """``(x_0, x_1, ..., x_T)`` stacked on a new leading axis (exact iteration)."""
+        xp = self.xp
+        x = xp.broadcast_to(asarray(x0, xp), np.broadcast_shapes(asarray(x0, xp).shape, self.b.shape))
+        out = [x]
+        for _ in range(T):
+            x = self(x)
+            out.append(x)
+        return xp.stack(out)
+
+    def after(self, x0, t: int):
+        """``x_t`` in O(log t) matrix products."""
+        return self.power(t)(x0)
+
+    # -------------------------------------------------------------- noise moments
+    def moments(self, mean0, cov0=None, Q=None, T: int = 1) -> Moments:
+        """Exact mean and covariance of ``x_{t+1} = A x_t + b + nu_t``, ``Cov nu_t = Q``.
+
+        ``Q`` is ``(..., n, n)`` (zero when omitted); ``cov0`` is the initial covariance.
+        """
+        xp = self.xp
+        m = xp.broadcast_to(asarray(mean0, xp), np.broadcast_shapes(asarray(mean0, xp).shape, self.b.shape))
+        S = xp.zeros(m.shape + (self.n,)) if cov0 is None else asarray(cov0, xp)
+        Q = xp.zeros(self.A.shape) if Q is None else asarray(Q, xp)
+        means, covs = [m], [S]
+        At = self.A.swapaxes(-1, -2)
+        for _ in range(T):
+            m = self(m)
+            S = self.A @ S @ At + Q
+            means.append(m)
+            covs.append(S)
+        return Moments(xp.stack(means), xp.stack(covs))
+
+    def stationary_covariance(self, Q, *, tol: float = 1e-15, max_doublings: int = 64):
+        """The solution of ``S = A S A^T + Q`` (requires rho(A) < 1), by Smith's doubling."""
+        xp = self.xp
+        if bool(xp.any(self.spectral_radius() >= 1)):
+            raise LinearMapError("stationary covariance needs spectral radius < 1")
+        S = asarray(Q, xp) + xp.zeros(self.A.shape)
+        Ak = self.A
+        for _ in range(max_doublings):
+            inc = Ak @ S @ Ak.swapaxes(-1, -2)
+            S = S + inc
+            Ak = Ak @ Ak
+            if float(xp.max(xp.abs(inc))) <= tol * max(float(xp.max(xp.abs(S))), 1e-300):
+                break
+        return S
+
+
+def companion(blocks: Sequence[Any], b=None) -> AffineMap:
+    """The augmented map of a recursion with memory.
+
+    ``x_{t+1} = sum_{j=0}^{D} blocks[j] x_{t-j} + b`` becomes an ``AffineMap`` on the stacked
+    state ``(x_t, x_{t-1}, ..., x_{t-D})`` of size ``(D+1) n``.  A fixed point ``x`` of the
+    recursion is the augmented fixed point ``(x, x, ..., x)``.
+    """
+    if not blocks:
+        raise LinearMapError("companion() needs at least one block")
+    xp = namespace(*blocks)
+    blocks = [asarray(B_, xp) for B_ in blocks]
+    n = blocks[0].shape[-1]
+    D = len(blocks) - 1
+    batch = np.broadcast_shapes(*(B_.shape[:-2] for B_ in blocks))
+    big = xp.zeros(batch + ((D + 1) * n, (D + 1) * n))
+    for j, B_ in enumerate(blocks):
+        big[..., :n, j * n : (j + 1) * n] = B_
+    for j in range(D):
+        big[..., (j + 1) * n : (j + 2) * n, j * n : (j + 1) * n] = xp.eye(n)
+    bb = xp.zeros(batch + ((D + 1) * n,))
+    if b is not None:
+        bb[..., :n] = asarray(b, xp)
+    return AffineMap(big, bb)

@@ -1,0 +1,78 @@
+"""Figures: statements against the quantities they bound, bias against eta, sweeps.
+
+matplotlib is an optional extra (``pip install 'fltheory[plot]'``); it is imported here only.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["verdict_figure", "loglog_slope", "bias_vs_eta_figure"]
+
+_COLORS = {"holds": "tab:green", "tight": "tab:blue", "violated": "tab:red"}
+
+
+def _plt():
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    return plt
+
+
+def verdict_figure(verdicts, path: str | Path):
+    """One panel per check: computed value against the statement's value, with the line y = x."""
+    plt = _plt()
+    vs = [v for v in verdicts if v.values]
+    n = max(len(vs), 1)
+    cols = min(4, n)
+    rows = int(np.ceil(n / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 3.0 * rows), squeeze=False)
+    for ax in axes.ravel()[len(vs):]:
+        ax.axis("off")
+    for ax, v in zip(axes.ravel(), vs):
+        x, y = np.abs(np.asarray(v.bounds)), np.abs(np.asarray(v.values))
+        ax.scatter(x, y, s=6, color=_COLORS[v.status])
+        pos = np.concatenate([x[x > 0], y[y > 0]])
+        if pos.size:
+            lo, hi = pos.min(), pos.max()
+            ax.plot([lo, hi], [lo, hi], "k--", lw=0.8)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+        ax.set_title(f"{v.check.split('.', 1)[-1][:34]}\n{v.status} ({v.worst_ratio:.3g})", fontsize=7)
+        ax.set_xlabel("statement", fontsize=7)
+        ax.set_ylabel("computed", fontsize=7)
+        ax.tick_params(labelsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def loglog_slope(x, y) -> float:
+    """Least-squares slope of log y against log x."""
+    lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
+    return float(np.polyfit(lx, ly, 1)[0])
+
+
+def bias_vs_eta_figure(etas, curves: dict, path: str | Path | None = None, ax=None, title: str = ""):
+    """Bias against eta on log axes, one curve per label, with fitted slopes in the legend."""
+    plt = _plt()
+    own = ax is None
+    if own:
+        fig, ax = plt.subplots(figsize=(4.5, 3.5))
+    for label, ys in curves.items():
+        ys = np.asarray(ys, float)
+        ax.loglog(etas, ys, "o-", ms=3, label=f"{label} (slope {loglog_slope(etas, ys):.2f})")
+    ax.set_xlabel(r"client learning rate $\eta$")
+    ax.set_ylabel(r"$\|x_\infty - x^*\|$")
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=7)
+    if own and path is not None:
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+    return ax

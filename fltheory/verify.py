@@ -1,0 +1,319 @@
+"""Checks, verdicts, the registry of every paper's checks, and the report.
+
+A :class:`Check` pairs a statement with the quantity it is about, computed exactly or by
+simulation on an instance family that satisfies the statement's assumptions.  Its sampler
+yields :class:`Sample` rows ``(value, bound, params, seed, size)`` and the check turns them
+into a :class:`Verdict`:
+
+* ``holds``    -- every sample satisfies the relation; the worst ratio is reported
+                  (value/bound for an upper bound, bound/value for a lower bound,
+                  error/tolerance for an identity);
+* ``tight``    -- it holds and the worst ratio reaches 1 (within ``tight_tol``);
+* ``violated`` -- some sample breaks it; the *smallest* counterexample (by ``size``, then by
+                  ratio) is kept with the parameters and seed that reproduce it.
+
+Each check states the verdict it ``expected``: a printed statement known to be false is
+expected to be ``violated``.  :func:`run` runs the registry (what ``fltheory verify`` runs) and
+returns a :class:`Report` that renders a table and writes Markdown, JSON and figures.
+
+Example
+-------
+>>> from fltheory.verify import Check, Sample
+>>> c = Check("demo", paper="demo", statement=None, relation="<=",
+...           sampler=lambda quick, seed: [Sample(value=0.5, bound=1.0, params={}, seed=seed)])
+>>> v = c.run()
+>>> v.status, v.worst_ratio
+('holds', 0.5)
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import platform
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+__all__ = ["Sample", "Verdict", "Check", "register", "registry", "run", "Report", "PAPERS"]
+
+PAPERS = ("local_adaptivity", "feddelavg")
+STATUSES = ("holds", "tight", "violated")
+
+
+@dataclass
+class Sample:
+    """One instance: the computed quantity ``value``, the statement's ``bound``, how to rebuild it."""
+
+    value: float
+    bound: float
+    params: dict
+    seed: int | None = None
+    size: float = 0.0
+
+
+@dataclass
+class Verdict:
+    check: str
+    paper: str
+    statement: str
+    variant: str
+    relation: str
+    status: str
+    expected: str
+    instances: int
+    worst_ratio: float
+    metric: str
+    counterexample: dict | None = None
+    seconds: float = 0.0
+    description: str = ""
+    values: list = field(default_factory=list, repr=False)
+    bounds: list = field(default_factory=list, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        """Whether the verdict is the one the registry expects (``holds`` accepts ``tight``)."""
+        if self.expected == "holds":
+            return self.status in ("holds", "tight")
+        return self.status == self.expected
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["ok"] = self.ok
+        d.pop("values")
+        d.pop("bounds")
+        return d
+
+
+class Check:
+    """A statement paired with what it bounds (see the module docstring).
+
+    Parameters
+    ----------
+    name : unique identifier, ``"<paper>.<what>"``.
+    paper : paper slug.
+    statement : the :class:`~fltheory.symbolic.Statement` checked (or ``None`` for a pure
+        identity between two computations, e.g. closed form against simulation).
+    relation : ``"<="``, ``">="`` or ``"=="`` (defaults to the statement's relation).
+    sampler : ``sampler(quick, seed) -> iterable of Sample``; must draw only instances inside
+        the statement's assumptions.
+    expected : the verdict the registry expects.
+    rtol, atol : slack for round-off (a bound is violated when value > bound (1 + rtol) + atol;
+        an identity when |value - bound| > atol + rtol |bound|).
+    tight_tol : a bound that holds is ``tight`` when its worst ratio is >= 1 - tight_tol.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        paper: str,
+        statement=None,
+        sampler: Callable[[bool, int], Iterable[Sample]],
+        relation: str | None = None,
+        variant: str | None = None,
+        expected: str = "holds",
+        rtol: float = 1e-9,
+        atol: float = 0.0,
+        tight_tol: float = 1e-6,
+        description: str = "",
+    ):
+        if expected not in STATUSES:
+            raise ValueError(f"expected must be one of {STATUSES}, got {expected!r}")
+        self.name, self.paper, self.statement, self.sampler = name, paper, statement, sampler
+        self.relation = relation or (statement.relation if statement is not None else "==")
+        if self.relation not in ("<=", ">=", "=="):
+            raise ValueError(f"relation must be '<=', '>=' or '==', got {self.relation!r}")
+        self.variant = variant or (statement.status if statement is not None else "identity")
+        self.expected, self.rtol, self.atol, self.tight_tol = expected, rtol, atol, tight_tol
+        self.description = description or (statement.describe() if statement is not None else name)
+
+    def __repr__(self) -> str:
+        return f"Check({self.name!r}, expected={self.expected!r})"
+
+    def _ratio(self, s: Sample) -> tuple[float, bool]:
+        v, b = float(s.value), float(s.bound)
+        if not (math.isfinite(v) and math.isfinite(b)):
+            return math.inf, True
+        if self.relation == "==":
+            tol = self.atol + self.rtol * abs(b)
+            err = abs(v - b)
+            return (err / tol if tol > 0 else (0.0 if err == 0 else math.inf)), err > tol
+        small, big = (v, b) if self.relation == "<=" else (b, v)
+        bad = small > big + self.rtol * abs(big) + self.atol
+        if big > 0:
+            return small / big, bad
+        return (0.0 if small <= 0 else math.inf), bad
+
+    def run(self, *, quick: bool = False, seed: int = 0) -> Verdict:
+        t0 = time.perf_counter()
+        samples = list(self.sampler(quick, seed))
+        if not samples:
+            raise RuntimeError(f"check {self.name}: the sampler produced no instance")
+        ratios, bads = zip(*(self._ratio(s) for s in samples))
+        worst = max(ratios)
+        violating = [(s, r) for s, r, b in zip(samples, ratios, bads) if b]
+        counter = None
+        if violating:
+            status = "violated"
+            s, r = min(violating, key=lambda sr: (sr[0].size, -sr[1]))
+            counter = {"params": _jsonable(s.params), "seed": s.seed, "value": float(s.value), "bound": float(s.bound), "ratio": float(r)}
+        elif self.relation != "==" and worst >= 1 - self.tight_tol:
+            status = "tight"
+        else:
+            status = "holds"
+        return Verdict(
+            check=self.name,
+            paper=self.paper,
+            statement=self.statement.name if self.statement is not None else self.name,
+            variant=self.variant,
+            relation=self.relation,
+            status=status,
+            expected=self.expected,
+            instances=len(samples),
+            worst_ratio=float(worst),
+            metric="error/tol" if self.relation == "==" else ("value/bound" if self.relation == "<=" else "bound/value"),
+            counterexample=counter,
+            seconds=time.perf_counter() - t0,
+            description=self.description,
+            values=[float(s.value) for s in samples],
+            bounds=[float(s.bound) for s in samples],
+        )
+
+
+def _jsonable(obj: Any):
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, (np.floating, np.integer)):
+        return obj.item()
+    if hasattr(obj, "get") and type(obj).__module__.startswith("cupy"):
+        return obj.get().tolist()
+    return obj
+
+
+# ----------------------------------------------------------------------------- registry
+_REGISTRY: dict[str, Check] = {}
+
+
+def register(check: Check) -> Check:
+    """Add a check to the registry (its name must be unique)."""
+    if check.name in _REGISTRY and _REGISTRY[check.name] is not check:
+        raise ValueError(f"a check named {check.name!r} is already registered")
+    _REGISTRY[check.name] = check
+    return check
+
+
+def registry(papers: Iterable[str] | None = None) -> list[Check]:
+    """Every registered check of ``papers`` (all papers by default), importing their modules."""
+    wanted = tuple(PAPERS if papers is None else papers)
+    for p in wanted:
+        if p not in PAPERS:
+            raise ValueError(f"unknown paper {p!r}; known: {PAPERS}")
+        importlib.import_module(f"fltheory.papers.{p}.checks")
+    return [c for c in _REGISTRY.values() if c.paper in wanted]
+
+
+# ----------------------------------------------------------------------------- report
+@dataclass
+class Report:
+    verdicts: list
+    quick: bool
+    seed: int
+    seconds: float
+    environment: dict
+
+    @property
+    def ok(self) -> bool:
+        return all(v.ok for v in self.verdicts)
+
+    def table(self) -> str:
+        head = ("paper", "statement", "variant", "instances", "worst ratio", "verdict", "expected")
+        rows = [
+            (v.paper, v.statement, v.variant, str(v.instances), f"{v.worst_ratio:.4g} ({v.metric})", v.status,
+             v.expected + ("" if v.ok else "  <-- MISMATCH"))
+            for v in self.verdicts
+        ]
+        widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
+        fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+        lines = [fmt.format(*head), fmt.format(*("-" * w for w in widths))]
+        lines += [fmt.format(*r) for r in rows]
+        n_ok = sum(v.ok for v in self.verdicts)
+        lines.append(f"\n{n_ok}/{len(self.verdicts)} verdicts as expected ({self.seconds:.1f} s)")
+        return "\n".join(lines)
+
+    def to_markdown(self) -> str:
+        out = ["# fltheory verification report", "",
+               f"mode: {'quick' if self.quick else 'full'}; seed: {self.seed}; "
+               f"{sum(v.ok for v in self.verdicts)}/{len(self.verdicts)} verdicts as expected; {self.seconds:.1f} s", "",
+               "| paper | check | statement | variant | instances | worst ratio | verdict | expected |",
+               "|---|---|---|---|---|---|---|---|"]
+        for v in self.verdicts:
+            out.append(f"| {v.paper} | {v.check} | {v.statement} | {v.variant} | {v.instances} | "
+                       f"{v.worst_ratio:.4g} ({v.metric}) | **{v.status}** | {v.expected}{'' if v.ok else ' ✗'} |")
+        viol = [v for v in self.verdicts if v.counterexample]
+        if viol:
+            out += ["", "## Counterexamples (smallest found; rebuild from params and seed)", ""]
+            for v in viol:
+                out.append(f"- **{v.check}** ({v.description}): `{json.dumps(v.counterexample)}`")
+        out += ["", "## Environment", "", "```", json.dumps(self.environment, indent=2), "```", ""]
+        return "\n".join(out)
+
+    def to_json(self) -> dict:
+        return {"ok": self.ok, "quick": self.quick, "seed": self.seed, "seconds": self.seconds,
+                "environment": self.environment, "verdicts": [v.as_dict() for v in self.verdicts]}
+
+    def write(self, folder: str | Path) -> Path:
+        folder = Path(folder)
+        (folder / "figures").mkdir(parents=True, exist_ok=True)
+        (folder / "report.md").write_text(self.to_markdown())
+        (folder / "report.json").write_text(json.dumps(self.to_json(), indent=2))
+        try:
+            from .plotting import verdict_figure  # noqa: PLC0415
+
+            verdict_figure(self.verdicts, folder / "figures" / "verdicts.png")
+        except ImportError:  # matplotlib is an optional extra
+            (folder / "figures" / "README.txt").write_text("install fltheory[plot] for figures\n")
+        return folder
+
+
+def _environment(seed: int) -> dict:
+    import scipy  # noqa: PLC0415
+    import sympy  # noqa: PLC0415
+
+    from . import __version__  # noqa: PLC0415
+
+    return {"fltheory": __version__, "python": platform.python_version(), "numpy": np.__version__,
+            "scipy": scipy.__version__, "sympy": sympy.__version__, "machine": platform.machine(),
+            "backend": "numpy", "seed": seed}
+
+
+def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int = 0, progress: bool = False,
+        only: str | None = None) -> Report:
+    """Run every registered check of ``papers`` and return the :class:`Report`.
+
+    ``only`` keeps the checks whose name contains that substring.
+    """
+    checks = registry(papers)
+    if only:
+        checks = [c for c in checks if only in c.name]
+    t0 = time.perf_counter()
+    verdicts = []
+    it = checks
+    bar = None
+    if progress:
+        from tqdm import tqdm  # noqa: PLC0415
+
+        bar = tqdm(checks, desc="verify", unit="check")
+        it = bar
+    for c in it:
+        if bar is not None:
+            bar.set_postfix_str(c.name[-40:])
+        verdicts.append(c.run(quick=quick, seed=seed))
+    return Report(verdicts, quick, seed, time.perf_counter() - t0, _environment(seed))

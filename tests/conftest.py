@@ -1,0 +1,55 @@
+"""Shared test configuration: hypothesis profiles and the array-backend fixture.
+
+Profiles: ``ci`` (bounded examples, no deadline; the default) and ``dev`` (more examples).
+Choose with ``HYPOTHESIS_PROFILE=dev``.  The ``xp`` fixture runs a test on NumPy and, when CuPy
+is importable and a GPU is present, on CuPy too.
+"""
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci", max_examples=25, deadline=None, derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+settings.register_profile("dev", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def _backends():
+    out = [pytest.param("numpy", id="numpy")]
+    if importlib.util.find_spec("cupy") is not None:
+        try:
+            import cupy
+
+            cupy.zeros(1)
+            out.append(pytest.param("cupy", id="cupy"))
+        except Exception:  # no usable GPU
+            pass
+    return out
+
+
+@pytest.fixture(params=_backends())
+def xp(request):
+    """The array module under test (numpy, and cupy where available)."""
+    from fltheory.backend import get_backend
+
+    return get_backend(request.param)
+
+
+def to_np(a):
+    from fltheory.backend import to_numpy
+
+    return to_numpy(a)
+
+
+@pytest.fixture
+def example_fed():
+    """spec_004 §5.5: M=3, d=2, w=(0.5, 0.3, 0.2); x* = (91/319, 370/319)."""
+    import fltheory as flt
+
+    H = np.array([[[2, 0.5], [0.5, 1]], [[1, 0], [0, 4]], [[3, -1], [-1, 2]]], float)
+    return flt.QuadraticFederation(H, np.array([[1.0, 0], [0, 2], [-1, -1]]), np.array([0.5, 0.3, 0.2]))
