@@ -1,0 +1,364 @@
+"""Exact analysis of FedOpt with fixed-preconditioner clients on quadratics (paper 004).
+
+Problem class
+-------------
+Quadratic clients ``F_i(x) = 1/2 (x - x_i*)^T H_i (x - x_i*)`` (a
+:class:`~fltheory.problems.QuadraticFederation`), each running ``tau_i`` steps of preconditioned
+gradient descent ``y <- y - eta_i P_i grad F_i(y)`` with a fixed SPD ``P_i`` (``P_i = I`` is
+local GD), restarted every round; the server takes ``x <- x - alpha * Delta``.
+
+Method
+------
+One local run is affine (Theorem 2, eq. (90)): ``A_i(x) = K_i (x - x_i*) + x_i*`` with
+``K_i = (I - eta_i P_i H_i)^{tau_i}``.  ``P_i H_i`` is similar to the symmetric
+``S_i = P_i^{1/2} H_i P_i^{1/2} = U_i diag(lambda_i) U_i^T``, so ``K_i`` is computed once per
+client from an eigen-decomposition with elementwise powers ``(1 - eta_i lambda)^{tau_i}``
+(heterogeneous ``tau_i`` cost nothing extra).  One round is then ``x+ = (I - alpha C) x + alpha c``
+with (spec_004 §5.3)
+
+===========  ==========================================  ===================================
+correction   ``C``                                        fixed point
+===========  ==========================================  ===================================
+``none``     ``C_0 = sum_i w_i (I - K_i)``                ``x~ = C_0^{-1} sum w_i (I-K_i) x_i*`` (Thm 2)
+``local``    ``C_L = sum_i w_i N_i^{-1} (I - K_i)``        ``x^ = C_L^{-1} sum w_i N_i^{-1}(I-K_i) x_i*``
+``joint``    ``N_s^{-1} C_L``, ``N_s = sum w_i N_i^{-1}``  ``x^`` (unchanged by ``N_s``)
+===========  ==========================================  ===================================
+
+with the local correction matrix ``N_i = eta_i tau_i P_i``.  With additive gradient noise the mean
+follows the same map and the covariance ``Sigma+ = R Sigma R^T + Q`` (:func:`noise_moments`), so
+``E||x_t - x~||^2`` is exact.
+
+Statements realised here: Theorem 2 (fixed point, exact), its limit (8) (exact),
+eq. (9) (exact identity), the first-order bias of spec_004 §5.3 (tight to O(eta^2)), and the
+exact convergence condition ``0 < alpha < alpha_max`` of the round map (necessary and sufficient).
+
+Example
+-------
+>>> import numpy as np, fltheory as flt
+>>> from fltheory.papers.local_adaptivity import exact
+>>> H = np.array([[[2, .5], [.5, 1]], [[1, 0], [0, 4]], [[3, -1], [-1, 2]]], float)
+>>> fed = flt.QuadraticFederation(H, [[1, 0], [0, 2], [-1, -1]], [.5, .3, .2])
+>>> P = np.array([np.diag(1 / np.diag(h)) for h in H])          # Jacobi preconditioners
+>>> np.round(exact.fixed_point(fed, eta=0.1, tau=5, precond=P).x, 10)
+array([0.3230642062, 0.6596152707])
+>>> np.round(exact.fixed_point(fed, eta=0.1, tau=5, precond=P, correction="local").x, 10)
+array([0.2746960047, 1.1375391711])
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...backend import asarray
+from ...linear import AffineMap, FixedPoint, Moments, spectral_radius
+from ...problems import ProblemError, QuadraticFederation
+
+__all__ = [
+    "LocalOperators",
+    "local_operators",
+    "client_maps",
+    "round_map",
+    "fixed_point",
+    "small_eta_limit",
+    "first_order_bias",
+    "alpha_max",
+    "pseudo_gradient",
+    "client_covariances",
+    "noise_moments",
+    "assumption_constants",
+    "CORRECTIONS",
+]
+
+CORRECTIONS = ("none", "local", "joint")
+
+
+@dataclass(frozen=True)
+class LocalOperators:
+    """The per-client pieces of one round (arrays with a client axis ``(..., M, ...)``).
+
+    ``K``: ``(I - eta_i P_i H_i)^{tau_i}``; ``N``: local correction matrix ``eta_i tau_i P_i``;
+    ``NinvImK``: ``N_i^{-1}(I - K_i)`` (symmetric); ``lam``: eigenvalues of ``P_i H_i``;
+    ``step``: ``I - eta_i P_i H_i`` in factored form ``(Ph, U, d, Pmh)`` so that
+    ``step^j = Ph U diag(d^j) U^T Pmh``; ``eta``, ``tau``: broadcast to ``(..., M)``.
+    """
+
+    K: Any
+    N: Any
+    Ninv: Any
+    NinvImK: Any
+    lam: Any
+    Ph: Any
+    Pmh: Any
+    U: Any
+    dstep: Any
+    eta: Any
+    tau: Any
+
+
+def _as_eta_tau(fed: QuadraticFederation, eta, tau):
+    xp = fed.xp
+    eta = asarray(eta, xp)
+    if eta.ndim and eta.shape[-1] not in (1, fed.M):
+        raise ProblemError(f"eta must be a scalar or have a last axis of size M={fed.M} (use shape (B, 1) for one eta per configuration); got shape {tuple(eta.shape)}")
+    if bool(xp.any(~(eta > 0))):
+        raise ProblemError("eta must be > 0 for every client")
+    tau_np = np.asarray(tau.get() if hasattr(tau, "get") else tau)
+    if tau_np.dtype.kind not in "iu" and not np.all(tau_np == np.round(tau_np)):
+        raise ProblemError(f"tau must be integers >= 1; got {tau_np}")
+    if np.any(tau_np < 1):
+        raise ProblemError(f"tau must be >= 1 for every client; got {tau_np}")
+    if tau_np.ndim and tau_np.shape[-1] not in (1, fed.M):
+        raise ProblemError(f"tau must be an int or have a last axis of size M={fed.M}; got shape {tau_np.shape}")
+    batch = fed.batch_shape
+    shape = np.broadcast_shapes(batch + (fed.M,), eta.shape, tau_np.shape)
+    return xp.broadcast_to(eta, shape), xp.broadcast_to(xp.asarray(tau_np.astype(np.int64)), shape)
+
+
+def _sqrt_spd(P, xp, name="precond"):
+    if float(xp.max(xp.abs(P - P.swapaxes(-1, -2)))) > 1e-10 * max(float(xp.max(xp.abs(P))), 1.0):
+        raise ProblemError(f"{name} must be symmetric (P_i SPD, Theorem 2)")
+    lam, V = xp.linalg.eigh(0.5 * (P + P.swapaxes(-1, -2)))
+    if bool(xp.any(lam[..., 0] <= 0)):
+        raise ProblemError(f"{name} must be positive definite (P_i SPD, Theorem 2); smallest eigenvalue {float(lam.min()):.3g}")
+    sq = xp.sqrt(lam)
+    Ph = xp.einsum("...ij,...j,...kj->...ik", V, sq, V)
+    Pmh = xp.einsum("...ij,...j,...kj->...ik", V, 1.0 / sq, V)
+    return Ph, Pmh
+
+
+def local_operators(fed: QuadraticFederation, *, eta, tau, precond=None) -> LocalOperators:
+    """``K_i``, ``N_i`` and ``N_i^{-1}(I - K_i)`` for every client (Theorem 2, spec_004 §5.2–5.3).
+
+    ``eta``: scalar, or per client ``(..., M)``; ``tau``: int or ``(M,)`` ints; ``precond``:
+    ``None`` (``P_i = I``) or SPD ``(..., M, d, d)``.
+    """
+    xp = fed.xp
+    eta, tau = _as_eta_tau(fed, eta, tau)
+    d = fed.d
+    if precond is None:
+        Ph = Pmh = xp.broadcast_to(xp.eye(d), fed.H.shape)
+        S = fed.H
+    else:
+        P = asarray(precond, xp)
+        if P.shape[-3:] != (fed.M, d, d):
+            raise ProblemError(f"precond must have shape (..., M={fed.M}, d={d}, d={d}); got {tuple(P.shape)}")
+        Ph, Pmh = _sqrt_spd(P, xp)
+        S = Ph @ fed.H @ Ph
+    lam, U = xp.linalg.eigh(0.5 * (S + S.swapaxes(-1, -2)))
+    dstep = 1.0 - eta[..., None] * lam  # eigenvalues of I - eta P H
+    powk = dstep ** tau[..., None]
+    # N^{-1}(I-K) = (eta tau)^{-1} P^{-1/2} U diag(1 - d^tau) U^T P^{-1/2}, symmetric
+    g = (1.0 - powk) / (eta * tau)[..., None]
+    NinvImK = xp.einsum("...ij,...jk,...k,...lk,...lm->...im", Pmh, U, g, U, Pmh)
+    K = xp.einsum("...ij,...jk,...k,...lk,...lm->...im", Ph, U, powk, U, Pmh)
+    PP = Ph @ Ph
+    N = (eta * tau)[..., None, None] * PP
+    Ninv = (Pmh @ Pmh) / (eta * tau)[..., None, None]
+    return LocalOperators(K, N, Ninv, NinvImK, lam, Ph, Pmh, U, dstep, eta, tau)
+
+
+def client_maps(fed: QuadraticFederation, *, eta, tau, precond=None) -> AffineMap:
+    """Every client's local run ``A_i(x) = K_i x + (I - K_i) x_i*`` (eq. (90)), batched over clients."""
+    ops = local_operators(fed, eta=eta, tau=tau, precond=precond)
+    xp = fed.xp
+    b = fed.x_opt - xp.einsum("...ij,...j->...i", ops.K, fed.x_opt)
+    return AffineMap(ops.K, b)
+
+
+def _check_correction(correction: str):
+    if correction not in CORRECTIONS:
+        raise ValueError(f"correction must be one of {CORRECTIONS}; got {correction!r}")
+
+
+def _Cc(fed: QuadraticFederation, ops: LocalOperators, correction: str):
+    """The round's linear part ``C`` and constant ``c`` (x+ = x - alpha (C x - c))."""
+    xp = fed.xp
+    w = fed.weights
+    I = xp.eye(fed.d)
+    if correction == "none":
+        T = I - ops.K
+    else:
+        T = ops.NinvImK
+    C = xp.einsum("...m,...mij->...ij", w, T)
+    c = xp.einsum("...m,...mij,...mj->...i", w, T, fed.x_opt)
+    if correction == "joint":
+        Ns = xp.einsum("...m,...mij->...ij", w, ops.Ninv)
+        C = xp.linalg.solve(Ns, C)
+        c = xp.linalg.solve(Ns, c[..., None])[..., 0]
+    return C, c
+
+
+def round_map(fed: QuadraticFederation, *, eta, tau, alpha=1.0, precond=None, correction: str = "none") -> AffineMap:
+    """The exact round map ``x -> (I - alpha C) x + alpha c`` of FedOpt with GD server (eq. (5)).
+
+    With ``correction="none"`` and ``alpha = 1`` this is ``x -> sum_i w_i A_i(x)``; in general it is
+    the Mann iteration ``(1 - alpha) I + alpha E[A]`` (eq. (6)).
+    """
+    _check_correction(correction)
+    ops = local_operators(fed, eta=eta, tau=tau, precond=precond)
+    xp = fed.xp
+    C, c = _Cc(fed, ops, correction)
+    a = asarray(alpha, xp)
+    if bool(xp.any(~(a > 0))):
+        raise ProblemError("alpha (server learning rate) must be > 0")
+    a = a[..., None]
+    return AffineMap(xp.eye(fed.d) - a[..., None] * C, a * c)
+
+
+def fixed_point(fed: QuadraticFederation, *, eta, tau, precond=None, correction: str = "none") -> FixedPoint:
+    """The point FedOpt converges to: Theorem 2's ``x~`` (``none``) or the corrected ``x^``.
+
+    Theorem 2 (paper 004, eq. (94)); exact.  Independent of the server rate ``alpha`` (and of
+    ``N_s`` for joint correction).  ``residual`` is ``||C x - c||``, the norm of the
+    pseudo-gradient at ``x`` (the Fig. 1(a) quantity for ``none``).
+    """
+    _check_correction(correction)
+    ops = local_operators(fed, eta=eta, tau=tau, precond=precond)
+    xp = fed.xp
+    C, c = _Cc(fed, ops, correction)
+    x = xp.linalg.solve(C, c[..., None])[..., 0]
+    if not bool(xp.all(xp.isfinite(x))):
+        raise ProblemError("sum_i w_i (I - K_i) is singular: no unique fixed point (Theorem 2 needs it invertible, E13)")
+    r = xp.einsum("...ij,...j->...i", C, x) - c
+    return FixedPoint(x, xp.sqrt((r * r).sum(axis=-1)))
+
+
+def small_eta_limit(fed: QuadraticFederation, *, tau, gamma=1.0, precond=None, correction: str = "none"):
+    """``lim_{eta -> 0} x~`` with ``eta_i = gamma_i eta`` (eq. (8)); ``x*`` for the corrected variants.
+
+    ``(sum_i w_i gamma_i tau_i P_i H_i)^{-1} sum_i w_i gamma_i tau_i P_i H_i x_i*``.
+    """
+    _check_correction(correction)
+    xp = fed.xp
+    if correction != "none":
+        return fed.x_star
+    gamma, tau_b = _as_eta_tau(fed, gamma, tau)
+    P = xp.broadcast_to(xp.eye(fed.d), fed.H.shape) if precond is None else asarray(precond, xp)
+    Wt = (fed.weights * gamma * tau_b)[..., None, None] * (P @ fed.H)
+    A = Wt.sum(axis=-3)
+    b = xp.einsum("...mij,...mj->...i", Wt, fed.x_opt)
+    return xp.linalg.solve(A, b[..., None])[..., 0]
+
+
+def first_order_bias(fed: QuadraticFederation, *, eta, tau, precond=None, correction: str = "local"):
+    """First-order term of the fixed point's bias (spec_004 §5.3; exact up to O(eta^2)).
+
+    ``x^ - x* = Hbar^{-1} sum_i w_i (tau_i - 1) eta_i / 2  H_i P_i H_i (x* - x_i*) + O(eta^2)``,
+    from ``N_i^{-1}(I - K_i) = H_i - (tau_i - 1) eta_i / 2 H_i P_i H_i + O(eta_i^2)``.  For
+    ``correction="none"`` it applies only when every ``N_i = eta_i tau_i P_i`` is the same matrix
+    (then ``x~ = x^``; e.g. plain local GD with common ``eta``, ``tau``: the classical
+    ``O(eta (tau - 1))`` bias); otherwise the bias does not vanish (use :func:`small_eta_limit`).
+    """
+    _check_correction(correction)
+    xp = fed.xp
+    eta_b, tau_b = _as_eta_tau(fed, eta, tau)
+    P = xp.broadcast_to(xp.eye(fed.d), fed.H.shape) if precond is None else asarray(precond, xp)
+    if correction == "none":
+        N = (eta_b * tau_b)[..., None, None] * P
+        if float(xp.max(xp.abs(N - N[..., :1, :, :]))) > 1e-12 * float(xp.max(xp.abs(N))):
+            raise ProblemError("first_order_bias(correction='none') needs a common N_i = eta_i tau_i P_i; "
+                               "with heterogeneous eta_i, tau_i or P_i the bias does not vanish (see small_eta_limit)")
+    xs = fed.x_star
+    E = (fed.weights * (tau_b - 1) * eta_b / 2.0)[..., None, None] * (fed.H @ P @ fed.H)
+    v = xp.einsum("...mij,...mj->...i", E, xs[..., None, :] - fed.x_opt)
+    return xp.linalg.solve(fed.Hbar, v[..., None])[..., 0]
+
+
+def alpha_max(fed: QuadraticFederation, *, eta, tau, precond=None, correction: str = "none"):
+    """The supremum of server rates for which FedOpt converges from every start (exact).
+
+    ``rho(I - alpha C) < 1  iff  0 < alpha < min_lambda 2 Re(lambda) / |lambda|^2`` over the
+    eigenvalues of ``C`` (spec_004 §5.3); necessary and sufficient.  Raises when some
+    eigenvalue has ``Re(lambda) <= 0`` (no server rate converges).
+    """
+    _check_correction(correction)
+    ops = local_operators(fed, eta=eta, tau=tau, precond=precond)
+    xp = fed.xp
+    C, _ = _Cc(fed, ops, correction)
+    from ...linear import _eigvals  # noqa: PLC0415
+
+    lam = _eigvals(C)
+    re = lam.real
+    if bool(xp.any(re <= 0)):
+        raise ProblemError("the round map has an eigenvalue with Re(lambda) <= 0: no server rate alpha > 0 converges "
+                           "(check eta_i lambda_max(P_i H_i) < 2)")
+    return (2.0 * re / (lam.real**2 + lam.imag**2)).min(axis=-1)
+
+
+def pseudo_gradient(fed: QuadraticFederation, x, *, eta, tau, precond=None, correction: str = "none"):
+    """The round's pseudo-gradient at ``x``: ``x - E[A](x) = sum_i w_i (I - K_i)(x - x_i*)`` for
+    ``none`` (eq. (9) at ``x = x*``), and its corrected forms; zero exactly at the fixed point."""
+    _check_correction(correction)
+    ops = local_operators(fed, eta=eta, tau=tau, precond=precond)
+    xp = fed.xp
+    C, c = _Cc(fed, ops, correction)
+    return xp.einsum("...ij,...j->...i", C, asarray(x, xp)) - c
+
+
+def client_covariances(fed: QuadraticFederation, *, eta, tau, precond=None):
+    """``Cov[A_i(x)]`` under additive gradient noise ``Sigma_i`` (independent of ``x``):
+
+    ``eta_i^2 sum_{j < tau_i} S_i^j P_i Sigma_i P_i S_i^{jT}``, ``S_i = I - eta_i P_i H_i``,
+    summed in closed form in the eigenbasis (geometric series, no loop over ``j``).
+    """
+    xp = fed.xp
+    if fed.noise_cov is None:
+        return xp.zeros(fed.H.shape)
+    ops = local_operators(fed, eta=eta, tau=tau, precond=precond)
+    # P Sigma P = Ph (Ph Sigma Ph) Ph ; S^j = Ph U D^j U^T Pmh  =>  S^j P Sigma P S^jT = Ph U D^j Z D^j U^T Ph
+    Z = ops.U.swapaxes(-1, -2) @ ops.Ph @ fed.noise_cov @ ops.Ph @ ops.U
+    r = ops.dstep[..., :, None] * ops.dstep[..., None, :]
+    t = ops.tau[..., None, None].astype(r.dtype)
+    one = xp.abs(1.0 - r) < 1e-14
+    geo = xp.where(one, t, (1.0 - r**t) / xp.where(one, 1.0, 1.0 - r))
+    inner = ops.U @ (Z * geo) @ ops.U.swapaxes(-1, -2)
+    return (ops.eta**2)[..., None, None] * (ops.Ph @ inner @ ops.Ph)
+
+
+def noise_moments(fed: QuadraticFederation, *, eta, tau, alpha, x0, T: int, precond=None, correction: str = "none",
+                  cov0=None) -> Moments:
+    """Exact mean and covariance of ``x^{(t)}``, ``t = 0..T``, under additive gradient noise.
+
+    Full participation with weights ``w_i`` and independent clients (I1):
+    ``Sigma+ = R Sigma R^T + alpha^2 sum_i w_i^2 T_i Cov_i T_i^T`` with ``T_i = I``, ``N_i^{-1}``
+    or ``N_s^{-1} N_i^{-1}`` for the three variants.  ``Moments.mse(x~)`` is
+    ``E||x^{(t)} - x~||^2`` exactly.
+    """
+    _check_correction(correction)
+    xp = fed.xp
+    rmap = round_map(fed, eta=eta, tau=tau, alpha=alpha, precond=precond, correction=correction)
+    cov = client_covariances(fed, eta=eta, tau=tau, precond=precond)
+    if correction != "none":
+        ops = local_operators(fed, eta=eta, tau=tau, precond=precond)
+        Tm = ops.Ninv
+        if correction == "joint":
+            Ns = xp.einsum("...m,...mij->...ij", fed.weights, ops.Ninv)
+            Tm = xp.linalg.solve(Ns[..., None, :, :], Tm)
+        cov = Tm @ cov @ Tm.swapaxes(-1, -2)
+    a = asarray(alpha, xp)
+    Q = (a**2)[..., None, None] * xp.einsum("...m,...mij->...ij", fed.weights**2, cov)
+    return rmap.moments(x0, cov0, Q, T)
+
+
+@dataclass(frozen=True)
+class AssumptionConstants:
+    """Exact constants of Assumptions 1–2 on quadratics for one local run.
+
+    ``h``: ``||K_i||_2^2`` (the exact, smallest valid ``h_i(tau_i)`` of Assumption 1 in the
+    Euclidean norm; may exceed 1 for preconditioned clients, E23); ``rho``: spectral radius of
+    ``K_i``; ``variance``: ``tr Cov[A_i(x)]`` (Assumption 2's ``q_i sigma^2`` at its tightest).
+    """
+
+    h: Any
+    rho: Any
+    variance: Any
+
+
+def assumption_constants(fed: QuadraticFederation, *, eta, tau, precond=None) -> AssumptionConstants:
+    xp = fed.xp
+    ops = local_operators(fed, eta=eta, tau=tau, precond=precond)
+    sv = xp.linalg.svd(ops.K, compute_uv=False)
+    cov = client_covariances(fed, eta=eta, tau=tau, precond=precond)
+    return AssumptionConstants(sv[..., 0] ** 2, spectral_radius(ops.K), xp.einsum("...ii->...", cov))
