@@ -33,7 +33,8 @@ import numpy as np
 
 from .backend import KeyedStream, asarray, namespace
 
-__all__ = ["QuadraticFederation", "random_quadratic_federation", "validate_weights", "ProblemError"]
+__all__ = ["QuadraticFederation", "random_quadratic_federation", "validate_weights", "ProblemError",
+           "SeparableCosineFederation", "LogisticFederation"]
 
 
 class ProblemError(ValueError):
@@ -338,3 +339,482 @@ def random_quadratic_federation(
         H, x_opt, w = H[0], x_opt[0], w[0]
     xp = namespace(backend=backend)
     return QuadraticFederation(xp.asarray(H), xp.asarray(x_opt), xp.asarray(w), sigma2=sigma2)
+
+
+# --------------------------------------------------------------------------------------
+# a smooth non-convex separable federation (spec_004 §7.4, Theorem 3 tests)
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class SeparableCosineFederation:
+    """Batched non-convex separable clients (spec_004 §7.4 item 23).
+
+    Problem class
+    -------------
+    ``F_i(x) = sum_j [ 1/2 a_ij (x_j - c_ij)^2 + b_ij cos x_j ]`` with ``a_ij > 0``, ``b_ij >= 0``,
+    ``F = sum_i w_i F_i``.  Each ``F_i`` is ``L``-smooth with ``L = max_ij (a_ij + b_ij)``
+    (the Hessian is ``diag(a_i - b_i cos x)``, whose entries lie in ``[a - b, a + b]``), and it is
+    non-convex wherever ``b_ij cos x_j > a_ij``.  Arrays are ``(..., M, d)`` with leading
+    configuration axes; ``weights`` is ``(..., M)``.  ``noise_cov`` as in ``QuadraticFederation``.
+
+    Lower bound ``F_inf``: ``F`` is separable, ``F(x) = sum_j phi_j(x_j)`` with
+    ``phi_j(u) = sum_i w_i [1/2 a_ij (u - c_ij)^2 + b_ij cos u]``.  Every stationary point of
+    ``phi_j`` satisfies ``A_j (u - C_j) = B_j sin u`` (``A_j = sum_i w_i a_ij``,
+    ``C_j = sum_i w_i a_ij c_ij / A_j``, ``B_j = sum_i w_i b_ij``), so the minimiser lies in
+    ``[C_j - B_j/A_j, C_j + B_j/A_j]``.  On a grid of spacing ``h`` over that interval the nearest
+    grid point ``g`` to the minimiser ``u*`` has ``phi_j(g) <= phi_j(u*) + (A_j + B_j) h^2 / 8``
+    (``phi_j'(u*) = 0``, ``phi_j'' <= A_j + B_j``), so ``min_grid phi_j - (A_j + B_j) h^2 / 8`` is a
+    certified lower bound, within that same amount of the exact infimum.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> fed = SeparableCosineFederation(a=[[1.0, 2.0], [0.5, 1.0]], b=[[1.5, 0.0], [1.0, 0.5]],
+    ...                                 c=[[0.0, 1.0], [2.0, -1.0]])
+    >>> float(fed.L)
+    2.5
+    >>> x = np.array([0.3, -0.2])
+    >>> bool(fed.loss(x) >= fed.F_inf)
+    True
+    """
+
+    a: Any
+    b: Any
+    c: Any
+    weights: Any = None
+    noise_cov: Any = None
+
+    def __post_init__(self):
+        xp = namespace(*(v for v in (self.a, self.b, self.c) if hasattr(v, "shape")))
+        a, b, c = (asarray(v, xp) for v in (self.a, self.b, self.c))
+        if a.ndim < 2:
+            raise ProblemError(f"a must have shape (..., M, d); got {tuple(a.shape)}")
+        M, d = a.shape[-2:]
+        for name, v in (("b", b), ("c", c)):
+            if v.shape[-2:] != (M, d):
+                raise ProblemError(f"{name} must have shape (..., M={M}, d={d}); got {tuple(v.shape)}")
+        for name, v in (("a", a), ("b", b), ("c", c)):
+            if bool(xp.any(~xp.isfinite(v))):
+                raise ProblemError(f"{name} must be finite")
+        if bool(xp.any(a <= 0)):
+            raise ProblemError(f"a must satisfy a > 0; smallest is {float(a.min())}")
+        if bool(xp.any(b < 0)):
+            raise ProblemError(f"b must satisfy b >= 0; smallest is {float(b.min())}")
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2], c.shape[:-2])
+        w = xp.full(batch + (M,), 1.0 / M) if self.weights is None else validate_weights(self.weights, xp)
+        if w.shape[-1] != M:
+            raise ProblemError(f"weights must have M={M} entries on the last axis; got {tuple(w.shape)}")
+        cov = self.noise_cov
+        if cov is not None:
+            cov = asarray(cov, xp)
+            if cov.shape[-3:] != (M, d, d):
+                raise ProblemError(f"noise_cov must have shape (..., M={M}, d={d}, d={d}); got {tuple(cov.shape)}")
+            if bool(xp.any(xp.linalg.eigvalsh(_sym(cov))[..., 0] < -1e-12)):
+                raise ProblemError("noise_cov must be positive semidefinite")
+        for name, v in (("a", a), ("b", b), ("c", c), ("weights", w), ("noise_cov", cov)):
+            object.__setattr__(self, name, v)
+
+    @property
+    def xp(self):
+        return namespace(self.a)
+
+    @property
+    def M(self) -> int:
+        return self.a.shape[-2]
+
+    @property
+    def d(self) -> int:
+        return self.a.shape[-1]
+
+    @property
+    def batch_shape(self) -> tuple:
+        return np.broadcast_shapes(self.a.shape[:-2], self.b.shape[:-2], self.c.shape[:-2], self.weights.shape[:-1])
+
+    def _points(self, x):
+        x = asarray(x, self.xp)
+        return x if x.shape[-2:] == (self.M, self.d) else x[..., None, :]
+
+    def grad_clients(self, x):
+        """grad F_i: ``a (x - c) - b sin x``; ``x`` is (..., d) or (..., M, d)."""
+        x = self._points(x)
+        return self.a * (x - self.c) - self.b * self.xp.sin(x)
+
+    def grad(self, x):
+        """grad F at ``x`` (..., d)."""
+        return self.xp.einsum("...m,...mi->...i", self.weights, self.grad_clients(x))
+
+    def loss_clients(self, x):
+        x = self._points(x)
+        return (0.5 * self.a * (x - self.c) ** 2 + self.b * self.xp.cos(x)).sum(axis=-1)
+
+    def loss(self, x):
+        """F(x) = sum_i w_i F_i(x)."""
+        return (self.weights * self.loss_clients(x)).sum(axis=-1)
+
+    @property
+    def L_i(self):
+        """max_j (a_ij + b_ij): smoothness constant of client i."""
+        return (self.a + self.b).max(axis=-1)
+
+    @property
+    def L(self):
+        """max_ij (a_ij + b_ij): common smoothness constant (spec_004 Assumption 3)."""
+        return self.L_i.max(axis=-1)
+
+    def F_inf_bound(self, grid: int = 4097):
+        """Certified lower bound on inf F (class docstring) from a ``grid``-point search per coordinate."""
+        xp = self.xp
+        w = self.weights[..., None]
+        A = (w * self.a).sum(axis=-2)  # (..., d)
+        B = (w * self.b).sum(axis=-2)
+        C = (w * self.a * self.c).sum(axis=-2) / A
+        r = B / A
+        s = xp.linspace(-1.0, 1.0, grid)
+        u = C[..., None] + r[..., None] * s  # (..., d, G)
+        a, b, c = (xp.swapaxes(v, -1, -2)[..., None] for v in (self.a, self.b, self.c))  # (..., d, M, 1)
+        ww = self.weights[..., None, :, None]
+        uu = u[..., None, :]
+        phi = (ww * (0.5 * a * (uu - c) ** 2 + b * xp.cos(uu))).sum(axis=-2)  # (..., d, G)
+        h = 2.0 * r / (grid - 1)
+        return (phi.min(axis=-1) - (A + B) * h * h / 8.0).sum(axis=-1)
+
+    @property
+    def F_inf(self):
+        """A certified lower bound on inf_x F(x), within sum_j (A_j + B_j) h_j^2 / 8 of it (class docstring)."""
+        return self.F_inf_bound()
+
+
+# --------------------------------------------------------------------------------------
+# multinomial logistic regression clients (spec_001 §5.0, §6)
+# --------------------------------------------------------------------------------------
+from functools import cached_property  # noqa: E402
+
+
+@dataclass(frozen=True, eq=False)
+class LogisticFederation:
+    """Federated multinomial logistic regression (softmax cross-entropy, optional L2).
+
+    Problem class
+    -------------
+    Client ``i`` holds ``D_i`` samples ``(x, y)`` with ``x`` in R^m and ``y`` in {0..s-1}; its loss is
+
+        F_i(W) = 1/D_i sum_{(x,y) in D_i} -log softmax(W x)_y + reg/2 ||W||^2,
+
+    with ``W`` an ``s x m`` matrix flattened class-major to a vector of length ``d = s m``
+    (index ``c m + f``), and ``F = sum_i rho_i F_i`` with ``rho_i = D_i / sum_j D_j`` by default
+    (spec_001 eq. (1)-(2)).  Client data of different sizes are stored padded: ``X`` is
+    ``(M, n_max, m)``, ``y`` is ``(M, n_max)`` and ``mask`` ``(M, n_max)`` marks the valid samples,
+    which must come first in each row (``from_client_data`` builds this layout).  Parameters
+    may carry leading configuration axes: ``grad_clients(W)`` takes ``W`` of shape ``(..., d)``
+    (one point for every client) or ``(..., M, d)`` (one point per client).
+
+    Constants (spec_001 §5.0), named as in that paper, **not** as in ``QuadraticFederation``
+    (whose ``L`` is a smoothness constant):
+
+    * ``L`` -- Lipschitz constant of every ``F_i`` without regularisation, ``sqrt(2) max ||x||``
+      (each per-sample gradient is ``(p - e_y) x^T`` and ``||p - e_y|| <= sqrt 2``).  With
+      ``reg > 0`` no finite global constant exists; ``lipschitz_ball(r)`` bounds it on ``||W|| <= r``.
+    * ``beta`` -- smoothness, ``max_i lambda_max(X_i^T X_i) / (2 D_i) + reg`` (the softmax Hessian
+      ``diag(p) - p p^T`` has norm ``<= 1/2``).  ``smoothness`` and ``lipschitz`` are aliases.
+    * ``delta_at(points)`` -- per-client dissimilarity ``max_p ||grad F_i(p) - grad F(p)||`` over points.
+    * ``x_star`` -- a reference minimiser of ``F`` (L-BFGS, then Newton polishing to a gradient
+      norm near machine precision); ``F_star = F(x_star)``.  Without regularisation softmax CE
+      has no minimiser on separable data and a non-unique one otherwise (spec_001 [E2]): use
+      ``reg > 0``; the solver raises ``ProblemError`` when it cannot reach the tolerance.
+
+    Example
+    -------
+    >>> import numpy as np, fltheory as flt
+    >>> rng = np.random.default_rng(0)
+    >>> Xs = [rng.normal(size=(n, 3)) for n in (5, 8)]
+    >>> ys = [rng.integers(0, 2, size=n) for n in (5, 8)]
+    >>> fed = flt.problems.LogisticFederation.from_client_data(Xs, ys, n_classes=2, reg=0.1)
+    >>> fed.M, fed.d, np.round(fed.weights * 13, 12).tolist()
+    (2, 6, [5.0, 8.0])
+    >>> bool(np.linalg.norm(fed.grad(fed.x_star)) < 1e-12)
+    True
+    """
+
+    X: Any
+    y: Any
+    mask: Any = None
+    n_classes: int | None = None
+    reg: float = 0.0
+    weights: Any = None
+
+    def __post_init__(self):
+        xp = namespace(self.X)
+        X = asarray(self.X, xp)
+        if X.ndim != 3:
+            raise ProblemError(f"X must have shape (M, n_max, m); got {tuple(X.shape)}")
+        M, n, m = X.shape
+        y = xp.asarray(self.y)
+        if tuple(y.shape) != (M, n) or y.dtype.kind not in "iu":
+            raise ProblemError(f"y must be an integer array of shape (M={M}, n_max={n}); got {tuple(y.shape)} {y.dtype}")
+        mask = xp.ones((M, n), dtype=bool) if self.mask is None else xp.asarray(self.mask).astype(bool)
+        if tuple(mask.shape) != (M, n):
+            raise ProblemError(f"mask must have shape (M={M}, n_max={n}); got {tuple(mask.shape)}")
+        sizes = mask.sum(axis=-1)
+        if bool(xp.any(sizes < 1)):
+            raise ProblemError("every client must hold at least one sample (mask row sums must be >= 1)")
+        prefix = xp.arange(n)[None, :] < sizes[:, None]
+        if bool(xp.any(prefix != mask)):
+            raise ProblemError("mask must mark the valid samples first in each row (pad at the end)")
+        s = int(y[mask].max()) + 1 if self.n_classes is None else int(self.n_classes)
+        if bool(xp.any((y[mask] < 0) | (y[mask] >= s))):
+            raise ProblemError(f"labels y must lie in 0..n_classes-1 = 0..{s - 1}")
+        if not float(self.reg) >= 0:
+            raise ProblemError(f"reg must be >= 0; got {self.reg}")
+        if self.weights is None:
+            w = sizes.astype(xp.float64) / float(sizes.sum())
+        else:
+            w = validate_weights(self.weights, xp)
+            if tuple(w.shape) != (M,):
+                raise ProblemError(f"weights must have shape (M={M},); got {tuple(w.shape)}")
+        y = xp.where(mask, y, 0)
+        X = xp.where(mask[..., None], X, 0.0)
+        object.__setattr__(self, "X", X)
+        object.__setattr__(self, "y", y)
+        object.__setattr__(self, "mask", mask)
+        object.__setattr__(self, "n_classes", s)
+        object.__setattr__(self, "reg", float(self.reg))
+        object.__setattr__(self, "weights", w)
+        object.__setattr__(self, "sizes", sizes)
+        object.__setattr__(self, "_onehot", (y[..., None] == xp.arange(s)).astype(xp.float64) * mask[..., None])
+
+    @classmethod
+    def from_client_data(cls, Xs, ys, *, n_classes=None, reg: float = 0.0, weights=None) -> "LogisticFederation":
+        """Pad a list of per-client ``(D_i, m)`` feature arrays and ``(D_i,)`` labels."""
+        if len(Xs) != len(ys) or not Xs:
+            raise ProblemError("Xs and ys must be non-empty lists of the same length (one entry per client)")
+        xp = namespace(Xs[0])
+        m = Xs[0].shape[-1]
+        n = max(int(x.shape[0]) for x in Xs)
+        X = xp.zeros((len(Xs), n, m))
+        y = xp.zeros((len(Xs), n), dtype=xp.int64)
+        mask = xp.zeros((len(Xs), n), dtype=bool)
+        for i, (xi, yi) in enumerate(zip(Xs, ys)):  # construction only, not a hot path
+            if xi.shape[-1] != m or xi.shape[0] != yi.shape[0]:
+                raise ProblemError(f"client {i}: X must be (D_i, m={m}) and y (D_i,); got {xi.shape}, {yi.shape}")
+            X[i, : xi.shape[0]] = asarray(xi, xp)
+            y[i, : xi.shape[0]] = xp.asarray(yi)
+            mask[i, : xi.shape[0]] = True
+        return cls(X, y, mask, n_classes=n_classes, reg=reg, weights=weights)
+
+    # ------------------------------------------------------------------ shapes
+    @property
+    def xp(self):
+        return namespace(self.X)
+
+    @property
+    def M(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def m(self) -> int:
+        """Number of features."""
+        return self.X.shape[-1]
+
+    @property
+    def d(self) -> int:
+        """Number of parameters ``n_classes * m``."""
+        return self.n_classes * self.m
+
+    @property
+    def batch_shape(self) -> tuple:
+        return ()
+
+    def _per_client(self, W):
+        W = asarray(W, self.xp)
+        if W.shape[-1] != self.d:
+            raise ProblemError(f"W must have last axis d = n_classes*m = {self.d}; got {tuple(W.shape)}")
+        if W.ndim < 2 or W.shape[-2] != self.M:
+            W = W[..., None, :]
+        return W
+
+    def _logits(self, W, X):
+        Wr = W.reshape(W.shape[:-1] + (self.n_classes, self.m))
+        # a contiguous transpose: OpenBLAS is far slower on a transposed view here
+        return X @ self.xp.ascontiguousarray(Wr.swapaxes(-1, -2))
+
+    # ------------------------------------------------------------------ objective
+    def _ce_grad(self, W, X, Y, scale):
+        Z = self._logits(W, X)
+        P = self.xp.exp(Z - Z.max(axis=-1, keepdims=True))
+        R = (P / P.sum(axis=-1, keepdims=True) - Y) * scale  # padded rows of X are zero: no contribution
+        G = (self.xp.ascontiguousarray(R.swapaxes(-1, -2)) @ X).reshape(R.shape[:-2] + (self.d,))
+        return G + self.reg * W if self.reg else G
+
+    def grad_clients(self, W, idx=None):
+        """grad F_i at ``W`` ((..., d) or (..., M, d)) for every client -> (..., M, d).
+
+        With ``idx`` (integer array ``(..., M, b)`` of sample positions, each ``< D_i``) the
+        minibatch gradient ``1/b sum_{n in idx_i} grad f(x_n, y_n; W_i)`` (+ reg W_i) instead.
+        """
+        xp = self.xp
+        W = self._per_client(W)
+        if idx is None:
+            return self._ce_grad(W, self.X, self._onehot, (1.0 / self.sizes.astype(xp.float64))[:, None, None])
+        rows = xp.arange(self.M)[:, None]
+        return self._ce_grad(W, self.X[rows, idx], self._onehot[rows, idx], 1.0 / idx.shape[-1])
+
+    def grad_client(self, i: int, W, idx=None):
+        """grad F_i at ``W`` (d,) for the single client ``i`` (minibatch positions ``idx`` (b,) optional)."""
+        n = int(self.sizes[i]) if idx is None else None
+        rows = slice(0, n) if idx is None else self.xp.asarray(idx)
+        scale = 1.0 / (n if idx is None else len(idx))
+        return self._ce_grad(asarray(W, self.xp), self.X[i, rows], self._onehot[i, rows], scale)
+
+    def grad(self, W):
+        """grad F at ``W`` (..., d)."""
+        return self.xp.einsum("m,...mi->...i", self.weights, self.grad_clients(W))
+
+    def loss_clients(self, W):
+        """F_i at ``W`` ((..., d) or (..., M, d)) -> (..., M)."""
+        xp = self.xp
+        W = self._per_client(W)
+        Z = self._logits(W, self.X)
+        zmax = Z.max(axis=-1, keepdims=True)
+        lse = (zmax[..., 0] + xp.log(xp.exp(Z - zmax).sum(axis=-1)))
+        zy = (Z * self._onehot).sum(axis=-1)
+        val = ((lse - zy) * self.mask).sum(axis=-1) / self.sizes
+        return val + 0.5 * self.reg * (W * W).sum(axis=-1) if self.reg else val
+
+    def loss(self, W):
+        """F(W) = sum_i rho_i F_i(W), for W (..., d)."""
+        return (self.weights * self.loss_clients(W)).sum(axis=-1)
+
+    def predict(self, W, X):
+        """Predicted classes for features ``X`` (n, m) under parameters ``W`` (..., d) -> (..., n)."""
+        return self._logits(asarray(W, self.xp), asarray(X, self.xp)).argmax(axis=-1)
+
+    def accuracy(self, W, X=None, y=None):
+        """Fraction of correct predictions on ``(X, y)`` (default: the pooled training data), (...)."""
+        xp = self.xp
+        if X is None:
+            X, y = self.X[self.mask], self.y[self.mask]
+        return (self.predict(W, X) == xp.asarray(y)).mean(axis=-1)
+
+    def _pooled(self):
+        xp = self.xp
+        wn = ((self.weights / self.sizes)[:, None] * xp.ones(self.mask.shape))[self.mask]
+        return self.X[self.mask], wn
+
+    def _softmax_pooled(self, W, X):
+        Z = self._logits(asarray(W, self.xp), X)
+        P = self.xp.exp(Z - Z.max(axis=-1, keepdims=True))
+        return P / P.sum(axis=-1, keepdims=True)
+
+    def hessp(self, W, V):
+        """Hessian-vector product of F at one point ``W`` (d,) with ``V`` (d,)."""
+        X, wn = self._pooled()
+        P = self._softmax_pooled(W, X)
+        A = self._logits(asarray(V, self.xp), X)  # (N, s): V x_n
+        B = (P * A - P * (P * A).sum(axis=-1, keepdims=True)) * wn[:, None]
+        return (self.xp.ascontiguousarray(B.T) @ X).reshape(self.d) + self.reg * V
+
+    def hessian(self, W):
+        """The Hessian of F at one point ``W`` (d,) as a (d, d) array (class-major layout)."""
+        xp = self.xp
+        X, wn = self._pooled()
+        P = self._softmax_pooled(W, X)
+        s, m = self.n_classes, self.m
+        T1 = xp.einsum("n,nc,nf,ng->cfg", wn, P, X, X)
+        A = (xp.sqrt(wn)[:, None, None] * P[:, :, None] * X[:, None, :]).reshape(-1, s * m)
+        H = -(A.T @ A)
+        for c in range(s):  # s diagonal blocks
+            H[c * m:(c + 1) * m, c * m:(c + 1) * m] += T1[c]
+        return H + self.reg * xp.eye(s * m)
+
+    # ------------------------------------------------------------------ constants
+    @property
+    def L_i(self):
+        """Per-client Lipschitz constants sqrt(2) max_{x in D_i} ||x|| (data term)."""
+        xp = self.xp
+        return np.sqrt(2.0) * xp.sqrt((self.X * self.X).sum(axis=-1)).max(axis=-1)
+
+    @property
+    def L(self):
+        """sqrt(2) max ||x||: Lipschitz constant of every F_i (data term; spec_001 §5.0)."""
+        return self.L_i.max()
+
+    lipschitz = L
+
+    def lipschitz_ball(self, radius):
+        """Bound on ||grad F_i(W)|| over ||W|| <= radius (includes the L2 term)."""
+        return self.L + self.reg * radius
+
+    @property
+    def beta_i(self):
+        """Per-client smoothness lambda_max(X_i^T X_i) / (2 D_i) + reg."""
+        xp = self.xp
+        G = self.X.swapaxes(-1, -2) @ self.X
+        return xp.linalg.eigvalsh(G)[..., -1] / (2.0 * self.sizes) + self.reg
+
+    @property
+    def beta(self):
+        """max_i beta_i: smoothness constant of every F_i (spec_001 §5.0)."""
+        return self.beta_i.max()
+
+    smoothness = beta
+
+    def delta_at(self, points):
+        """Per-client dissimilarity max_p ||grad F_i(p) - grad F(p)|| over ``points`` (..., P, d) -> (..., M)."""
+        xp = self.xp
+        g = self.grad_clients(asarray(points, xp))  # (..., P, M, d)
+        gbar = xp.einsum("m,...mi->...i", self.weights, g)
+        diff = g - gbar[..., None, :]
+        return xp.sqrt((diff * diff).sum(axis=-1)).max(axis=-2)
+
+    @cached_property
+    def _reference(self):
+        from scipy.optimize import minimize  # noqa: PLC0415
+        from scipy.sparse.linalg import LinearOperator, cg  # noqa: PLC0415
+
+        xp = self.xp
+        host = self if xp is np else None
+        if host is None:  # pragma: no cover - GPU path: solve on the host
+            from .backend import to_numpy  # noqa: PLC0415
+
+            host = LogisticFederation(to_numpy(self.X), to_numpy(self.y), to_numpy(self.mask),
+                                      self.n_classes, self.reg, to_numpy(self.weights))
+        fun = lambda w: (float(host.loss(w)), np.asarray(host.grad(w)))  # noqa: E731
+        res = minimize(fun, np.zeros(host.d), jac=True, method="L-BFGS-B",
+                       options={"maxiter": 20000, "maxcor": 30, "gtol": 1e-8, "ftol": 0.0})
+        w = res.x
+        scale = max(float(host.L_i.max()), 1.0)
+        for _ in range(6):  # Newton polishing, conjugate gradients on Hessian-vector products
+            g = np.asarray(host.grad(w))
+            if np.linalg.norm(g) <= 1e-13 * scale:
+                break
+            op = LinearOperator((host.d, host.d), matvec=lambda v: host.hessp(w, v), dtype=float)
+            step, _ = cg(op, g, rtol=1e-12, atol=0.0, maxiter=20 * host.d)
+            w = w - step
+        gnorm = float(np.linalg.norm(host.grad(w)))
+        if not gnorm <= 1e-9 * scale:
+            raise ProblemError(
+                f"no minimiser found (||grad F|| = {gnorm:.3g} after L-BFGS and Newton): the data may be "
+                "linearly separable; use reg > 0 (spec_001 [E2])"
+            )
+        return xp.asarray(w), gnorm
+
+    @property
+    def x_star(self):
+        """A reference minimiser of F (d,), to a gradient norm ~1e-13 (see ``x_star_residual``)."""
+        return self._reference[0]
+
+    w_star = x_star
+
+    @property
+    def x_star_residual(self) -> float:
+        """||grad F(x_star)||."""
+        return self._reference[1]
+
+    @property
+    def F_star(self):
+        return self.loss(self.x_star)
+
+    # ------------------------------------------------------------------ transformations
+    def permuted(self, perm):
+        """The same federation with clients reordered by ``perm``."""
+        p = self.xp.asarray(perm)
+        return LogisticFederation(self.X[p], self.y[p], self.mask[p], self.n_classes, self.reg, self.weights[p])

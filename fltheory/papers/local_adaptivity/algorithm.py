@@ -1,0 +1,583 @@
+"""Batched FedOpt with (adaptive) restarted clients and local / global correction (spec_004 §2).
+
+Problem class
+-------------
+Any federation object with ``grad_clients(x)`` (``x`` is ``(..., M, d)``, one point per client,
+returning ``(..., M, d)``), ``weights`` ``(..., M)`` summing to one, ``M``, ``d`` and optionally
+``noise_cov`` ``(..., M, d, d)``: stochastic gradients are ``grad F_i(y) + Sigma_i^{1/2} z`` with
+``z ~ N(0, I)``.  ``QuadraticFederation`` and ``SeparableCosineFederation`` qualify.
+
+Method (Wang et al. 2021, eqs. (4)-(5), Algorithm 1; spec_004 §2.1-§2.7)
+-----------------------------------------------------------------------
+Every round each client restarts its optimizer (``m = 0``, ``v = v0``) at the global model ``x``
+and runs ``tau_i`` steps of the common form
+
+    m^(k) = beta1 m^(k-1) + (1 - beta1) g_k,     y^(k+1) = y^(k) - eta_i P^(k) m^(k),
+
+with ``P^(k) = I`` (sgd, momentum), a fixed SPD ``P_i`` (precond) or
+``diag(1 / (sqrt(v^(k)) + eps))`` (adagrad ``v += g^2`` from ``v0``, spec E1; adam / yogi as
+Alg. 1, optional Keras bias correction).  It returns ``Delta_i = x - y^(tau_i)`` (the sign of a
+gradient) and the correction matrix
+
+* ``n_mode="exact"`` (spec §2.2, exact B/N identity): ``N_i = eta_i sum_k (1 - beta1^(k+1)) P^(k)``,
+  so that ``x - A_i(x) = eta_i sum_j B^(j) g_j`` with ``sum_j B^(j) = N_i / eta_i``;
+* ``n_mode="alg1"`` (Algorithm 1 lines 9-10, as printed; errata E14, E15):
+  ``N_i = sum_k M^(k)``, ``M^(k) = beta1 M^(k-1) + (1 - beta1) P^(k)`` (no ``eta``).
+
+``N_i`` is diagonal (returned as ``(..., M, d)``) except for ``"precond"`` (``N_i = c_i P_i``,
+returned ``(..., M, d, d)``).  Corrections: ``"local"`` sends ``N_i^{-1} Delta_i``; ``"joint"``
+additionally rescales the aggregate by ``N_s^{-1}``, ``N_s = sum_i omega_i N_i^{-1}``.  The server
+then applies ``x <- x - alpha Delta`` (sgd) or a momentum / AdaGrad / Adam / Yogi step (§2.7).
+
+Statement.  With deterministic gradients, full participation, ``omega = w`` and a GD server this
+is exactly iteration (5) (local correction: (98)); on quadratic clients with fixed ``P_i`` one
+round is the affine map ``x - alpha sum_i w_i (I - K_i)(x - x_i*)``, ``K_i = (I - eta_i P_i H_i)^tau_i``
+(spec §5.2-§5.3), which the tests check to 1e-12.  Exact, not a bound.
+
+Randomness is keyed (``fltheory.backend.KeyedStream``): the noise of configuration ``c``, round
+``t``, client ``i`` and local step ``k`` is ``KeyedStream(seed, "local_adaptivity.noise")
+.normal(config=c, round=t * 2**32 + k, client=i, size=(d,))``, so a configuration gives the same
+run whatever else is in the batch, provided it gets the same ``config`` index.  ``client_ids``
+(default ``0..M-1``) key noise and uniform sampling by client identity: a permuted federation
+with permuted ``client_ids`` reproduces the run exactly; with the default ids the noise follows
+the client *position*, so a permutation changes the noisy run (not its distribution).
+
+Example
+-------
+>>> import numpy as np, fltheory as flt
+>>> from fltheory.papers.local_adaptivity.algorithm import fedopt
+>>> H = np.array([[[2, .5], [.5, 1]], [[1, 0], [0, 4]], [[3, -1], [-1, 2]]], float)
+>>> fed = flt.QuadraticFederation(H, [[1, 0], [0, 2], [-1, -1]], [.5, .3, .2])
+>>> P = 1 / np.einsum("mii->mi", H)[..., None] * np.eye(2)          # Jacobi P_i = diag(H_i)^-1
+>>> r = fedopt(fed, x0=np.zeros(2), rounds=300, eta=0.1, tau=5, client_opt="precond", precond=P)
+>>> np.round(r.x, 10).tolist()                                      # x~ of spec §5.5(a)
+[0.3230642062, 0.6596152707]
+>>> r = fedopt(fed, x0=np.zeros(2), rounds=300, eta=0.1, tau=5, client_opt="precond", precond=P,
+...            correction="local", alpha=0.5)
+>>> np.round(r.x, 10).tolist()                                      # x^ of spec §5.5(a)
+[0.2746960047, 1.1375391711]
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+from typing import Any
+
+import numpy as np
+
+from ...backend import KeyedStream, asarray, namespace
+from ...problems import validate_weights
+
+__all__ = [
+    "CLIENT_OPTS",
+    "SERVER_OPTS",
+    "ClientUpdate",
+    "FedOptResult",
+    "client_update",
+    "fedopt",
+    "fedopt_loop",
+]
+
+CLIENT_OPTS = ("sgd", "momentum", "precond", "adagrad", "adam", "yogi")
+SERVER_OPTS = ("sgd", "momentum", "adagrad", "adam", "yogi")
+_ADAPTIVE = ("adagrad", "adam", "yogi")
+_BETA1_DEFAULT = {"sgd": 0.0, "precond": 0.0, "adagrad": 0.0, "momentum": 0.9, "adam": 0.9, "yogi": 0.9}
+_V0_DEFAULT = {"adagrad": 0.1, "adam": 0.0, "yogi": 1e-6}
+_NOISE = "local_adaptivity.noise"
+_SAMPLING = "local_adaptivity.sampling"
+_STEP_KEY = 2**32  # round key of local step k in round t: t * 2**32 + k
+
+
+# --------------------------------------------------------------------------------------
+# results
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ClientUpdate:
+    """One round of restarted local runs for every client.
+
+    delta : (..., M, d) ``x - y^(tau_i)`` (uncorrected local change, sign of a gradient).
+    N : correction matrices, (..., M, d) diagonals, or (..., M, d, d) for ``"precond"``.
+    y : (tau_max + 1, ..., M, d) local iterates (only with ``record=True``, else None).
+    g : (tau_max, ..., M, d) gradients used at each local step, noise included (record only).
+    P : (tau_max, ..., M, d) diagonal preconditioners P^(k) (record only; None for "precond",
+        whose P_i is fixed, and ones for sgd / momentum).
+    active : (tau_max, ..., M) bool, ``k < tau_i`` (record only).
+    """
+
+    delta: Any
+    N: Any
+    y: Any = None
+    g: Any = None
+    P: Any = None
+    active: Any = None
+
+
+@dataclass(frozen=True)
+class FedOptResult:
+    """What ``fedopt`` returns.
+
+    x : (..., d) final global model.
+    trajectory : (R, ..., d) global models at rounds ``rounds_recorded`` (R entries).
+    rounds_recorded : (R,) int, the recorded round indices (0, record_every, ..., and ``rounds``).
+    N : last round's correction matrices (as ``ClientUpdate.N``).
+    Delta : (..., d) last round's aggregate pseudo-gradient, after corrections.
+    omega : (..., M) last round's aggregation weights (zero for clients not sampled).
+    seed : the seed of the keyed streams.
+    """
+
+    x: Any
+    trajectory: Any
+    rounds_recorded: Any
+    N: Any
+    Delta: Any
+    omega: Any
+    seed: int
+
+
+# --------------------------------------------------------------------------------------
+# validation
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Setup:
+    xp: Any
+    batch: tuple
+    M: int
+    d: int
+    eta: Any  # (..., M)
+    tau: Any  # (..., M) int
+    tau_max: int
+    client_opt: str
+    precond: Any
+    precond_inv: Any
+    beta1: float
+    beta2: float
+    v0: float
+    eps: float
+    bias_correction: bool
+    n_mode: str
+    noise_factor: Any
+    config: Any  # (...,) int
+    client_ids: Any  # (..., M) int
+    seed: int
+
+
+def _choice(name, value, options):
+    if value not in options:
+        raise ValueError(f"{name} must be one of {options}; got {value!r}")
+    return value
+
+
+def _beta(name, value):
+    value = float(value)
+    if not 0.0 <= value < 1.0:
+        raise ValueError(f"{name} must satisfy 0 <= {name} < 1; got {value}")
+    return value
+
+
+def _positive(name, value, xp):
+    arr = asarray(value, xp)
+    if arr.dtype.kind not in "biuf" or bool(xp.any(~xp.isfinite(arr))) or bool(xp.any(arr <= 0)):
+        raise ValueError(f"{name} must be finite and > 0; got {value!r}")
+    return arr.astype(xp.float64)
+
+
+def _factor(cov, xp):
+    """A factor F with F F^T = cov: Cholesky when every Sigma_i is PD, else the symmetric root."""
+    try:
+        Lc = xp.linalg.cholesky(cov)
+        if bool(xp.all(xp.isfinite(Lc))):
+            return Lc
+    except np.linalg.LinAlgError:
+        pass
+    lam, V = xp.linalg.eigh(0.5 * (cov + cov.swapaxes(-1, -2)))
+    return V * xp.sqrt(xp.clip(lam, 0.0, None))[..., None, :]
+
+
+def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps, bias_correction,
+           n_mode, noise, seed, config, client_ids, extra_batch=()):
+    for attr in ("grad_clients", "weights", "M", "d"):
+        if not hasattr(problem, attr):
+            raise TypeError(f"problem must provide {attr!r} (see the module docstring)")
+    M, d = int(problem.M), int(problem.d)
+    xp = namespace(problem.weights)
+    validate_weights(problem.weights, xp)
+    client_opt = _choice("client_opt", client_opt, CLIENT_OPTS)
+    n_mode = _choice("n_mode", n_mode, ("exact", "alg1"))
+    x0 = asarray(x0, xp)
+    if x0.ndim < 1 or x0.shape[-1] != d:
+        raise ValueError(f"x0 must have shape (..., d={d}); got {tuple(x0.shape)}")
+    eta = _positive("eta", eta, xp)
+    if eta.ndim == 0:
+        eta = xp.full((M,), float(eta))
+    if eta.shape[-1] not in (1, M):
+        raise ValueError(f"eta must be a scalar or have shape (..., M={M}); got {tuple(eta.shape)}")
+    tau_arr = asarray(tau, xp)
+    if tau_arr.dtype.kind == "f" and bool(xp.all(tau_arr == xp.round(tau_arr))):
+        tau_arr = tau_arr.astype(xp.int64)
+    if tau_arr.dtype.kind not in "iu" or bool(xp.any(tau_arr < 1)):
+        raise ValueError(f"tau must be integers >= 1; got {tau!r}")
+    if tau_arr.ndim == 0:
+        tau_arr = xp.full((M,), int(tau_arr), dtype=xp.int64)
+    if tau_arr.shape[-1] not in (1, M):
+        raise ValueError(f"tau must be an integer or have shape (..., M={M}); got {tuple(tau_arr.shape)}")
+    P = Pinv = None
+    if client_opt == "precond":
+        if precond is None:
+            raise ValueError('precond (..., M, d, d) SPD matrices P_i are required for client_opt="precond"')
+        P = asarray(precond, xp)
+        if P.ndim < 3 or P.shape[-3:] != (M, d, d):
+            raise ValueError(f"precond must have shape (..., M={M}, d={d}, d={d}); got {tuple(P.shape)}")
+        if float(xp.max(xp.abs(P - P.swapaxes(-1, -2)))) > 1e-12 * max(float(xp.max(xp.abs(P))), 1.0):
+            raise ValueError("precond must be symmetric (P_i SPD)")
+        if bool(xp.any(xp.linalg.eigvalsh(P)[..., 0] <= 0)):
+            raise ValueError("precond must be positive definite (P_i SPD)")
+        Pinv = xp.linalg.inv(P)
+    elif precond is not None:
+        raise ValueError(f'precond is only used with client_opt="precond"; got client_opt={client_opt!r}')
+    beta1 = _beta("beta1", _BETA1_DEFAULT[client_opt] if beta1 is None else beta1)
+    beta2 = _beta("beta2", 0.999 if beta2 is None else beta2)
+    v0 = float(_V0_DEFAULT.get(client_opt, 0.0) if v0 is None else v0)
+    eps = float(1e-7 if eps is None else eps)
+    if v0 < 0 or eps < 0:
+        raise ValueError(f"v0 and eps must be >= 0; got v0={v0}, eps={eps}")
+    if client_opt in _ADAPTIVE and v0 == 0 and eps == 0:
+        raise ValueError("v0 and eps must not both be 0 for an adaptive client_opt (P = 1/(sqrt(v)+eps) would be 1/0)")
+    batch = tuple(np.broadcast_shapes(
+        tuple(getattr(problem, "batch_shape", problem.weights.shape[:-1])), x0.shape[:-1], eta.shape[:-1],
+        tau_arr.shape[:-1], () if P is None else P.shape[:-3], tuple(extra_batch)))
+    if int(seed) < 0:
+        raise ValueError(f"seed must be a non-negative integer; got {seed}")
+    if config is None:
+        config = xp.arange(prod(batch), dtype=xp.int64).reshape(batch)
+    config = xp.broadcast_to(asarray(config, xp), batch)
+    if client_ids is None:
+        client_ids = xp.arange(M, dtype=xp.int64)
+    client_ids = xp.broadcast_to(asarray(client_ids, xp), batch + (M,))
+    cov = getattr(problem, "noise_cov", None)
+    factor = _factor(asarray(cov, xp), xp) if (noise and cov is not None) else None
+    return _Setup(xp=xp, batch=batch, M=M, d=d, eta=eta, tau=tau_arr, tau_max=int(tau_arr.max()),
+                  client_opt=client_opt, precond=P, precond_inv=Pinv, beta1=beta1, beta2=beta2, v0=v0,
+                  eps=eps, bias_correction=bool(bias_correction), n_mode=n_mode, noise_factor=factor,
+                  config=config, client_ids=client_ids, seed=int(seed)), x0
+
+
+# --------------------------------------------------------------------------------------
+# the local runs (all clients and configurations at once)
+# --------------------------------------------------------------------------------------
+def _local_runs(problem, x, s: _Setup, t: int, record: bool = False) -> ClientUpdate:
+    xp, b1, b2, opt = s.xp, s.beta1, s.beta2, s.client_opt
+    shape = s.batch + (s.M, s.d)
+    y = xp.broadcast_to(x[..., None, :], shape).copy()
+    eta = s.eta[..., None]
+    m = xp.zeros(shape)
+    v = xp.full(shape, s.v0)
+    diag = opt != "precond"
+    acc = xp.zeros(shape if opt in _ADAPTIVE else s.batch + (s.M, 1))
+    Mk = xp.zeros_like(acc)
+    stream = KeyedStream(s.seed, _NOISE) if s.noise_factor is not None else None
+    rec_y, rec_g, rec_P, rec_a = [y], [], [], []
+    for k in range(s.tau_max):
+        active = (k < s.tau)[..., None]
+        g = problem.grad_clients(y)
+        if stream is not None:
+            z = stream.normal(config=s.config[..., None], round=t * _STEP_KEY + k, client=s.client_ids,
+                              size=(s.d,))
+            g = g + xp.einsum("...ij,...j->...i", s.noise_factor, z)
+        m = b1 * m + (1.0 - b1) * g if b1 else g
+        if opt == "adagrad":
+            v = v + g * g
+        elif opt == "adam":
+            v = b2 * v + (1.0 - b2) * g * g
+        elif opt == "yogi":
+            g2 = g * g
+            v = v - (1.0 - b2) * g2 * xp.sign(v - g2)
+        if opt in _ADAPTIVE:
+            Pk = 1.0 / (xp.sqrt(v) + s.eps)
+            if s.bias_correction:
+                Pk = Pk * (np.sqrt(1.0 - b2 ** (k + 1)) / (1.0 - b1 ** (k + 1)))
+            u = Pk * m
+        else:
+            Pk = xp.ones(acc.shape)
+            u = m if diag else xp.einsum("...ij,...j->...i", s.precond, m)
+        y = xp.where(active, y - eta * u, y)
+        Mk = b1 * Mk + (1.0 - b1) * Pk
+        inc = Mk if s.n_mode == "alg1" else (1.0 - b1 ** (k + 1)) * Pk
+        acc = acc + xp.where(active, inc, 0.0)
+        if record:
+            rec_y.append(y)
+            rec_g.append(g)
+            rec_P.append(xp.broadcast_to(Pk, shape) if diag else None)
+            rec_a.append(active[..., 0])
+    if s.n_mode == "exact":
+        acc = eta * acc
+    if diag:
+        N = xp.broadcast_to(acc, shape)
+    else:
+        N = acc[..., None] * s.precond
+    delta = x[..., None, :] - y
+    if not record:
+        return ClientUpdate(delta=delta, N=N)
+    return ClientUpdate(delta=delta, N=N, y=xp.stack(rec_y), g=xp.stack(rec_g) if rec_g else None,
+                        P=xp.stack(rec_P) if (diag and rec_P) else None, active=xp.stack(rec_a))
+
+
+def _apply_Ninv(s: _Setup, N, vec):
+    """N_i^{-1} vec_i for every client (diagonal N, or N_i = c_i P_i with P_i^{-1} precomputed)."""
+    if s.client_opt != "precond":
+        return vec / N
+    c = N[..., 0, 0] / s.precond[..., 0, 0]  # N_i = c_i P_i
+    return s.xp.einsum("...ij,...j->...i", s.precond_inv, vec) / c[..., None]
+
+
+def client_update(problem, *, x, eta, tau, client_opt="sgd", precond=None, beta1=None, beta2=None, v0=None,
+                  eps=None, bias_correction=False, n_mode="exact", round=0, seed=0, noise=True, config=None,
+                  client_ids=None, record=False) -> ClientUpdate:
+    """ClientUpdate of spec_004 §2.2 for every client of every configuration, from the model ``x``.
+
+    Restart semantics: no state survives between calls, so two calls with the same ``x`` and the
+    same noise keys give identical local trajectories.  ``record=True`` also returns the local
+    iterates, the gradients and the preconditioners of every step (for the exact-N identity).
+
+    >>> import numpy as np, fltheory as flt
+    >>> fed = flt.QuadraticFederation(np.eye(2)[None].repeat(2, 0), [[1., 0], [0, 1]])
+    >>> cu = client_update(fed, x=np.zeros(2), eta=0.5, tau=2)
+    >>> cu.delta.tolist()                              # x - A_i(x) = (1 - 0.5^2) (x - x_i*)
+    [[-0.75, 0.0], [0.0, -0.75]]
+    >>> cu.N[0]                                        # eta * tau
+    array([1., 1.])
+    """
+    s, x = _setup(problem, x, eta=eta, tau=tau, client_opt=client_opt, precond=precond, beta1=beta1, beta2=beta2,
+                  v0=v0, eps=eps, bias_correction=bias_correction, n_mode=n_mode, noise=noise, seed=seed,
+                  config=config, client_ids=client_ids)
+    return _local_runs(problem, s.xp.broadcast_to(x, s.batch + (s.d,)), s, int(round), record=record)
+
+
+# --------------------------------------------------------------------------------------
+# participation and aggregation weights (spec E22)
+# --------------------------------------------------------------------------------------
+def _omega(s: _Setup, w, t, sampling, sampling_scheme, aggregation):
+    xp = s.xp
+    w = xp.broadcast_to(w, s.batch + (s.M,))
+    if sampling is None:
+        return w if aggregation == "weights" else xp.full(s.batch + (s.M,), 1.0 / s.M)
+    stream = KeyedStream(s.seed, _SAMPLING)
+    if sampling_scheme == "uniform":  # |S| distinct clients, uniformly without replacement
+        u = stream.uniform(config=s.config[..., None], round=t, client=s.client_ids)
+        rank = xp.argsort(xp.argsort(u, axis=-1), axis=-1)
+        counts = (rank < sampling).astype(xp.float64)
+    else:  # |S| i.i.d. draws proportional to w_i (with replacement; multiplicities count)
+        u = stream.uniform(config=s.config[..., None], round=t, client=xp.arange(sampling))  # (..., S)
+        cum = xp.cumsum(w, axis=-1)
+        idx = xp.clip((cum[..., None, :] < u[..., :, None]).sum(axis=-1), 0, s.M - 1)
+        counts = (idx[..., :, None] == xp.arange(s.M)).sum(axis=-2).astype(xp.float64)
+    if aggregation == "uniform":
+        return counts / sampling
+    cw = counts * w
+    tot = cw.sum(axis=-1, keepdims=True)
+    return xp.where(tot > 0, cw / xp.where(tot > 0, tot, 1.0), 0.0)
+
+
+# --------------------------------------------------------------------------------------
+# FedOpt
+# --------------------------------------------------------------------------------------
+def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, beta1=None, beta2=None, v0=None,
+           eps=None, bias_correction=False, correction="none", n_mode="exact", server_opt="sgd", alpha=1.0,
+           server_beta1=0.9, server_beta2=0.99, server_eps=1e-3, server_v0=None, sampling=None,
+           sampling_scheme="uniform", aggregation="weights", seed=0, noise=True, record_every=1, config=None,
+           client_ids=None) -> FedOptResult:
+    """Run FedOpt (spec_004 §2.1, eqs. (4)-(5), Algorithm 1) on a batch of configurations.
+
+    Parameters
+    ----------
+    problem : federation (module docstring); leading batch axes are configurations x seeds.
+    x0 : (..., d) initial model.  rounds : number of rounds T >= 0.
+    eta : client learning rate eta_i > 0, scalar or (..., M).  tau : local steps tau_i >= 1, int or
+        (..., M) ints; clients with tau_i < max tau idle (masked no-op steps) at the end of a round.
+    client_opt : "sgd" | "momentum" | "precond" | "adagrad" | "adam" | "yogi" (spec §2.3).
+    precond : (..., M, d, d) SPD P_i, required for "precond" and only allowed there.
+    beta1, beta2, v0, eps : client optimizer constants; ``None`` gives the defaults of spec §2.3
+        (beta1: 0 for sgd/precond/adagrad, 0.9 for momentum/adam/yogi; beta2 0.999;
+        v0: adagrad 0.1, adam 0, yogi 1e-6; eps 1e-7).  beta1 > 0 adds momentum to any optimizer.
+    bias_correction : Keras-style Adam/Yogi bias correction (Alg. 1 has none).
+    correction : "none" | "local" (N_i^{-1} Delta_i) | "joint" (local, then N_s^{-1}).
+    n_mode : "exact" (N_i = eta_i sum_k (1 - beta1^(k+1)) P^(k)) or "alg1" (Alg. 1's sum_k M^(k), no eta).
+    server_opt : "sgd" (x -= alpha Delta) | "momentum" (m = server_beta1 m + Delta; x -= alpha m) |
+        "adagrad" (v += Delta^2) | "adam" | "yogi" (m, v EMAs, no bias correction), all with
+        x -= alpha m / (sqrt(v) + server_eps); v starts at ``server_v0`` (default server_eps^2, as [6]).
+    alpha : server learning rate > 0, scalar or (...,) per configuration.
+    sampling : None (full participation) or |S| in [1, M] clients per round, drawn by
+        ``sampling_scheme``: "uniform" (distinct clients, uniformly without replacement) or
+        "weighted" (i.i.d. proportional to w_i, with replacement; repeats count).
+    aggregation : "weights" (omega_i = w_i renormalised over the sampled clients; eq. (5)) or
+        "uniform" (omega_i = multiplicity / |S|; Alg. 1).  See spec E22: uniform aggregation
+        is unbiased for (5) under "weighted" sampling, "weights" is the analysis choice.
+    seed, noise, config, client_ids : keyed randomness (module docstring); ``noise=False``
+        gives deterministic gradients even when the problem has ``noise_cov``.
+    record_every : record the global model every this many rounds (and at the last round).
+
+    Returns
+    -------
+    FedOptResult with ``x``, ``trajectory``, ``rounds_recorded``, the last round's ``N``,
+    ``Delta`` and ``omega``.
+
+    >>> import numpy as np, fltheory as flt
+    >>> H = np.array([[[2, .5], [.5, 1]], [[1, 0], [0, 4]], [[3, -1], [-1, 2]]], float)
+    >>> fed = flt.QuadraticFederation(H, [[1, 0], [0, 2], [-1, -1]], [.5, .3, .2])
+    >>> r = fedopt(fed, x0=np.zeros(2), rounds=400, eta=0.01, tau=5, client_opt="adagrad", v0=0.1, eps=0.0,
+    ...            correction="local", alpha=0.05, record_every=100)
+    >>> np.round(r.x, 8)                           # spec §5.5(f): local correction removes the bias
+    array([0.28476344, 1.1553339 ])
+    >>> r.rounds_recorded
+    array([  0, 100, 200, 300, 400])
+    """
+    correction = _choice("correction", correction, ("none", "local", "joint"))
+    server_opt = _choice("server_opt", server_opt, SERVER_OPTS)
+    sampling_scheme = _choice("sampling_scheme", sampling_scheme, ("uniform", "weighted"))
+    aggregation = _choice("aggregation", aggregation, ("weights", "uniform"))
+    if int(rounds) != rounds or rounds < 0:
+        raise ValueError(f"rounds must be an integer >= 0; got {rounds!r}")
+    if int(record_every) != record_every or record_every < 1:
+        raise ValueError(f"record_every must be an integer >= 1; got {record_every!r}")
+    xp0 = namespace(problem.weights)
+    alpha = _positive("alpha", alpha, xp0)
+    s, x = _setup(problem, x0, eta=eta, tau=tau, client_opt=client_opt, precond=precond, beta1=beta1, beta2=beta2,
+                  v0=v0, eps=eps, bias_correction=bias_correction, n_mode=n_mode, noise=noise, seed=seed,
+                  config=config, client_ids=client_ids, extra_batch=alpha.shape)
+    M = s.M
+    if sampling is not None and (int(sampling) != sampling or not 1 <= sampling <= M):
+        raise ValueError(f"sampling must be None or an integer in [1, M={M}]; got {sampling!r}")
+    sb1 = _beta("server_beta1", server_beta1)
+    sb2 = _beta("server_beta2", server_beta2)
+    server_eps = float(server_eps)
+    server_v0 = server_eps**2 if server_v0 is None else float(server_v0)
+    if server_opt in ("adagrad", "adam", "yogi") and (server_eps < 0 or server_v0 < 0 or server_eps + server_v0 == 0):
+        raise ValueError(f"server_eps and server_v0 must be >= 0 and not both 0; got {server_eps}, {server_v0}")
+    xp = s.xp
+    a = alpha[..., None]
+    x = xp.broadcast_to(x, s.batch + (s.d,)).astype(xp.float64).copy()
+    sm = xp.zeros_like(x)
+    sv = xp.full(x.shape, server_v0)
+    traj, recorded = [x], [0]
+    N = Delta = omega = None
+    for t in range(int(rounds)):
+        cu = _local_runs(problem, x, s, t)
+        N, Di = cu.N, cu.delta
+        omega = _omega(s, problem.weights, t, sampling, sampling_scheme, aggregation)
+        if correction != "none":
+            Di = _apply_Ninv(s, N, Di)
+        Delta = xp.einsum("...m,...mi->...i", omega, Di)
+        if correction == "joint":
+            if s.client_opt != "precond":
+                Delta = Delta / xp.einsum("...m,...mi->...i", omega, 1.0 / N)
+            else:
+                c = N[..., 0, 0] / s.precond[..., 0, 0]
+                Ns = xp.einsum("...m,...mij->...ij", omega / c, s.precond_inv)
+                Delta = xp.linalg.solve(Ns, Delta[..., None])[..., 0]
+        if server_opt == "sgd":
+            x = x - a * Delta
+        elif server_opt == "momentum":
+            sm = sb1 * sm + Delta
+            x = x - a * sm
+        else:
+            if server_opt == "adagrad":
+                sm, sv = Delta, sv + Delta * Delta
+            else:
+                sm = sb1 * sm + (1.0 - sb1) * Delta
+                D2 = Delta * Delta
+                sv = sb2 * sv + (1.0 - sb2) * D2 if server_opt == "adam" else sv - (1.0 - sb2) * D2 * xp.sign(sv - D2)
+            x = x - a * sm / (xp.sqrt(sv) + server_eps)
+        if (t + 1) % record_every == 0 or t + 1 == rounds:
+            traj.append(x)
+            recorded.append(t + 1)
+    return FedOptResult(x=x, trajectory=xp.stack(traj), rounds_recorded=np.asarray(recorded), N=N, Delta=Delta,
+                        omega=omega, seed=s.seed)
+
+
+# --------------------------------------------------------------------------------------
+# the slow reference: one configuration, one client, one step at a time (tests / benchmarks)
+# --------------------------------------------------------------------------------------
+def fedopt_loop(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, v0=None, eps=None,
+                correction="none", alpha=1.0, seed=0, noise=True, config=None) -> FedOptResult:
+    """Plain-loop FedOpt on a ``QuadraticFederation`` (NumPy only): the baseline for tests and benchmarks.
+
+    Supports sgd / precond / adagrad clients (beta1 = 0), the GD server, full participation
+    with omega = w, and the three corrections.  Python loops over configurations, rounds,
+    clients and local steps; the noise is drawn one (configuration, round, client, step) at a
+    time from the same keyed stream as ``fedopt``, so both give the same run (to rounding).
+
+    >>> import numpy as np, fltheory as flt
+    >>> fed = flt.random_quadratic_federation(M=3, d=2, seed=1)
+    >>> a = fedopt_loop(fed, x0=np.zeros(2), rounds=3, eta=0.1, tau=2).x
+    >>> b = fedopt(fed, x0=np.zeros(2), rounds=3, eta=0.1, tau=2).x
+    >>> bool(np.allclose(a, b, rtol=0, atol=1e-13))
+    True
+    """
+    from ...backend import to_numpy  # noqa: PLC0415
+
+    if not (hasattr(problem, "H") and hasattr(problem, "x_opt")):
+        raise TypeError("fedopt_loop needs a QuadraticFederation (H, x_opt)")
+    _choice("client_opt", client_opt, ("sgd", "precond", "adagrad"))
+    _choice("correction", correction, ("none", "local", "joint"))
+    M, d = problem.M, problem.d
+    H, xo, w = (to_numpy(v) for v in (problem.H, problem.x_opt, problem.weights))
+    x0 = np.asarray(to_numpy(x0), float)
+    eta_a, tau_a = np.asarray(eta, float), np.asarray(tau)
+    P = None if precond is None else np.asarray(to_numpy(precond), float)
+    batch = np.broadcast_shapes(H.shape[:-3], xo.shape[:-2], w.shape[:-1], x0.shape[:-1], eta_a.shape[:-1],
+                                tau_a.shape[:-1], () if P is None else P.shape[:-3])
+    H = np.broadcast_to(H, batch + (M, d, d))
+    xo = np.broadcast_to(xo, batch + (M, d))
+    w = np.broadcast_to(w, batch + (M,))
+    x0 = np.broadcast_to(x0, batch + (d,))
+    eta_a = np.broadcast_to(eta_a, batch + (M,))
+    tau_a = np.broadcast_to(tau_a, batch + (M,))
+    if P is not None:
+        P = np.broadcast_to(P, batch + (M, d, d))
+    cfg = np.arange(int(np.prod(batch))).reshape(batch) if config is None else np.broadcast_to(config, batch)
+    v0 = _V0_DEFAULT["adagrad"] if v0 is None else v0
+    eps = 1e-7 if eps is None else eps
+    cov = getattr(problem, "noise_cov", None)
+    cov = None if (cov is None or not noise) else np.broadcast_to(to_numpy(cov), batch + (M, d, d))
+    stream = KeyedStream(seed, _NOISE)
+    xs = np.empty(batch + (d,))
+    trajs = np.empty((rounds + 1,) + batch + (d,))
+    for b in np.ndindex(*batch):
+        x = x0[b].copy()
+        trajs[(0,) + b] = x
+        for t in range(rounds):
+            deltas, Ninvs = [], []
+            for i in range(M):
+                y = x.copy()
+                vv = np.full(d, float(v0))
+                nacc = np.zeros(d)
+                for k in range(int(tau_a[b][i])):
+                    g = H[b][i] @ (y - xo[b][i])
+                    if cov is not None:
+                        z = stream.normal(config=int(cfg[b]), round=t * _STEP_KEY + k, client=i, size=(d,))
+                        g = g + _factor(cov[b][i], np) @ z
+                    if client_opt == "sgd":
+                        y = y - eta_a[b][i] * g
+                        nacc += 1.0
+                    elif client_opt == "precond":
+                        y = y - eta_a[b][i] * (P[b][i] @ g)
+                        nacc += 1.0
+                    else:
+                        vv = vv + g * g
+                        p = 1.0 / (np.sqrt(vv) + eps)
+                        y = y - eta_a[b][i] * p * g
+                        nacc += p
+                Nd = eta_a[b][i] * nacc
+                Ninv = np.linalg.inv(Nd[0] * P[b][i]) if client_opt == "precond" else np.diag(1.0 / Nd)
+                deltas.append(x - y)
+                Ninvs.append(Ninv)
+            if correction == "none":
+                Delta = sum(w[b][i] * deltas[i] for i in range(M))
+            else:
+                Delta = sum(w[b][i] * (Ninvs[i] @ deltas[i]) for i in range(M))
+                if correction == "joint":
+                    Delta = np.linalg.solve(sum(w[b][i] * Ninvs[i] for i in range(M)), Delta)
+            x = x - float(np.broadcast_to(alpha, batch)[b]) * Delta
+            trajs[(t + 1,) + b] = x
+        xs[b] = x
+    return FedOptResult(x=xs, trajectory=trajs, rounds_recorded=np.arange(rounds + 1), N=None, Delta=None, omega=None,
+                        seed=int(seed))
