@@ -119,13 +119,19 @@ def _as_eta_tau(fed: QuadraticFederation, eta, tau):
 def _sqrt_spd(P, xp, name="precond"):
     if float(xp.max(xp.abs(P - P.swapaxes(-1, -2)))) > 1e-10 * max(float(xp.max(xp.abs(P))), 1.0):
         raise ProblemError(f"{name} must be symmetric (P_i SPD, Theorem 2)")
+    d = P.shape[-1]
+    diag = xp.diagonal(P, axis1=-2, axis2=-1)
+    if not bool(xp.any(P - diag[..., None] * xp.eye(d))):  # diagonal P: square roots elementwise
+        if bool(xp.any(diag <= 0)):
+            raise ProblemError(f"{name} must be positive definite (P_i SPD, Theorem 2); smallest eigenvalue {float(diag.min()):.3g}")
+        sq = xp.sqrt(diag)
+        return sq[..., None] * xp.eye(d), (1.0 / sq)[..., None] * xp.eye(d)
     lam, V = xp.linalg.eigh(0.5 * (P + P.swapaxes(-1, -2)))
     if bool(xp.any(lam[..., 0] <= 0)):
         raise ProblemError(f"{name} must be positive definite (P_i SPD, Theorem 2); smallest eigenvalue {float(lam.min()):.3g}")
     sq = xp.sqrt(lam)
-    Ph = xp.einsum("...ij,...j,...kj->...ik", V, sq, V)
-    Pmh = xp.einsum("...ij,...j,...kj->...ik", V, 1.0 / sq, V)
-    return Ph, Pmh
+    Vt = V.swapaxes(-1, -2)
+    return (V * sq[..., None, :]) @ Vt, (V * (1.0 / sq)[..., None, :]) @ Vt
 
 
 def local_operators(fed: QuadraticFederation, *, eta, tau, precond=None) -> LocalOperators:
@@ -151,8 +157,9 @@ def local_operators(fed: QuadraticFederation, *, eta, tau, precond=None) -> Loca
     powk = dstep ** tau[..., None]
     # N^{-1}(I-K) = (eta tau)^{-1} P^{-1/2} U diag(1 - d^tau) U^T P^{-1/2}, symmetric
     g = (1.0 - powk) / (eta * tau)[..., None]
-    NinvImK = xp.einsum("...ij,...jk,...k,...lk,...lm->...im", Pmh, U, g, U, Pmh)
-    K = xp.einsum("...ij,...jk,...k,...lk,...lm->...im", Ph, U, powk, U, Pmh)
+    left, right = Pmh @ U, U.swapaxes(-1, -2) @ Pmh  # matmul chains: a 5-operand einsum is O(d^5)
+    NinvImK = (left * g[..., None, :]) @ right
+    K = ((Ph @ U) * powk[..., None, :]) @ right
     PP = Ph @ Ph
     N = (eta * tau)[..., None, None] * PP
     Ninv = (Pmh @ Pmh) / (eta * tau)[..., None, None]

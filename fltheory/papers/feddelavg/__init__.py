@@ -1,0 +1,19 @@
+"""FedDelAvg -- "Federated Learning with Communication Delay in Edge Networks" (Lin, Brinton, Michelusi).
+
+Spec: ``shared/spec/spec_001.md``.  Rooms:
+
+* ``algorithm`` -- the batched FedDelAvg simulator (period tau, delay Delta, weight alpha), the lemma
+  quantities it records, and a plain per-client loop reference;
+* ``exact`` -- on quadratic clients one period is an affine map: fixed point, spectral radius,
+  exact trajectory, asymptotic gap and the exactly optimal alpha;
+* ``bounds`` / ``checks`` -- the paper's statements and their checks.
+"""
+from . import algorithm, exact
+from .algorithm import FedDelAvgRecord, FedDelAvgResult, feddelavg, feddelavg_loop
+from .exact import alpha_comparison, asymptotic_gap, exact_optimal_alpha, exact_trajectory, period_map
+
+__all__ = [
+    "algorithm", "exact",
+    "FedDelAvgRecord", "FedDelAvgResult", "feddelavg", "feddelavg_loop",
+    "alpha_comparison", "asymptotic_gap", "exact_optimal_alpha", "exact_trajectory", "period_map",
+]

@@ -1,0 +1,420 @@
+"""FedDelAvg on quadratic clients, exactly: one period is an affine map.
+
+Problem class
+-------------
+``QuadraticFederation`` (F_i(w) = 1/2 (w - x_i*)^T H_i (w - x_i*)), GD clients, no noise.
+
+Method
+------
+Take as state the stacked client models at the send times, ``z_k = (w_1, ..., w_M)(k tau - Delta)``
+(step count ``s = k tau``; spec_001 §2.3).  The delayed global model used at the sync of period
+``k`` is ``w(k tau - Delta) = sum_i rho_i z_{k,i}``, a linear function of that same state, so no
+extra memory is needed: one period is the affine map ``z_{k+1} = P z_k + p`` with, writing
+``A = blockdiag(I - eta H_i)`` and ``A^j z + b_j`` for ``j`` local GD steps and ``J`` the
+"average and broadcast" matrix (``(J z)_i = sum_j rho_j z_j``),
+
+    Delta >= 1:  P = alpha A^{tau-Delta} J + (1-alpha) A^tau,   p = b_tau - alpha A^{tau-Delta} b_Delta
+    Delta  = 0:  P = (alpha J + (1-alpha) I) A^tau,              p = (alpha J + (1-alpha) I) b_tau
+
+(the Delta = 0 line is convention [E8]: the sync uses the pre-sync average).  Both are
+``P(alpha) = A^tau + alpha P_1`` and ``p(alpha) = b_tau + alpha p_1``: affine in alpha, so a whole
+alpha grid costs one set of matrix powers.  With Delta = 0 the last period has no sync (the
+syncs are at t = tau..(K-1) tau; [E7]): it is the alpha = 0 map.
+
+Exact results: the fixed point of ``P`` (the limit of the candidates ``w(k tau - Delta)`` of eq.
+(13) is its weighted average ``w_inf``), the spectral radius (the exact asymptotic rate per
+period), the whole trajectory ``z_0..z_K``, the asymptotic gap ``F(w_inf) - F(w*) =
+1/2 (w_inf - w*)^T Hbar (w_inf - w*)`` (exact, no bound), and the alpha minimising the gap or the
+rate.  These are exact statements about the algorithm; they are not the paper's bounds and
+nothing here is "tight" -- compare with ``bounds.alpha_star`` (spec_001 §4.6) via ``alpha_comparison``.
+
+Example
+-------
+>>> import numpy as np, fltheory as flt
+>>> from fltheory.papers.feddelavg import exact
+>>> fed = flt.random_quadratic_federation(M=3, d=2, kappa=4, seed=2)
+>>> P = exact.period_map(fed, eta=0.1, tau=4, Delta=0, alpha=1.0)   # FedAvg
+>>> float(P.spectral_radius()) < 1
+True
+>>> opt = exact.exact_optimal_alpha(fed, eta=0.1, tau=4, Delta=3, objective="gap")
+>>> bool(0 < opt.alpha <= 1)
+True
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...backend import asarray, namespace, to_numpy
+from ...linear import AffineMap
+from ...problems import ProblemError, QuadraticFederation
+from .algorithm import check_parameters, global_loss
+
+__all__ = [
+    "period_map",
+    "PeriodPencil",
+    "period_pencil",
+    "PeriodFixedPoint",
+    "fixed_point",
+    "spectral_radius",
+    "ExactTrajectory",
+    "exact_trajectory",
+    "asymptotic_gap",
+    "OptimalAlpha",
+    "exact_optimal_alpha",
+    "AlphaComparison",
+    "alpha_comparison",
+]
+
+
+def _require_quadratic(fed):
+    if not isinstance(fed, QuadraticFederation):
+        raise ProblemError("the exact period map needs a QuadraticFederation (GD on quadratic clients)")
+
+
+@dataclass(frozen=True)
+class PeriodPencil:
+    """The period map as a function of alpha: ``P(alpha) = A0 + alpha A1``, ``p(alpha) = b0 + alpha b1``.
+
+    Arrays are ``(..., n, n)`` / ``(..., n)`` with ``n = M d`` (client-major state).
+    """
+
+    A0: Any
+    A1: Any
+    b0: Any
+    b1: Any
+    M: int
+    d: int
+
+    def at(self, alpha) -> AffineMap:
+        """The period map for ``alpha`` (broadcast against the batch; extra leading axes allowed)."""
+        xp = namespace(self.A0)
+        a = asarray(alpha, xp)
+        return AffineMap(self.A0 + a[..., None, None] * self.A1, self.b0 + a[..., None] * self.b1)
+
+
+def _blockdiag(P, xp):
+    M, d = P.shape[-3], P.shape[-1]
+    return xp.einsum("ij,...iab->...iajb", xp.eye(M), P).reshape(P.shape[:-3] + (M * d, M * d))
+
+
+def period_pencil(fed, *, eta, tau, Delta) -> PeriodPencil:
+    """The alpha-pencil of one FedDelAvg period (module docstring); batched over fed, eta, Delta."""
+    _require_quadratic(fed)
+    xp = fed.xp
+    tau, Delta, _, eta = check_parameters(tau=tau, Delta=Delta, alpha=1.0, eta=eta, xp=xp)
+    M, d = fed.M, fed.d
+    cfg = np.broadcast_shapes(fed.batch_shape, eta.shape, Delta.shape)
+    I = xp.eye(d)
+    step = I - eta[..., None, None, None] * fed.H  # (..., M, d, d)
+    shift = eta[..., None, None] * xp.einsum("...mij,...mj->...mi", fed.H, fed.x_opt)
+    Ps, bs = [xp.broadcast_to(I, step.shape)], [xp.zeros(shift.shape)]
+    for _ in range(tau):  # j local steps: z -> P_j z + b_j (per client)
+        Ps.append(step @ Ps[-1])
+        bs.append(xp.einsum("...mij,...mj->...mi", step, bs[-1]) + shift)
+    Ps, bs = xp.stack(Ps), xp.stack(bs)  # (tau+1, ..., M, d, d)
+    D = xp.broadcast_to(Delta, cfg)
+
+    def lift(a, core):  # (tau+1, *sub, *core) -> (tau+1, *cfg, *core)
+        sub = a.shape[1:a.ndim - core]
+        a = a.reshape((tau + 1,) + (1,) * (len(cfg) - len(sub)) + a.shape[1:])
+        return xp.broadcast_to(a, (tau + 1,) + cfg + a.shape[a.ndim - core:])
+
+    Ps, bs = lift(Ps, 3), lift(bs, 2)
+
+    def pick(j):  # per-configuration selection of power j (an array of shape cfg)
+        sel = (xp.arange(tau + 1) == j[..., None]).astype(xp.float64)
+        return xp.einsum("...j,j...mab->...mab", sel, Ps), xp.einsum("...j,j...ma->...ma", sel, bs)
+
+    rho = xp.broadcast_to(fed.weights, cfg + (M,))
+    P_tau = xp.broadcast_to(Ps[tau], cfg + (M, d, d))
+    b_tau = xp.broadcast_to(bs[tau], cfg + (M, d))
+    P_rest, _ = pick(tau - D)
+    _, b_D = pick(D)
+    # Delta >= 1: A^{tau-Delta} J  (row block i, column block j: rho_j P_{tau-Delta, i})
+    X1 = xp.einsum("...j,...iab->...iajb", rho, P_rest)
+    # Delta = 0:  J A^tau          (row block i, column block j: rho_j P_{tau, j})
+    X0 = xp.einsum("...j,...jab,i->...iajb", rho, P_tau, xp.ones(M))
+    zero = (D == 0)[..., None, None, None, None]
+    X = xp.where(zero, X0, X1).reshape(cfg + (M * d, M * d))
+    A0 = _blockdiag(P_tau, xp)
+    Jb = xp.broadcast_to(xp.einsum("...j,...ja->...a", rho, b_tau)[..., None, :], cfg + (M, d))
+    b1_pos = -xp.einsum("...iab,...ib->...ia", P_rest, b_D)
+    b1 = xp.where((D == 0)[..., None, None], Jb - b_tau, b1_pos).reshape(cfg + (M * d,))
+    return PeriodPencil(A0, X - A0, b_tau.reshape(cfg + (M * d,)), b1, M, d)
+
+
+def period_map(fed, *, eta, tau, Delta, alpha) -> AffineMap:
+    """One FedDelAvg period on the stacked client models ``z_k = w_i(k tau - Delta)`` (module docstring).
+
+    Exact (not a bound).  ``z_{k+1} = P z_k + p`` for every period that contains a sync, i.e. all
+    periods when ``Delta >= 1`` and all but the last when ``Delta = 0``.
+
+    >>> import fltheory as flt
+    >>> fed = flt.random_quadratic_federation(M=2, d=2, seed=0)
+    >>> period_map(fed, eta=0.1, tau=3, Delta=1, alpha=0.5).A.shape
+    (4, 4)
+    """
+    _require_quadratic(fed)
+    _, _, alpha, _ = check_parameters(tau=tau, Delta=Delta, alpha=alpha, eta=eta, xp=fed.xp)
+    return period_pencil(fed, eta=eta, tau=tau, Delta=Delta).at(alpha)
+
+
+@dataclass(frozen=True)
+class PeriodFixedPoint:
+    """Fixed point of the period map: clients ``(..., M, d)`` at the send time, their average
+    ``w_bar`` (the limit of the candidates ``w(k tau - Delta)``), the residual and the spectral radius."""
+
+    clients: Any
+    w_bar: Any
+    residual: Any
+    spectral_radius: Any
+
+
+def spectral_radius(fed, *, eta, tau, Delta, alpha):
+    """The spectral radius of the period map: the exact asymptotic contraction per period."""
+    return period_map(fed, eta=eta, tau=tau, Delta=Delta, alpha=alpha).spectral_radius()
+
+
+def _check_stable(rho, eta, what="the period map"):
+    r = to_numpy(rho)
+    if np.any(r >= 1):
+        raise ProblemError(
+            f"{what} has spectral radius {r.max():.6g} >= 1: FedDelAvg does not converge "
+            f"(eta={to_numpy(eta).max():.3g} too large for this (tau, Delta, alpha))"
+        )
+
+
+def fixed_point(fed, *, eta, tau, Delta, alpha) -> PeriodFixedPoint:
+    """The fixed point of the period map (raises when its spectral radius is >= 1)."""
+    m = period_map(fed, eta=eta, tau=tau, Delta=Delta, alpha=alpha)
+    r = m.spectral_radius()
+    _check_stable(r, eta)
+    fp = m.fixed_point()
+    clients = fp.x.reshape(fp.x.shape[:-1] + (fed.M, fed.d))
+    w_bar = fed.xp.einsum("...m,...mi->...i", fed.weights, clients)
+    return PeriodFixedPoint(clients, w_bar, fp.residual, r)
+
+
+def _gap(fed, w):
+    e = w - fed.x_star
+    return 0.5 * fed.xp.einsum("...i,...ij,...j->...", e, fed.Hbar, e)
+
+
+def asymptotic_gap(fed, *, eta, tau, Delta, alpha):
+    """``F(w_inf) - F(w*)`` with ``w_inf`` the limit of the candidates ``w(k tau - Delta)`` (exact).
+
+    >>> import fltheory as flt
+    >>> fed = flt.random_quadratic_federation(M=3, d=2, seed=0)
+    >>> float(asymptotic_gap(fed, eta=0.1, tau=1, Delta=0, alpha=1.0)) < 1e-20   # tau=1 FedAvg = GD
+    True
+    """
+    return _gap(fed, fixed_point(fed, eta=eta, tau=tau, Delta=Delta, alpha=alpha).w_bar)
+
+
+@dataclass(frozen=True)
+class ExactTrajectory:
+    """``clients[..., k, i, :] = w_i(k tau - Delta)`` and ``w_bar[..., k, :]`` for k = 0..K, exactly."""
+
+    clients: Any
+    w_bar: Any
+    losses: Any
+
+
+def exact_trajectory(fed, *, eta, tau, Delta, alpha, K: int, w_init=None) -> ExactTrajectory:
+    """The states at the send times, by iterating the period map (the last period without a sync
+    when Delta = 0).  Batched over fed, eta, Delta, alpha; equals ``feddelavg`` to rounding."""
+    xp = fed.xp
+    _, D, alpha, _ = check_parameters(tau=tau, Delta=Delta, alpha=alpha, eta=eta, K=K, xp=xp)
+    pen = period_pencil(fed, eta=eta, tau=tau, Delta=Delta)
+    sync = pen.at(alpha)
+    M, d = fed.M, fed.d
+    x0 = xp.zeros(d) if w_init is None else asarray(w_init, xp)
+    z = xp.broadcast_to(x0[..., None, :], x0.shape[:-1] + (M, d)).reshape(x0.shape[:-1] + (M * d,))
+    z = xp.broadcast_to(z, np.broadcast_shapes(z.shape, sync.b.shape))
+    zs = [z]
+    for k in range(int(K)):
+        nxt = sync(zs[-1])
+        if k == int(K) - 1:  # Delta = 0: no sync at t = T
+            nxt = xp.where((D == 0)[..., None], pen.at(0.0)(zs[-1]), nxt)
+        zs.append(nxt)
+    nb = len(z.shape) - 1
+    Z = xp.stack(zs, axis=nb).reshape(z.shape[:-1] + (int(K) + 1, M, d))
+    w_bar = xp.einsum("...m,...kmi->...ki", fed.weights, Z)
+    losses = xp.stack([global_loss(fed, w_bar[..., k, :]) for k in range(int(K) + 1)], axis=nb)
+    return ExactTrajectory(Z, w_bar, losses)
+
+
+# --------------------------------------------------------------------------------------
+# the exactly optimal alpha
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class OptimalAlpha:
+    """``alpha`` minimising ``objective`` over (0, 1] per configuration, with the minimum ``value``,
+    the value at ``alpha = 1`` and the coarse grid used (``grid``, ``grid_values``: (G, ...))."""
+
+    alpha: Any
+    value: Any
+    value_at_1: Any
+    objective: str
+    grid: Any
+    grid_values: Any
+
+
+def _objective(pen: PeriodPencil, fed, alpha, objective, xp):
+    m = pen.at(alpha)
+    if objective == "rate":
+        return m.spectral_radius()
+    rho = m.spectral_radius()
+    stable = rho < 1
+    A = xp.where(stable[..., None, None], m.A, 0.0)  # unstable ones (I - A may be singular) -> +inf below
+    z = xp.linalg.solve(xp.eye(m.n) - A, m.b[..., None])[..., 0]
+    w = xp.einsum("...m,...mi->...i", fed.weights, z.reshape(z.shape[:-1] + (pen.M, pen.d)))
+    return xp.where(stable, _gap(fed, w), xp.inf)
+
+
+DEFAULT_GRID = np.unique(np.concatenate([np.geomspace(1e-3, 1.0, 40), np.linspace(0.02, 1.0, 50)]))
+
+
+def exact_optimal_alpha(fed, *, eta, tau, Delta, objective: str = "gap", grid=None, tol: float = 1e-10) -> OptimalAlpha:
+    """The alpha in (0, 1] minimising the exact asymptotic gap (``objective="gap"``) or the spectral
+    radius of the period map (``"rate"``), batched over fed, eta and Delta.
+
+    Method: the objective on a coarse grid (``DEFAULT_GRID``, 0.001..1, alpha at which the period
+    map is unstable count as +inf), then golden-section search on the two grid cells around the
+    best grid point, vectorised over configurations, to ``tol`` in alpha; ``alpha = 1`` is kept when
+    it is at least as good.  Exact up to that 1-D search (a global minimum if the objective is
+    unimodal between grid points).
+    """
+    if objective not in ("gap", "rate"):
+        raise ProblemError(f"objective must be 'gap' or 'rate'; got {objective!r}")
+    xp = fed.xp
+    pen = period_pencil(fed, eta=eta, tau=tau, Delta=Delta)
+    cfg = pen.b0.shape[:-1]
+    g = xp.asarray(DEFAULT_GRID if grid is None else np.unique(np.asarray(grid, float)))
+    if bool(xp.any(g <= 0)) or bool(xp.any(g > 1)):
+        raise ProblemError("grid values must satisfy 0 < alpha <= 1")
+    vals = _objective(pen, fed, g.reshape((-1,) + (1,) * len(cfg)), objective, xp)  # (G, ...)
+    vals = xp.broadcast_to(vals, (g.shape[0],) + cfg)
+    j = xp.argmin(vals, axis=0)
+    G = g.shape[0]
+    lo = g[xp.clip(j - 1, 0, G - 1)]
+    hi = g[xp.clip(j + 1, 0, G - 1)]
+    lo = xp.where(j == 0, g[0] * 0.5, lo)
+    invphi = (np.sqrt(5.0) - 1.0) / 2.0
+    c = hi - invphi * (hi - lo)
+    dd = lo + invphi * (hi - lo)
+    fc = _objective(pen, fed, c, objective, xp)
+    fd = _objective(pen, fed, dd, objective, xp)
+    while float(xp.max(hi - lo)) > tol:
+        left = fc < fd  # minimum in [lo, dd]
+        hi = xp.where(left, dd, hi)
+        lo = xp.where(left, lo, c)
+        new = xp.where(left, hi - invphi * (hi - lo), lo + invphi * (hi - lo))
+        fnew = _objective(pen, fed, new, objective, xp)
+        c, dd, fc, fd = (xp.where(left, new, dd), xp.where(left, c, new),
+                         xp.where(left, fnew, fd), xp.where(left, fc, fnew))
+    a = 0.5 * (lo + hi)
+    fa = _objective(pen, fed, a, objective, xp)
+    best_grid = xp.min(vals, axis=0)
+    a = xp.where(best_grid < fa, g[j], a)
+    fa = xp.minimum(fa, best_grid)
+    f1 = _objective(pen, fed, xp.ones(cfg), objective, xp)
+    a = xp.where(f1 <= fa, 1.0, a)
+    fa = xp.minimum(fa, f1)
+    if bool(xp.any(~xp.isfinite(fa))):
+        raise ProblemError(f"the period map is unstable for every alpha on the grid (eta={eta} too large)")
+    return OptimalAlpha(a, fa, f1, objective, g, vals)
+
+
+@dataclass(frozen=True)
+class AlphaComparison:
+    """Exactly optimal alpha against the paper's bound-optimal alpha*, per delay ``Delta``.
+
+    ``alpha_gap`` minimises the exact asymptotic gap, ``alpha_rate`` the spectral radius,
+    ``alpha_bound`` is alpha* of spec_001 §4.6 (``None`` when unavailable); ``gap_*`` and ``rate_*``
+    are the exact gap and spectral radius at those alphas and at alpha = 1.  ``L``, ``delta``,
+    ``beta`` are the constants alpha* was evaluated with.
+    """
+
+    Delta: Any
+    alpha_gap: Any
+    alpha_rate: Any
+    alpha_bound: Any
+    gap_at_alpha_gap: Any
+    gap_at_alpha_bound: Any
+    gap_at_1: Any
+    rate_at_alpha_rate: Any
+    rate_at_alpha_bound: Any
+    rate_at_1: Any
+    L: Any
+    delta: Any
+    beta: Any
+
+
+def quadratic_constants(fed, *, radius=None):
+    """``(beta, L, delta)`` of spec_001 for a quadratic federation over the ball ``||w - x*|| <= radius``.
+
+    ``beta = max_i lambda_max(H_i)``; ``L = max_i lambda_max(H_i) (radius + ||x_i* - x*||)`` bounds
+    ``||grad F_i||`` on the ball; ``delta = sum_i rho_i delta_i`` with ``delta_i`` from
+    ``fed.delta_ball(radius)``.  Quadratics are not globally Lipschitz (spec_001 [E1]), so the ball
+    is a modelling choice; the default radius ``max(||x*||, max_i ||x_i* - x*||)`` covers a start at
+    0 and the client optima.  alpha* depends only on ``delta / L``.
+    """
+    xp = fed.xp
+    xs = fed.x_star
+    spread = xp.sqrt(((fed.x_opt - xs[..., None, :]) ** 2).sum(axis=-1))  # (..., M)
+    if radius is None:
+        radius = xp.maximum(xp.sqrt((xs * xs).sum(axis=-1)), spread.max(axis=-1))
+    r = asarray(radius, xp)
+    L = (fed.L_i * (r[..., None] + spread)).max(axis=-1)
+    delta = (fed.weights * fed.delta_ball(r[..., None])).sum(axis=-1)
+    return fed.L, L, delta
+
+
+def _bound_alpha(**kw):
+    try:
+        from .bounds import alpha_star  # noqa: PLC0415 - written by another module, may be absent
+    except ImportError:
+        return None
+    return alpha_star(**kw)
+
+
+def alpha_comparison(fed, *, eta, tau, Deltas, alpha_bound=None, L=None, delta=None, radius=None) -> AlphaComparison:
+    """Exact gap-optimal and rate-optimal alpha for each ``Delta`` in ``Deltas``, beside alpha*.
+
+    ``alpha_bound`` may be given (one value per Delta); otherwise ``bounds.alpha_star`` is used when
+    present, with ``beta = fed.L`` and ``(L, delta)`` from ``quadratic_constants`` unless given.
+    Batched over ``Deltas`` (a leading axis) and the federation's batch.
+
+    >>> import fltheory as flt, numpy as np
+    >>> fed = flt.random_quadratic_federation(M=3, d=2, kappa=4, seed=2)
+    >>> cmp = alpha_comparison(fed, eta=0.1, tau=4, Deltas=[0, 2, 4], alpha_bound=[1.0, 0.8, 0.6])
+    >>> float(cmp.alpha_gap[0]) == 1.0 or float(cmp.gap_at_alpha_gap[0]) <= float(cmp.gap_at_1[0])
+    True
+    """
+    _require_quadratic(fed)
+    xp = fed.xp
+    D = xp.asarray(np.asarray(Deltas, dtype=np.int64)).reshape((-1,) + (1,) * len(fed.batch_shape))
+    og = exact_optimal_alpha(fed, eta=eta, tau=tau, Delta=D, objective="gap")
+    orate = exact_optimal_alpha(fed, eta=eta, tau=tau, Delta=D, objective="rate")
+    beta, L0, d0 = quadratic_constants(fed, radius=radius)
+    L = L0 if L is None else asarray(L, xp)
+    delta = d0 if delta is None else asarray(delta, xp)
+    if alpha_bound is None:
+        alpha_bound = _bound_alpha(eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=D)
+    pen = period_pencil(fed, eta=eta, tau=tau, Delta=D)
+    gap_b = rate_b = None
+    if alpha_bound is not None:
+        ab = asarray(alpha_bound, xp)
+        alpha_bound = xp.broadcast_to(ab.reshape(D.shape) if ab.ndim == 1 else ab, og.alpha.shape)
+        gap_b = _objective(pen, fed, alpha_bound, "gap", xp)
+        rate_b = _objective(pen, fed, alpha_bound, "rate", xp)
+    return AlphaComparison(
+        Delta=D.reshape(-1), alpha_gap=og.alpha, alpha_rate=orate.alpha, alpha_bound=alpha_bound,
+        gap_at_alpha_gap=og.value, gap_at_alpha_bound=gap_b, gap_at_1=og.value_at_1,
+        rate_at_alpha_rate=orate.value, rate_at_alpha_bound=rate_b, rate_at_1=orate.value_at_1,
+        L=L, delta=delta, beta=beta,
+    )

@@ -1,0 +1,96 @@
+"""LogisticFederation (softmax cross-entropy clients) and the digits federation."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fltheory.datasets import digits_federation
+from fltheory.problems import LogisticFederation, ProblemError
+
+
+def make(seed=0, M=3, m=3, s=3, reg=0.05):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(3, 15, size=M)
+    Xs = [rng.normal(size=(n, m)) * 2 for n in sizes]
+    ys = [rng.integers(0, s, size=n) for n in sizes]
+    return LogisticFederation.from_client_data(Xs, ys, n_classes=s, reg=reg), Xs, ys
+
+
+def per_sample_loss(W, x, y, s, reg):
+    z = W.reshape(s, -1) @ x
+    return np.log(np.exp(z - z.max()).sum()) + z.max() - z[y]
+
+
+def test_loss_and_gradients_match_a_direct_computation():
+    fed, Xs, ys = make()
+    W = np.random.default_rng(1).normal(size=fed.d)
+    for i in range(fed.M):
+        direct = np.mean([per_sample_loss(W, x, y, 3, 0) for x, y in zip(Xs[i], ys[i])]) + 0.025 * W @ W
+        assert np.isclose(fed.loss_clients(W)[i], direct, rtol=1e-13)
+    np.testing.assert_allclose(fed.weights, [len(y) / sum(map(len, ys)) for y in ys])
+    v = np.random.default_rng(2).normal(size=fed.d)
+    e = 1e-6
+    fd = (fed.loss(W + e * v) - fed.loss(W - e * v)) / (2 * e)
+    assert np.isclose(fd, fed.grad(W) @ v, rtol=1e-7)
+    hv = (fed.grad(W + e * v) - fed.grad(W - e * v)) / (2 * e)
+    np.testing.assert_allclose(fed.hessian(W) @ v, hv, atol=1e-7)
+    np.testing.assert_allclose(fed.hessp(W, v), fed.hessian(W) @ v, atol=1e-12)
+
+
+def test_batched_and_per_client_points():
+    fed, _, _ = make()
+    W = np.random.default_rng(3).normal(size=(2, fed.M, fed.d))
+    G = fed.grad_clients(W)
+    for b in range(2):
+        for i in range(fed.M):
+            np.testing.assert_allclose(G[b, i], fed.grad_client(i, W[b, i]), atol=1e-14)
+            np.testing.assert_allclose(G[b, i], fed.grad_clients(W[b, i])[i], atol=1e-14)
+    n = int(fed.sizes.min())
+    idx = np.broadcast_to(np.arange(n), (fed.M, n))
+    full_small = LogisticFederation(fed.X[:, :n], fed.y[:, :n], fed.mask[:, :n], 3, fed.reg)
+    np.testing.assert_allclose(fed.grad_clients(W[0], idx=idx), full_small.grad_clients(W[0]), atol=1e-14)
+
+
+@given(seed=st.integers(0, 1000), scale=st.floats(0.1, 30))
+def test_analytic_constants(seed, scale):
+    """||grad F_i|| <= L (reg = 0) everywhere; lambda_max(Hessian of F_i) <= beta_i."""
+    fed, Xs, ys = make(seed=seed, reg=0.0)
+    W = np.random.default_rng(seed).normal(size=fed.d) * scale
+    assert np.all(np.linalg.norm(fed.grad_clients(W), axis=-1) <= fed.L_i * (1 + 1e-12))
+    for i in range(fed.M):
+        one = LogisticFederation.from_client_data([Xs[i]], [ys[i]], n_classes=3)
+        lam = np.linalg.eigvalsh(one.hessian(W))[-1]
+        assert lam <= fed.beta_i[i] * (1 + 1e-12)
+
+
+def test_reference_minimiser():
+    fed, _, _ = make(reg=0.1)
+    assert fed.x_star_residual < 1e-12
+    W = fed.x_star + 0.01 * np.random.default_rng(0).normal(size=fed.d)
+    assert fed.loss(W) > fed.F_star
+
+
+def test_errors():
+    with pytest.raises(ProblemError, match="at least one sample"):
+        LogisticFederation(np.zeros((2, 3, 2)), np.zeros((2, 3), int), np.array([[1, 1, 0], [0, 0, 0]]))
+    with pytest.raises(ProblemError, match="reg must be >= 0"):
+        make(reg=-1.0)
+    with pytest.raises(ProblemError, match="labels y"):
+        LogisticFederation(np.zeros((1, 2, 2)), np.array([[0, 5]]), n_classes=3)
+
+
+@pytest.mark.parametrize("partition", ["label", "dirichlet"])
+def test_digits_federation(partition):
+    data = digits_federation(n_clients=10, partition=partition, seed=1)
+    fed = data.fed
+    assert fed.M == 10 and fed.d == 640 and int(fed.sizes.sum()) + len(data.y_test) == 1797
+    assert abs(float(fed.weights.sum()) - 1) < 1e-12
+    Xtr = fed.X[fed.mask]
+    np.testing.assert_allclose(Xtr.mean(axis=0), 0, atol=1e-10)
+    if partition == "label":  # each client is dominated by at most two labels
+        for i in range(10):
+            counts = np.bincount(fed.y[i, : fed.sizes[i]], minlength=10)
+            assert np.sort(counts)[-2:].sum() >= 0.9 * fed.sizes[i]
+    assert digits_federation(n_clients=10, partition=partition, seed=1).fed.y.tolist() == fed.y.tolist()
+    with pytest.raises(ProblemError, match="partition"):
+        digits_federation(partition="iid")
