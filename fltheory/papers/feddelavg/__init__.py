@@ -8,12 +8,13 @@ Spec: ``shared/spec/spec_001.md``.  Rooms:
   exact trajectory, asymptotic gap and the exactly optimal alpha;
 * ``bounds`` / ``checks`` -- the paper's statements and their checks.
 """
-from . import algorithm, exact
+from . import algorithm, bounds, exact
+from .bounds import alpha_star, delta_threshold
 from .algorithm import FedDelAvgRecord, FedDelAvgResult, feddelavg, feddelavg_loop
 from .exact import alpha_comparison, asymptotic_gap, exact_optimal_alpha, exact_trajectory, period_map
 
 __all__ = [
-    "algorithm", "exact",
+    "algorithm", "bounds", "exact", "alpha_star", "delta_threshold",
     "FedDelAvgRecord", "FedDelAvgResult", "feddelavg", "feddelavg_loop",
     "alpha_comparison", "asymptotic_gap", "exact_optimal_alpha", "exact_trajectory", "period_map",
 ]

@@ -1,0 +1,818 @@
+r"""Every result of Lin, Brinton, Michelusi, *Federated Learning with Communication Delay in Edge
+Networks* (spec_001) as a :class:`fltheory.symbolic.Statement`.
+
+Problem class: :math:`F=\sum_i\rho_iF_i`, every :math:`F_i` convex, :math:`L`-Lipschitz and
+:math:`\beta`-smooth (Assumption 1) with gradient dissimilarity
+:math:`\sup_w\|\nabla F_i(w)-\nabla F(w)\|\le\delta_i`, :math:`\delta=\sum_i\rho_i\delta_i` (Assumption 2).
+Method: FedDelAvg -- local GD with step :math:`\eta`, and every :math:`\tau` steps a mix
+:math:`w_i(k\tau)=\alpha\,w(k\tau-\Delta)+(1-\alpha)[w_i(k\tau-1)-\eta\nabla F_i(w_i(k\tau-1))]` with
+the global model :math:`\Delta` steps old (eqs. (10)-(12); simulator in ``algorithm.py``).
+
+Named quantities.  The paper's functions are SymPy functions that print as the paper writes them,
+evaluate exactly on numbers, expand with :func:`expand_named`, and evaluate on arrays in an
+overflow-safe form (powers :math:`(1+\eta\beta)^n` in log space, ``0 * inf = 0`` for the
+factors :math:`1-\alpha`, :math:`\delta`, ...; :math:`\alpha^*`, :math:`\delta_{th}` and the
+monotonicity condition in a form scaled by :math:`(1+\eta\beta)^{-\tau}`).  So nothing overflows to
+NaN for :math:`\tau` up to :math:`10^4` and beyond: a value whose true size exceeds the float64
+range comes back as ``+inf`` (a vacuous bound), every value that fits comes back finite.
+
+=================================  =========  ================================================
+statement                          status     note
+=================================  =========  ================================================
+``h``, ``epsilon``, ``psi``,       printed    definitions (18), (19)/(24), (17), (21), (16)
+``psi_inf``, ``Psi``
+``theorem1``                       printed    (15) for the output (13), k = 0..K-1: FALSE at K=1
+``theorem1_corrected``             corrected  min over k = 1..K (what the proof bounds, [E9])
+``asymptotic_gap``                 printed    (20), with phi_inf = lim phi_K > 0
+``psi_inf_delta0``                 printed    (22) identity at Delta = 0
+``delta0_alpha1_optimal``          printed    (22) inequality psi(alpha,inf) >= psi(1,inf)
+``monotonicity_condition``         printed    alpha^2 D >= M (holds pointwise, [E23])
+``psi_inf_derivative``             corrected  d psi/d alpha = D - M/alpha^2 (strictly convex)
+``delta_threshold``                printed    delta >= delta_th => alpha* = 1 (denominator > 0)
+``delta_threshold_iff``            corrected  iff, total (-inf at Delta=0, +inf at tau=Delta=1)
+``alpha_star_printed``             printed    sqrt(M/D), valid for delta < delta_th
+``alpha_star``                     corrected  total: 1 if D <= M else sqrt(M/D) ([E24])
+``lemma3`` / ``_corrected``        p / c      (23); c: eta > 0 only, factor (1 - rho_i), k = 0..K
+``lemma3_delta0``                  corrected  Delta = 0: extra (1-alpha), only for k <= K-1
+``lemma4`` / ``_corrected``        p / c      step bound; c: non-sync t only, any eta > 0 ([E7])
+``lemma4_no_delay``                printed    (25) for Delta = 0 -- FALSE for alpha < 1 ([E19])
+``lemma4_no_delay_corrected``      corrected  (25) needs alpha = 1 and t < (k+1) tau
+``lemma5`` / ``_corrected``        p / c      (26)/(49); c: any eta > 0 ([E12])
+``lemma5_intermediate``            printed    (47)-(48), equal to (49) for delta > 0 ([E20])
+``prop1``, ``prop1_loss``          printed    (27), eta < 2/beta
+``prop1_corrected``, ``..._loss``  corrected  (27) for any eta > 0 ([E12])
+``prop2``                          printed    (77) (periods 1..K, time (K+1)tau - Delta)
+``prop2_corrected``                corrected  main-text indexing: w(K tau - Delta), Psi' = sum_0^{K-1}
+=================================  =========  ================================================
+
+The Theorem 1 counterexample (our derivation, confirmed in ``checks.py``): with ``K = 1`` the
+printed output set (13) is ``{w(-Delta)} = {w_init}``; for one client (``delta = 0``), ``Delta = 0``,
+``alpha = 1`` every psi vanishes and (15) reads :math:`F(w_{init})-F^*\le\|w_{init}-w^*\|^2/(\eta\tau(1-\eta\beta/2))`,
+false whenever :math:`F(w_{init})-F^*\approx\frac\beta2\|w_{init}-w^*\|^2` and
+:math:`\eta\beta\tau(1-\eta\beta/2)>2` (e.g. :math:`\eta\beta=1,\tau=10`: ratio 2.5).
+
+Trajectory-dependent symbols: ``phi`` :math:`=\omega(1-\beta\eta/2)`,
+:math:`\omega=1/\max_{k<K}\|w(k\tau-\Delta)-w^*\|^2` (App. A-G (82), [E13]) is supplied from a run
+(``FedDelAvgRecord.phi``), as are ``dist_prev``, ``delta_i``, ``rho_i``, ``xi`` and ``Gamma_min``.
+
+Example
+-------
+>>> from fltheory.papers.feddelavg import bounds as b
+>>> round(float(b.alpha_star(eta=0.02, beta=1, L=1, delta=0.5, tau=10, Delta=9)), 12)
+0.58848729671
+>>> float(b.alpha_star(eta=0.1, beta=2, L=1.5, delta=0.3, tau=5, Delta=2))
+1.0
+>>> round(float(b.delta_threshold(eta=0.02, beta=1, L=1, tau=10, Delta=9)), 10)
+9.2048203235
+>>> float(b.psi_inf(alpha=1, eta=1.0, beta=1, L=1, delta=0, tau=10**4, Delta=10**4))  # no overflow
+10000.0
+>>> b.h.evaluate(x=2, eta=sp.Rational(1, 10), beta=2, delta=1)
+1/50
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import sympy as sp
+
+from ...backend import namespace
+from ...symbolic import Condition, Statement
+
+__all__ = [
+    "STATEMENTS", "PAPER", "expand_named", "alpha_star", "delta_threshold", "h_value", "epsilon_value",
+    "psi_value", "psi_inf", "Psi_value", "Psi_main_value", "theorem1_rhs", "AlphaStar", "alpha_star_details",
+    "D_expr", "M_expr", "psi_inf_expr", "alpha_star_expr", "delta_th_expr", "SYMBOLS",
+]
+
+PAPER = "feddelavg"
+
+
+def _s(name: str) -> sp.Symbol:
+    return sp.Symbol(name, real=True)
+
+
+# ----------------------------------------------------------------------------- symbols
+eta, beta, L, delta, tau, Delta, alpha = (_s(n) for n in ("eta", "beta", "L", "delta", "tau", "Delta", "alpha"))
+k, K, x, phi, xi, s = (_s(n) for n in ("k", "K", "x", "phi", "xi", "s"))
+rho_i, delta_i, dist_prev, Gamma_min = (_s(n) for n in ("rho_i", "delta_i", "dist_prev", "Gamma_min"))
+SYMBOLS = {str(v): v for v in (eta, beta, L, delta, tau, Delta, alpha, k, K, x, phi, xi, s, rho_i, delta_i,
+                               dist_prev, Gamma_min)}
+
+LATEX = {"rho_i": r"\rho_i", "delta_i": r"\delta_i", "Gamma_min": r"\Gamma_{\min}", "s": r"(t-k\tau)",
+         "dist_prev": r"\|\mathbf w_i(t-1)-\mathbf c_k(t-1)\|"}
+X1 = 1 + eta * beta  # the paper writes (1 + eta beta) out everywhere
+A_ = X1 ** tau - 1
+
+
+# ============================================================================= stable numerics
+def _np_quiet(f):
+    """Run ``f`` with NumPy's floating-point warnings off (overflow -> inf is intended)."""
+
+    def g(*args):
+        with np.errstate(all="ignore"):
+            return f(*args)
+
+    g.__name__ = f.__name__
+    g.__doc__ = f.__doc__
+    return g
+
+
+def _prod(xp, *factors):
+    """Product in which a zero factor wins over an infinite one (``0 * inf = 0``)."""
+    out, zero = 1.0, False
+    for f in factors:
+        out = out * f
+        zero = zero | (f == 0)
+    return xp.where(zero, 0.0, out)
+
+
+_FACT = [1.0 / math.factorial(j) for j in range(24)]
+
+
+def _expm1mx(xp, y):
+    """e^y - 1 - y, accurate for small |y| (Taylor series) and large y (inf past 709)."""
+    small = xp.abs(y) < 0.5
+    ys = xp.where(small, y, 0.0)
+    acc = _FACT[21]
+    for j in range(20, 1, -1):
+        acc = acc * ys + _FACT[j]
+    return xp.where(small, acc * ys * ys, xp.expm1(y) - y)
+
+
+def _log1pmx(xp, u):
+    """log(1+u) - u, accurate for small |u|."""
+    small = xp.abs(u) < 0.1
+    us = xp.where(small, u, 0.0)
+    acc = 0.0
+    for j in range(24, 1, -1):
+        acc = acc * us + (-1.0) ** (j + 1) / j
+    return xp.where(small, acc * us * us, xp.log1p(u) - u)
+
+
+def _g(xp, n, u):
+    """(1+u)^n - 1 - n u >= 0, stable, exactly 0 at n = 0 and n = 1 (so h(0) = h(1) = 0 exactly)."""
+    lx = xp.log1p(u)
+    val = _expm1mx(xp, n * lx) + n * _log1pmx(xp, u)
+    return xp.where((n == 0) | (n == 1), 0.0, xp.maximum(val, 0.0))
+
+
+def _pw(xp, n, u):
+    """(1+u)^n through exp(n log1p(u)) (inf past the float range, never NaN)."""
+    return xp.exp(n * xp.log1p(u))
+
+
+def _h(xp, n, eta_, beta_, delta_):
+    return _prod(xp, delta_ / beta_, _g(xp, n, eta_ * beta_))
+
+
+def _S(xp, k_, a):
+    """sum_{j<k} (1-a)^j = (1-(1-a)^k)/a, stable as a -> 0, exact at a = 1 and k = 0."""
+    geo = -xp.expm1(k_ * xp.log1p(-a)) / xp.where(a == 0, 1.0, a)
+    return xp.where(k_ == 0, 0.0, xp.where(a == 0, k_, geo))
+
+
+def _SS(xp, K_, a):
+    """sum_{k=1}^{K} S_k(a) = (K - (1-a) S_K)/a (a > 0)."""
+    return xp.where(K_ == 0, 0.0, (K_ - (1 - a) * _S(xp, K_, a)) / a)
+
+
+def _eps(xp, k_, a, eta_, L_, tau_, D_):
+    return _prod(xp, 2 * eta_ * L_ * (tau_ - a * D_), _S(xp, k_, a))
+
+
+def _psi_rest(xp, a, eta_, beta_, L_, delta_, tau_, D_):
+    """psi(alpha, 0): the part of psi without epsilon."""
+    u = eta_ * beta_
+    return (_prod(xp, 1 - a, _h(xp, tau_, eta_, beta_, delta_)) + _prod(xp, a, _h(xp, tau_ - D_, eta_, beta_, delta_))
+            + _prod(xp, a, eta_ * D_ * L_, _pw(xp, tau_ - D_, u)))
+
+
+def _scaled(xp, eta_, beta_, L_, delta_, tau_, D_):
+    """(D, M, numerator, denominator of delta_th), all divided by (1+eta beta)^tau: never overflow."""
+    u = eta_ * beta_
+    lx = xp.log1p(u)
+    e_tau = -xp.expm1(-tau_ * lx)  # 1 - x^-tau
+    x_mD = xp.exp(-D_ * lx)  # x^-Delta
+    x_mt = xp.exp(-tau_ * lx)  # x^-tau
+    # x^-tau [x^(tau-D)(x^D - 1) - u D] = (1 - x^-(tau-D))(1 - x^-D) + x^-tau g(D), no cancellation
+    gD = _g(xp, D_, u)
+    big = D_ * lx > 600.0
+    g_scaled = xp.where(big, xp.exp(-(tau_ - D_) * lx) * (1 - (1 + D_ * u) * x_mD), gD * x_mt)
+    den = xp.expm1(-(tau_ - D_) * lx) * xp.expm1(-D_ * lx) + g_scaled
+    num = D_ * x_mD - 2 * e_tau * (tau_ - D_)
+    Mh = 2 * eta_ * L_ * tau_ * e_tau
+    Dh = eta_ * L_ * D_ * (2 * e_tau + x_mD) - _prod(xp, delta_ / beta_, den)
+    return Dh, Mh, num, den
+
+
+# numeric implementations, one per named quantity (argument order = the function's)
+@_np_quiet
+def _num_h(x_, eta_, beta_, delta_):
+    return _h(namespace(x_, eta_, beta_, delta_), x_, eta_, beta_, delta_)
+
+
+@_np_quiet
+def _num_eps(k_, a, eta_, L_, tau_, D_):
+    return _eps(namespace(k_, a, eta_, L_), k_, a, eta_, L_, tau_, D_)
+
+
+@_np_quiet
+def _num_psi(k_, a, eta_, beta_, L_, delta_, tau_, D_):
+    xp = namespace(k_, a, eta_, beta_, L_, delta_, tau_, D_)
+    A = xp.expm1(tau_ * xp.log1p(eta_ * beta_))
+    return _prod(xp, 1 - a, _eps(xp, k_, a, eta_, L_, tau_, D_), A) + _psi_rest(xp, a, eta_, beta_, L_, delta_, tau_, D_)
+
+
+@_np_quiet
+def _num_psi_inf(a, eta_, beta_, L_, delta_, tau_, D_):
+    xp = namespace(a, eta_, beta_, L_, delta_, tau_, D_)
+    A = xp.expm1(tau_ * xp.log1p(eta_ * beta_))
+    return (_prod(xp, 1 - a, 2 * eta_ * L_ * (tau_ - a * D_) / a, A)
+            + _psi_rest(xp, a, eta_, beta_, L_, delta_, tau_, D_))
+
+
+def _num_Psi_from(first):
+    @_np_quiet
+    def f(K_, a, eta_, beta_, L_, delta_, tau_, D_):
+        xp = namespace(K_, a, eta_, beta_, L_, delta_, tau_, D_)
+        A = xp.expm1(tau_ * xp.log1p(eta_ * beta_))
+        ss = _SS(xp, K_, a) if first == 1 else _SS(xp, K_ - 1, a)  # sum_k S_k over k = first..first+K-1
+        eps_sum = _prod(xp, 2 * eta_ * L_ * (tau_ - a * D_), ss)
+        return _prod(xp, 1 - a, A, eps_sum) + K_ * _psi_rest(xp, a, eta_, beta_, L_, delta_, tau_, D_)
+
+    return f
+
+
+@_np_quiet
+def _num_D(eta_, beta_, L_, delta_, tau_, D_):
+    xp = namespace(eta_, beta_, L_, delta_, tau_, D_)
+    Dh = _scaled(xp, eta_, beta_, L_, delta_, tau_, D_)[0]
+    return _prod(xp, Dh, _pw(xp, tau_, eta_ * beta_))
+
+
+@_np_quiet
+def _num_M(eta_, beta_, L_, tau_):
+    xp = namespace(eta_, beta_, L_, tau_)
+    return 2 * eta_ * L_ * tau_ * xp.expm1(tau_ * xp.log1p(eta_ * beta_))
+
+
+@_np_quiet
+def _num_dpsi(a, eta_, beta_, L_, delta_, tau_, D_):
+    xp = namespace(a, eta_, beta_, L_, delta_, tau_, D_)
+    Dh, Mh, _, _ = _scaled(xp, eta_, beta_, L_, delta_, tau_, D_)
+    return _prod(xp, Dh - Mh / (a * a), _pw(xp, tau_, eta_ * beta_))
+
+
+@_np_quiet
+def _num_alpha_star(eta_, beta_, L_, delta_, tau_, D_):
+    xp = namespace(eta_, beta_, L_, delta_, tau_, D_)
+    Dh, Mh, _, _ = _scaled(xp, eta_, beta_, L_, delta_, tau_, D_)
+    return xp.where(Dh <= Mh, 1.0, xp.sqrt(Mh / xp.where(Dh <= Mh, 1.0, Dh)))
+
+
+@_np_quiet
+def _num_alpha_closed(eta_, beta_, L_, delta_, tau_, D_):
+    xp = namespace(eta_, beta_, L_, delta_, tau_, D_)
+    Dh, Mh, _, _ = _scaled(xp, eta_, beta_, L_, delta_, tau_, D_)
+    return xp.sqrt(Mh / Dh)
+
+
+@_np_quiet
+def _num_delta_th(eta_, beta_, L_, tau_, D_):
+    xp = namespace(eta_, beta_, L_, tau_, D_)
+    _, _, num, den = _scaled(xp, eta_, beta_, L_, 0.0 * eta_, tau_, D_)
+    inf = xp.where(num < 0, -xp.inf, xp.inf)
+    return xp.where(den > 0, eta_ * beta_ * L_ * num / xp.where(den > 0, den, 1.0), inf)
+
+
+@_np_quiet
+def _num_psi_inf_delta0(a, eta_, beta_, L_, delta_, tau_):
+    xp = namespace(a, eta_, beta_, L_, delta_, tau_)
+    A = xp.expm1(tau_ * xp.log1p(eta_ * beta_))
+    return _h(xp, tau_, eta_, beta_, delta_) + _prod(xp, 1 / a - 1, 2 * eta_ * L_ * tau_, A)
+
+
+@_np_quiet
+def _num_growth(s_, eta_, beta_, d_):
+    xp = namespace(s_, eta_, beta_, d_)
+    return _prod(xp, d_ / beta_, xp.expm1(s_ * xp.log1p(eta_ * beta_)))
+
+
+@_np_quiet
+def _num_lemma5(k_, a, eta_, beta_, L_, delta_, tau_, D_):
+    xp = namespace(k_, a, eta_, beta_, L_, delta_, tau_, D_)
+    xD1 = xp.expm1(D_ * xp.log1p(eta_ * beta_))
+    local = _prod(xp, xD1, _eps(xp, k_, a, eta_, L_, tau_, D_)) + _h(xp, D_, eta_, beta_, delta_)
+    return a * D_ * L_ * eta_ + _prod(xp, 1 - a, local)
+
+
+@_np_quiet
+def _num_lemma5_48(k_, a, eta_, beta_, L_, delta_, tau_, D_):
+    xp = namespace(k_, a, eta_, beta_, L_, delta_, tau_, D_)
+    e = _eps(xp, k_, a, eta_, L_, tau_, D_)
+    hD = _h(xp, D_, eta_, beta_, delta_)
+    return eta_ * D_ * (a * L_ + _prod(xp, 1 - a, beta_ * e)) + _prod(xp, 1 - a, beta_ * e / delta_ + 1, hD)
+
+
+# ============================================================================= named quantities
+class _Quantity(sp.Function):
+    """A named quantity of the paper: prints as the paper, exact on numbers, overflow-safe on arrays.
+
+    Subclasses set ``definition`` (a function of the SymPy arguments returning the paper's
+    formula, possibly in terms of other named quantities), ``notation`` (LaTeX from the printed
+    arguments) and ``_imp_`` (the stable NumPy/CuPy implementation ``lambdify`` uses).
+    """
+
+    show_definition = False
+
+    @classmethod
+    def eval(cls, *args):
+        if all(sp.sympify(a).is_number for a in args):
+            return cls.definition(*args)
+        return None
+
+    def explicit(self):
+        """The paper's formula for this quantity (one level)."""
+        return type(self).definition(*self.args)
+
+    def _latex(self, printer):
+        if self.show_definition:
+            return printer._print(self.explicit())
+        return self.notation(*(printer._print(a) for a in self.args))
+
+
+def _quantity(name, nargs, definition, numeric, notation) -> type:
+    """A :class:`_Quantity` subclass printing its notation, and its twin printing its definition."""
+    body = {"nargs": nargs, "definition": staticmethod(definition), "_imp_": staticmethod(numeric),
+            "notation": staticmethod(notation)}
+    cls = type(name, (_Quantity,), body)
+    twin = type(name + "_def", (cls,), {"show_definition": True})
+    return cls, twin
+
+
+def expand_named(expr):
+    """Replace every named quantity by its formula, recursively: a plain SymPy expression."""
+    expr = sp.sympify(expr)
+    for _ in range(10):
+        new = expr.replace(lambda e: isinstance(e, _Quantity), lambda e: e.explicit())
+        if new == expr:
+            return new
+        expr = new
+    return expr
+
+
+def _h_def(x_, eta_, beta_, delta_):
+    return delta_ / beta_ * ((1 + eta_ * beta_) ** x_ - 1) - eta_ * delta_ * x_
+
+
+def _eps_def(k_, a, eta_, L_, tau_, D_):
+    return (1 - (1 - a) ** k_) * 2 * eta_ * L_ * (tau_ / a - D_)
+
+
+h_fn, h_def_fn = _quantity("h_fn", 4, _h_def, _num_h, lambda x_, *r: rf"h\left({x_}\right)")
+eps_fn, eps_def_fn = _quantity("eps_fn", 6, _eps_def, _num_eps, lambda k_, *r: rf"\epsilon^{{({k_})}}")
+
+
+def _psi_tail(a, eta_, beta_, L_, delta_, tau_, D_):
+    return (1 - a) * h_fn(tau_, eta_, beta_, delta_) + a * h_fn(tau_ - D_, eta_, beta_, delta_) \
+        + a * eta_ * D_ * L_ * (1 + eta_ * beta_) ** (tau_ - D_)
+
+
+def _psi_def(k_, a, eta_, beta_, L_, delta_, tau_, D_):
+    A = (1 + eta_ * beta_) ** tau_ - 1
+    return (1 - a) * eps_fn(k_, a, eta_, L_, tau_, D_) * A + _psi_tail(a, eta_, beta_, L_, delta_, tau_, D_)
+
+
+def _psi_inf_def(a, eta_, beta_, L_, delta_, tau_, D_):
+    A = (1 + eta_ * beta_) ** tau_ - 1
+    return (1 - a) * 2 * eta_ * L_ * (tau_ / a - D_) * A + _psi_tail(a, eta_, beta_, L_, delta_, tau_, D_)
+
+
+psi_fn, psi_def_fn = _quantity("psi_fn", 8, _psi_def, _num_psi, lambda k_, a, *r: rf"\psi\left({a}, {k_}\right)")
+psi_inf_fn, psi_inf_def_fn = _quantity("psi_inf_fn", 7, _psi_inf_def, _num_psi_inf,
+                                       lambda a, *r: rf"\psi\left({a}, \infty\right)")
+
+
+def _Psi_def(K_, a, eta_, beta_, L_, delta_, tau_, D_):
+    """(16): K psi(alpha, inf) - [(1+eta beta)^tau - 1] (1-alpha)^2/alpha eps^(K)."""
+    A = (1 + eta_ * beta_) ** tau_ - 1
+    return K_ * psi_inf_fn(a, eta_, beta_, L_, delta_, tau_, D_) - A * (1 - a) ** 2 / a * eps_fn(K_, a, eta_, L_, tau_, D_)
+
+
+def _Psi0_def(K_, a, eta_, beta_, L_, delta_, tau_, D_):
+    """sum_{k=0}^{K-1} psi(alpha, k) = Psi(alpha) - psi(alpha, K) + psi(alpha, 0)."""
+    args = (a, eta_, beta_, L_, delta_, tau_, D_)
+    return Psi_fn(K_, *args) - psi_fn(K_, *args) + psi_fn(0, *args)
+
+
+Psi_fn, Psi_def_fn = _quantity("Psi_fn", 8, _Psi_def, _num_Psi_from(1), lambda K_, a, *r: rf"\Psi\left({a}\right)")
+Psi0_fn, Psi0_def_fn = _quantity("Psi0_fn", 8, _Psi0_def, _num_Psi_from(0), lambda K_, a, *r: rf"\Psi'\left({a}\right)")
+
+
+def _D_def(eta_, beta_, L_, delta_, tau_, D_):
+    x1 = 1 + eta_ * beta_
+    return (eta_ * D_ * L_ * (2 * x1 ** tau_ + x1 ** (tau_ - D_) - 2)
+            - delta_ / beta_ * x1 ** (tau_ - D_) * (x1 ** D_ - 1) + eta_ * delta_ * D_)
+
+
+def _M_def(eta_, beta_, L_, tau_):
+    return 2 * eta_ * L_ * tau_ * ((1 + eta_ * beta_) ** tau_ - 1)
+
+
+D_fn, D_def_fn = _quantity("D_fn", 6, _D_def, _num_D, lambda *r: "D")
+M_fn, M_def_fn = _quantity("M_fn", 4, _M_def, _num_M, lambda *r: "M")
+_DM = lambda eta_, beta_, L_, delta_, tau_, D_: (D_fn(eta_, beta_, L_, delta_, tau_, D_), M_fn(eta_, beta_, L_, tau_))  # noqa: E731
+
+
+def _dpsi_def(a, eta_, beta_, L_, delta_, tau_, D_):
+    Dq, Mq = _DM(eta_, beta_, L_, delta_, tau_, D_)
+    return Dq - Mq / a ** 2
+
+
+def _alpha_star_def(eta_, beta_, L_, delta_, tau_, D_):
+    Dq, Mq = _DM(eta_, beta_, L_, delta_, tau_, D_)
+    return sp.Piecewise((1, Dq <= Mq), (sp.sqrt(Mq / Dq), True))
+
+
+def _alpha_closed_def(eta_, beta_, L_, delta_, tau_, D_):
+    """The printed closed form, written out as in the paper."""
+    return sp.sqrt(_M_def(eta_, beta_, L_, tau_) / _D_def(eta_, beta_, L_, delta_, tau_, D_))
+
+
+def _delta_th_def(eta_, beta_, L_, tau_, D_):
+    x1 = 1 + eta_ * beta_
+    num = D_ * x1 ** (tau_ - D_) - 2 * (x1 ** tau_ - 1) * (tau_ - D_)
+    den = x1 ** tau_ - x1 ** (tau_ - D_) - eta_ * beta_ * D_
+    if all(sp.sympify(v).is_number for v in (eta_, beta_, L_, tau_, D_)) and sp.simplify(den) == 0:
+        return sp.oo if sp.simplify(num) > 0 else -sp.oo  # [E23]: the total reading
+    return eta_ * beta_ * L_ * num / den
+
+
+dpsi_fn, dpsi_def_fn = _quantity("dpsi_fn", 7, _dpsi_def, _num_dpsi,
+                                 lambda a, *r: rf"\frac{{\partial\psi({a},\infty)}}{{\partial\alpha}}")
+alpha_star_fn, alpha_star_def_fn = _quantity("alpha_star_fn", 6, _alpha_star_def, _num_alpha_star, lambda *r: r"\alpha^*")
+alpha_closed_fn, alpha_closed_def_fn = _quantity("alpha_closed_fn", 6, _alpha_closed_def, _num_alpha_closed,
+                                                 lambda *r: r"\alpha^*")
+delta_th_fn, delta_th_def_fn = _quantity("delta_th_fn", 5, _delta_th_def, _num_delta_th, lambda *r: r"\delta_{th}")
+
+
+def _psi_inf_delta0_def(a, eta_, beta_, L_, delta_, tau_):
+    return h_fn(tau_, eta_, beta_, delta_) + (1 / a - 1) * 2 * eta_ * L_ * tau_ * ((1 + eta_ * beta_) ** tau_ - 1)
+
+
+psi_inf_delta0_fn, psi_inf_delta0_def_fn = _quantity("psi_inf_delta0_fn", 6, _psi_inf_delta0_def, _num_psi_inf_delta0,
+                                                     lambda a, *r: rf"\psi\left({a},\infty\right)\big|_{{\Delta=0}}")
+growth_fn, growth_def_fn = _quantity("growth_fn", 4,
+                                     lambda s_, eta_, beta_, d_: d_ / beta_ * ((beta_ * eta_ + 1) ** s_ - 1),
+                                     _num_growth, lambda *r: r"\frac{\delta_i}{\beta}((\beta\eta+1)^{t-k\tau}-1)")
+
+
+def _lemma5_def(k_, a, eta_, beta_, L_, delta_, tau_, D_):
+    x1 = 1 + eta_ * beta_
+    return a * D_ * L_ * eta_ + (1 - a) * ((x1 ** D_ - 1) * eps_fn(k_, a, eta_, L_, tau_, D_) + h_fn(D_, eta_, beta_, delta_))
+
+
+def _lemma5_48_def(k_, a, eta_, beta_, L_, delta_, tau_, D_):
+    e = eps_fn(k_, a, eta_, L_, tau_, D_)
+    return eta_ * D_ * (a * L_ + (1 - a) * beta_ * e) + (1 - a) * (beta_ / delta_ * e + 1) * h_fn(D_, eta_, beta_, delta_)
+
+
+lemma5_fn, lemma5_def_fn = _quantity("lemma5_fn", 8, _lemma5_def, _num_lemma5, lambda *r: r"(26)")
+lemma5_48_fn, lemma5_48_def_fn = _quantity("lemma5_48_fn", 8, _lemma5_48_def, _num_lemma5_48, lambda *r: r"(48)")
+
+# plain SymPy forms (for derivations): everything written out
+_P7 = (alpha, eta, beta, L, delta, tau, Delta)
+psi_inf_expr = expand_named(psi_inf_fn(*_P7))
+D_expr = _D_def(eta, beta, L, delta, tau, Delta)
+M_expr = _M_def(eta, beta, L, tau)
+alpha_star_expr = expand_named(alpha_star_fn(eta, beta, L, delta, tau, Delta))
+delta_th_expr = _delta_th_def(eta, beta, L, tau, Delta)
+
+
+# ============================================================================= statements
+def _st(name, lhs, relation, expr, conds, equation, title, *, status="printed", reason="", tight=None, corrects=None):
+    return Statement(name, lhs=lhs, relation=relation, expr=expr,
+                     conditions=tuple(Condition(e, t) for e, t in conds), paper=PAPER, equation=equation,
+                     status=status, reason=reason, tight=tight, corrects=corrects, title=title, latex_names=LATEX)
+
+
+def _integer(v, text):
+    return (sp.Eq(v, sp.floor(v)), f"{text} must be an integer")
+
+
+_ETA = [(eta > 0, "eta > 0")]
+_BETA = [(beta > 0, "beta > 0 (the formulas divide by beta; [E4])")]
+_ETA2 = [(eta * beta < 2, "eta < 2/beta")]
+_DELTA = [(delta >= 0, "delta >= 0")]
+_TAU = [(tau >= 1, "tau >= 1"), _integer(tau, "tau"), (Delta >= 0, "Delta >= 0"),
+        (Delta <= tau, "Delta <= tau (the delay cannot exceed the period)"), _integer(Delta, "Delta")]
+_BASE = _ETA + _BETA + [(L > 0, "L > 0")] + _DELTA + _TAU
+_ALPHA = [(alpha > 0, "alpha > 0 (the bounds divide by alpha)"), (alpha <= 1, "alpha <= 1")]
+_KPER = [(K >= 1, "K >= 1"), _integer(K, "K")]
+_k0 = [(k >= 0, "k >= 0"), _integer(k, "k")]
+_PHI = [(phi > 0, "phi > 0 (phi = omega (1 - beta eta/2), App. A-G (82))")]
+_P8k = (k, alpha, eta, beta, L, delta, tau, Delta)
+_P8K = (K, alpha, eta, beta, L, delta, tau, Delta)
+_P6 = (eta, beta, L, delta, tau, Delta)
+T_ = K * tau
+
+# ----------------------------------------------------------------------------- definitions
+h = _st("h", r"h(x)", "==", h_def_fn(x, eta, beta, delta),
+        _ETA + _BETA + _DELTA + [(x >= 0, "x >= 0")], "(18)",
+        "h(x) = delta/beta[(1+eta beta)^x - 1] - eta delta x; h(0) = h(1) = 0, h >= 0 on integers.")
+epsilon = _st("epsilon", r"\epsilon^{(k)}", "==", eps_def_fn(k, alpha, eta, L, tau, Delta),
+              _ETA + [(L > 0, "L > 0")] + _TAU + _ALPHA + _k0, "(19)/(24)",
+              "Lemma 3's divergence bound eps^(k) = [1-(1-alpha)^k] 2 eta L (tau/alpha - Delta).")
+psi = _st("psi", r"\psi(\alpha,k)", "==", psi_def_fn(*_P8k), _BASE + _ALPHA + _k0, "(17)",
+          "Proposition 1's per-period bound psi(alpha, k).")
+psi_inf_st = _st("psi_inf", r"\psi(\alpha,\infty)", "==", psi_inf_def_fn(*_P7), _BASE + _ALPHA, "(21)",
+                 "psi(alpha, inf) = lim_k psi(alpha, k).")
+Psi = _st("Psi", r"\Psi(\alpha)=\sum_{k=1}^{K}\psi(\alpha,k)", "==", Psi_def_fn(*_P8K), _BASE + _ALPHA + _KPER, "(16)",
+          "Psi(alpha) = K psi(alpha, inf) - [(1+eta beta)^tau - 1](1-alpha)^2/alpha eps^(K).")
+
+# ----------------------------------------------------------------------------- Theorem 1 and (20)
+_THM1 = 1 / (2 * eta * phi * T_) + sp.sqrt(1 / (4 * eta ** 2 * phi ** 2 * T_ ** 2) + L * Psi_fn(*_P8K) / (eta * phi * T_)) \
+    + L * psi_fn(*_P8K)
+_THM1_CONDS = _BASE + _ALPHA + _KPER + _ETA2 + _PHI
+theorem1 = _st(
+    "theorem1", r"F(\mathbf w^K)-F(\mathbf w^*),\ \mathbf w^K=\arg\min_{k\in\{0..K-1\}}F(\mathbf w(k\tau-\Delta))",
+    "<=", _THM1, _THM1_CONDS, "(15)",
+    "Theorem 1 with the printed output (13) (candidates k = 0..K-1). FALSE at K = 1: the only "
+    "candidate is w_init (see the module docstring).", tight=False)
+theorem1_corrected = _st(
+    "theorem1_corrected", r"\min_{k\in\{1..K\}}F(\mathbf w(k\tau-\Delta))-F(\mathbf w^*)", "<=", _THM1, _THM1_CONDS,
+    "(15)/(113)",
+    "Theorem 1 as the proof (A-H (106)-(113)) establishes it: the minimum over k = 1..K (the output sets "
+    "'proof' and 'all'). eta < 2/beta suffices: the proof's 'eta <= 1/beta' is used only for condition 1 of Prop. 2.",
+    status="corrected", corrects="theorem1", tight=False,
+    reason="[E9] the printed output set {w(k tau - Delta)}_{k=0}^{K-1} contains w_init and not w(T - Delta); "
+           "the proof bounds k = 1..K")
+asymptotic_gap = _st(
+    "asymptotic_gap", r"\lim_{K\to\infty}F(\mathbf w^K)-F(\mathbf w^*)", "<=",
+    sp.sqrt(L / (eta * phi * tau)) * sp.sqrt(psi_inf_fn(*_P7)) + L * psi_inf_fn(*_P7),
+    _BASE + _ALPHA + _ETA2 + [(phi > 0, "phi > 0: phi_inf = lim_K phi_K > 0 needs bounded iterates ([E13])")], "(20)",
+    "The K -> infinity limit of Theorem 1 (T = K tau).", tight=False)
+psi_inf_delta0 = _st(
+    "psi_inf_delta0", r"\psi(\alpha,\infty)\big|_{\Delta=0}", "==",
+    psi_inf_delta0_def_fn(alpha, eta, beta, L, delta, tau),
+    _ETA + _BETA + [(L > 0, "L > 0")] + _DELTA + [(tau >= 1, "tau >= 1"), _integer(tau, "tau")] + _ALPHA, "(22)",
+    "With no delay, psi(alpha, inf) = h(tau) + (1/alpha - 1) 2 eta L tau [(1+eta beta)^tau - 1].", tight=True)
+delta0_alpha1_optimal = _st(
+    "delta0_alpha1_optimal", r"\psi(\alpha,\infty)\big|_{\Delta=0}", ">=", h_fn(tau, eta, beta, delta),
+    [(c.expr, c.text) for c in psi_inf_delta0.conditions], "(22)",
+    "With no delay alpha = 1 (FedAvg) minimises psi(., inf): psi(alpha, inf) >= psi(1, inf) = h(tau).", tight=True)
+
+# ----------------------------------------------------------------------------- optimal alpha
+monotonicity_condition = _st(
+    "monotonicity_condition", r"\alpha^2D", ">=", M_fn(eta, beta, L, tau), _BASE + _ALPHA, "Sec. III-A",
+    "'psi(alpha, inf) is increasing in alpha in (0,1] iff alpha^2 D >= M' -- correct read pointwise "
+    "(d psi/d alpha >= 0 at that alpha); read on the whole interval it can never hold ([E23]).")
+psi_inf_derivative = _st(
+    "psi_inf_derivative", r"\frac{\partial\psi(\alpha,\infty)}{\partial\alpha}", "==", dpsi_def_fn(*_P7),
+    _BASE + _ALPHA, "Sec. III-A",
+    "d psi(alpha,inf)/d alpha = D - M/alpha^2 and d^2 psi/d alpha^2 = 2M/alpha^3 > 0: psi(., inf) is strictly convex, "
+    "decreasing on (0, sqrt(M/D)] and increasing after (decreasing everywhere when D <= 0).",
+    status="corrected", corrects="monotonicity_condition", tight=True,
+    reason="[E23] the condition is pointwise; psi(., inf) -> inf as alpha -> 0+ so it is never increasing on all of (0,1]")
+delta_threshold_printed = _st(
+    "delta_threshold", r"\delta_{th}", "==", delta_th_def_fn(eta, beta, L, tau, Delta),
+    _ETA + _BETA + [(L > 0, "L > 0")] + _TAU + [(Delta >= 1, "Delta >= 1 (denominator > 0)"),
+                                                 (tau >= 2, "tau >= 2 (denominator > 0; tau = Delta = 1 gives 0)")],
+    "Sec. III-A", "If delta >= delta_th then psi(., inf) is decreasing on (0,1], minimised at alpha = 1.")
+delta_threshold_iff = _st(
+    "delta_threshold_iff", r"\delta_{th}", "==", delta_th_def_fn(eta, beta, L, tau, Delta),
+    _ETA + _BETA + [(L > 0, "L > 0")] + _TAU, "Sec. III-A",
+    "alpha* = 1 iff delta >= delta_th (iff D <= M); delta_th = -inf at Delta = 0, +inf at tau = Delta = 1.",
+    status="corrected", corrects="delta_threshold", tight=True,
+    reason="[E23] the implication is an equivalence (D - M is affine and decreasing in delta); total at the two "
+           "zero denominators")
+alpha_star_printed = _st(
+    "alpha_star_printed", r"\alpha^*", "==", alpha_closed_def_fn(*_P6),
+    _BASE + [(delta < delta_th_fn(eta, beta, L, tau, Delta), "delta < delta_th (the paper's 'otherwise', D > M)")],
+    "Sec. III-A", "The printed minimiser sqrt(M/D) of psi(., inf) over (0,1], for delta < delta_th.", tight=True)
+alpha_star_total = _st(
+    "alpha_star", r"\alpha^*=\arg\min_{\alpha\in(0,1]}\psi(\alpha,\infty)", "==", alpha_star_def_fn(*_P6), _BASE,
+    "Sec. III-A", "The minimiser of psi(., inf) over (0,1] as a total function: 1 if D <= M, else sqrt(M/D) in (0,1).",
+    status="corrected", corrects="alpha_star_printed", tight=True,
+    reason="[E24] the closed form is right but only for delta < delta_th; alpha* = 1 otherwise (and always at Delta = 0)")
+
+# ----------------------------------------------------------------------------- Lemmas 3-5
+_LHS3 = r"\|\mathbf w_i(k\tau-\Delta)-\mathbf w(k\tau-\Delta)\|"
+_L3BASE = _ETA + [(L > 0, "L > 0")] + _TAU + _ALPHA
+lemma3 = _st("lemma3", _LHS3, "<=", eps_fn(k, alpha, eta, L, tau, Delta),
+             _L3BASE + _BETA + _ETA2 + [(k >= 1, "k >= 1 (k in {1..K})"), _integer(k, "k")], "(23)-(24)",
+             "Lemma 3: the local models stay within eps^(k) of their average at the send times.", tight=False)
+_RHO = [(rho_i > 0, "rho_i > 0"), (rho_i <= 1, "rho_i <= 1")]
+lemma3_corrected = _st(
+    "lemma3_corrected", _LHS3, "<=", (1 - rho_i) * eps_fn(k, alpha, eta, L, tau, Delta), _L3BASE + _RHO + _k0,
+    "(45)-(46)", "Lemma 3 as proven: per-device factor (1 - rho_i), any eta > 0, k = 0..K.",
+    status="corrected", corrects="lemma3", tight=False,
+    reason="[E12][E18] only Lemma 2 is used (no eta < 2/beta); (45) carries (1 - rho_i), dropped afterwards")
+lemma3_delta0 = _st(
+    "lemma3_delta0", _LHS3 + r"\big|_{\Delta=0}", "<=", (1 - alpha) * (1 - rho_i) * eps_fn(k, alpha, eta, L, tau, 0),
+    _ETA + [(L > 0, "L > 0")] + [(tau >= 1, "tau >= 1"), _integer(tau, "tau")] + _ALPHA + _RHO + _k0
+    + [(k <= K - 1, "k <= K-1 (w(T) follows no sync: at k = K only (1 - rho_i) eps^(K) holds)")],
+    "(46)+[E8]", "With Delta = 0 (convention [E8]) the post-sync local models carry an extra factor (1 - alpha).",
+    status="corrected", corrects="lemma3", tight=False,
+    reason="[spec 5.7] the sync contracts w_i - w by (1 - alpha); our derivation: not at k = K (no sync at t = T)")
+
+_LHS4 = r"\|\mathbf w_i(t)-\mathbf c_k(t)\|"
+_L4 = (1 + eta * beta) * dist_prev + eta * delta_i
+_L4C = _ETA + _BETA + [(delta_i >= 0, "delta_i >= 0"), (dist_prev >= 0, "dist_prev >= 0")]
+lemma4 = _st("lemma4", _LHS4, "<=", _L4, _L4C + _ETA2, "Lemma 4",
+             "Lemma 4 for t in T_k minus {k tau}. For Delta = 0 that set contains the sync (k+1) tau, "
+             "where the proof's local-GD step is false ([E7]).", tight=True)
+lemma4_corrected = _st(
+    "lemma4_corrected", _LHS4, "<=", _L4, _L4C, "Lemma 4",
+    "Lemma 4 at every non-sync t of T_k, for any eta > 0 (beta-smoothness of F_i and (6) at c_k(t-1) only).",
+    status="corrected", corrects="lemma4", tight=True,
+    reason="[E7][E12] the step is local GD only at non-sync times; eta < 2/beta is not used")
+_L25C = _ETA + _BETA + [(delta_i >= 0, "delta_i >= 0"), (s >= 0, "t - k tau >= 0"), _integer(s, "t - k tau"),
+                        (s <= tau, "t <= (k+1) tau"), (tau >= 1, "tau >= 1")] + _ALPHA
+lemma4_no_delay = _st(
+    "lemma4_no_delay", _LHS4 + r"\big|_{\Delta=0}", "<=", growth_fn(s, eta, beta, delta_i), _L25C, "(25)",
+    "Lemma 4's no-delay form (25), claimed for Delta = 0 ('same as [13, Lemma 3]'), t in [k tau, (k+1) tau]. "
+    "False for alpha < 1 (w_i(k tau) != c_k(k tau)).", tight=False)
+lemma4_no_delay_corrected = _st(
+    "lemma4_no_delay_corrected", _LHS4 + r"\big|_{\Delta=0,\alpha=1}", "<=", growth_fn(s, eta, beta, delta_i),
+    _L25C + [(sp.Eq(alpha, 1), "alpha = 1 (so that w_i(k tau) = c_k(k tau))"),
+             (s <= tau - 1, "t < (k+1) tau (at the sync the average replaces w_i)")], "(25)",
+    "(25) holds for FedAvg (alpha = 1, Delta = 0) before the next sync.",
+    status="corrected", corrects="lemma4_no_delay", tight=False,
+    reason="[E19] needs alpha = 1 as well as Delta = 0, and the pre-sync local model at t = (k+1) tau")
+
+_LHS5 = r"\|\mathbf w(k\tau)-\mathbf c_k(k\tau)\|"
+lemma5 = _st("lemma5", _LHS5, "<=", lemma5_def_fn(*_P8k), _BASE + _ALPHA + _k0 + _ETA2, "(26)/(49)",
+             "Lemma 5: the synced average vs Delta GD steps from w(k tau - Delta).", tight=False)
+lemma5_corrected = _st("lemma5_corrected", _LHS5, "<=", lemma5_def_fn(*_P8k), _BASE + _ALPHA + _k0, "(26)/(49)",
+                       "Lemma 5 for any eta > 0 (uses Lemma 2, smoothness and (6) only).",
+                       status="corrected", corrects="lemma5", tight=False,
+                       reason="[E11][E12] needs Assumption 2, not eta < 2/beta")
+lemma5_intermediate = _st(
+    "lemma5_intermediate", _LHS5, "<=", lemma5_48_def_fn(*_P8k),
+    _BASE + _ALPHA + _k0 + _ETA2 + [(delta > 0, "delta > 0 ((48) divides by delta; [E20])")], "(47)-(48)",
+    "Lemma 5's intermediate form (48); algebraically equal to (49) when delta > 0.", tight=False)
+
+# ----------------------------------------------------------------------------- Propositions 1-2
+_LHSP1 = r"\|\mathbf w((k+1)\tau-\Delta)-\mathbf c_k((k+1)\tau-\Delta)\|"
+_LHSP1F = r"|F(\mathbf w((k+1)\tau-\Delta))-F(\mathbf c_k((k+1)\tau-\Delta))|"
+_P1C = _BASE + _ALPHA + _k0
+prop1 = _st("prop1", _LHSP1, "<=", psi_fn(*_P8k), _P1C + _ETA2, "(27)",
+            "Proposition 1: the average at the next send time vs centralized GD over the period.", tight=False)
+prop1_loss = _st("prop1_loss", _LHSP1F, "<=", L * psi_fn(*_P8k), _P1C + _ETA2, "(27)",
+                 "Proposition 1, loss form (F is L-Lipschitz).", tight=False)
+_P1R = "[E12] only Lemma 2, smoothness and (6) are used: no condition on eta"
+prop1_corrected = _st("prop1_corrected", _LHSP1, "<=", psi_fn(*_P8k), _P1C, "(27)",
+                      "Proposition 1 for any eta > 0.", status="corrected", corrects="prop1", reason=_P1R, tight=False)
+prop1_loss_corrected = _st("prop1_loss_corrected", _LHSP1F, "<=", L * psi_fn(*_P8k), _P1C, "(27)",
+                           "Proposition 1 (loss form) for any eta > 0.", status="corrected", corrects="prop1_loss",
+                           reason=_P1R, tight=False)
+
+
+def _prop2_conds(Psi_q):
+    return _BASE + _ALPHA + _KPER + _ETA2 + _PHI + [
+        (xi > 0, "xi > 0"),
+        (T_ * eta * phi - L * Psi_q / xi ** 2 > 0, "condition 2: T eta phi - L Psi(alpha)/xi^2 > 0"),
+        (Gamma_min >= xi, "conditions 3-4: every F(c_k((k+1)tau-Delta)) - F* and the final gap are >= xi"),
+    ]
+
+
+prop2 = _st("prop2", r"F(\mathbf w((K+1)\tau-\Delta))-F(\mathbf w^*)", "<=",
+            1 / (T_ * eta * phi - L * Psi_fn(*_P8K) / xi ** 2), _prop2_conds(Psi_fn(*_P8K)), "(77)",
+            "Proposition 2 as printed: periods indexed 1..K, the final model at (K+1) tau - Delta.", tight=False)
+prop2_corrected = _st(
+    "prop2_corrected", r"F(\mathbf w(K\tau-\Delta))-F(\mathbf w^*)", "<=",
+    1 / (T_ * eta * phi - L * Psi0_fn(*_P8K) / xi ** 2), _prop2_conds(Psi0_fn(*_P8K)), "(77)",
+    "Proposition 2 with main-text indexing: periods k = 0..K-1, Psi'(alpha) = sum_{k=0}^{K-1} psi(alpha, k).",
+    status="corrected", corrects="prop2", tight=False,
+    reason="[E22] the appendix mixes 1-based periods with the main text's 0..K-1 and refers to times beyond "
+           "the horizon; Psi' <= Psi")
+
+STATEMENTS = [
+    h, epsilon, psi, psi_inf_st, Psi,
+    theorem1, theorem1_corrected, asymptotic_gap, psi_inf_delta0, delta0_alpha1_optimal,
+    monotonicity_condition, psi_inf_derivative, delta_threshold_printed, delta_threshold_iff,
+    alpha_star_printed, alpha_star_total,
+    lemma3, lemma3_corrected, lemma3_delta0, lemma4, lemma4_corrected, lemma4_no_delay, lemma4_no_delay_corrected,
+    lemma5, lemma5_corrected, lemma5_intermediate,
+    prop1, prop1_loss, prop1_corrected, prop1_loss_corrected, prop2, prop2_corrected,
+]
+BY_NAME = {st.name: st for st in STATEMENTS}
+
+
+# ============================================================================= the functions
+def _arr(v):
+    """Lists and tuples become NumPy arrays (arrays and scalars pass through)."""
+    return np.asarray(v, dtype=float) if isinstance(v, (list, tuple)) else v
+
+
+def alpha_star(*, eta, beta, L, delta, tau, Delta, backend=None):
+    r"""The weight minimising :math:`\psi(\alpha,\infty)` over :math:`(0,1]` (spec_001 §4.6), vectorised.
+
+    Problem class / method: FedDelAvg under Assumptions 1-2 (module docstring).  Statement:
+    Sec. III-A, corrected to a total function ([E24]):
+    :math:`\alpha^*=1` when :math:`D\le M` (:math:`\Leftrightarrow\delta\ge\delta_{th}`, always when
+    :math:`\Delta=0`), else :math:`\sqrt{M/D}\in(0,1)`.  It minimises the *bound* (20) with
+    :math:`\phi` held fixed; it is exact for that bound (tight), not for the algorithm (compare
+    ``exact.exact_optimal_alpha``).  Computed in a form scaled by :math:`(1+\eta\beta)^{-\tau}`, so it is
+    finite for any :math:`\tau`.  Arrays broadcast; NumPy in, NumPy out (CuPy likewise).
+
+    Raises :class:`~fltheory.symbolic.ConditionError` naming the violated condition
+    (``eta > 0``, ``beta > 0``, ``L > 0``, ``delta >= 0``, ``tau >= 1``, ``Delta <= tau``, integers).
+
+    >>> round(float(alpha_star(eta=0.05, beta=4, L=2, delta=1, tau=8, Delta=8)), 12)
+    0.966269120157
+    >>> alpha_star(eta=0.02, beta=1, L=1, delta=[0.0, 2.0], tau=10, Delta=9).round(6).tolist()
+    [0.577741, 0.624723]
+    """
+    kw = {n: _arr(v) for n, v in dict(eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta).items()}
+    return alpha_star_total(**kw, backend=backend)
+
+
+def delta_threshold(*, eta, beta, L, tau, Delta, backend=None):
+    r"""The dissimilarity threshold :math:`\delta_{th}`: :math:`\alpha^*=1\iff\delta\ge\delta_{th}` (Sec. III-A, [E23]).
+
+    Total: :math:`-\infty` at :math:`\Delta=0` (FedAvg is always optimal), :math:`+\infty` at
+    :math:`\tau=\Delta=1` (never); finite otherwise and possibly negative or above :math:`2L`.
+
+    >>> float(delta_threshold(eta=0.1, beta=2, L=1.5, tau=5, Delta=0))
+    -inf
+    """
+    kw = {n: _arr(v) for n, v in dict(eta=eta, beta=beta, L=L, tau=tau, Delta=Delta).items()}
+    return delta_threshold_iff(**kw, backend=backend)
+
+
+def h_value(x, *, eta, beta, delta):
+    """h(x) of (18), overflow-safe and exactly 0 at x = 0, 1.  ``h_value(2, eta=.1, beta=2, delta=1)`` = 0.02."""
+    return h(x=x, eta=eta, beta=beta, delta=delta)
+
+
+def epsilon_value(k, *, alpha, eta, L, tau, Delta):
+    """eps^(k) of (19), stable as alpha -> 0."""
+    return epsilon(k=k, alpha=alpha, eta=eta, L=L, tau=tau, Delta=Delta)
+
+
+def psi_value(k, *, alpha, eta, beta, L, delta, tau, Delta):
+    """psi(alpha, k) of (17)."""
+    return psi(k=k, alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta)
+
+
+def psi_inf(*, alpha, eta, beta, L, delta, tau, Delta):
+    """psi(alpha, inf) of (21)."""
+    return psi_inf_st(alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta)
+
+
+def Psi_value(K, *, alpha, eta, beta, L, delta, tau, Delta):
+    """Psi(alpha) = sum_{k=1}^K psi(alpha, k) of (16), summed in closed form without cancellation."""
+    return Psi(K=K, alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta)
+
+
+_psi_main_st = _st("Psi_main", r"\Psi'(\alpha)=\sum_{k=0}^{K-1}\psi(\alpha,k)", "==", Psi0_def_fn(*_P8K),
+                   _BASE + _ALPHA + _KPER, "(86)-(90)", "The main-text-indexed sum that Prop. 2's proof needs.")
+
+
+def Psi_main_value(K, *, alpha, eta, beta, L, delta, tau, Delta):
+    """Psi'(alpha) = sum_{k=0}^{K-1} psi(alpha, k) (main-text indexing, [E22])."""
+    return _psi_main_st(K=K, alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta)
+
+
+def theorem1_rhs(*, K, alpha, eta, beta, L, delta, tau, Delta, phi):
+    """The right-hand side of Theorem 1 (15) (conditions checked, eta < 2/beta included)."""
+    return theorem1(K=K, alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta, phi=phi)
+
+
+@dataclass(frozen=True)
+class AlphaStar:
+    """alpha* with its ingredients, all scaled by (1+eta beta)^-tau: ``D_scaled``, ``M_scaled``;
+    ``delta_th`` the threshold; ``interior`` where alpha* < 1."""
+
+    alpha: Any
+    D_scaled: Any
+    M_scaled: Any
+    delta_th: Any
+    interior: Any
+
+
+def alpha_star_details(*, eta, beta, L, delta, tau, Delta) -> AlphaStar:
+    """:func:`alpha_star` together with D, M (scaled by (1+eta beta)^-tau) and delta_th.
+
+    >>> d = alpha_star_details(eta=0.02, beta=1, L=1, delta=0.5, tau=10, Delta=9)
+    >>> bool(d.interior), round(float(d.M_scaled / d.D_scaled), 9) == round(float(d.alpha) ** 2, 9)
+    (True, True)
+    """
+    a = alpha_star(eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta)
+    xp = namespace(a)
+    args = [xp.asarray(v, dtype=xp.float64) for v in (eta, beta, L, delta, tau, Delta)]
+    with np.errstate(all="ignore"):
+        Dh, Mh, _, _ = _scaled(xp, *args)
+    dth = delta_threshold(eta=eta, beta=beta, L=L, tau=tau, Delta=Delta)
+    return AlphaStar(a, Dh + 0 * a, Mh + 0 * a, dth, a < 1)
+
+
+NUMERIC: dict[str, Callable] = {
+    "h": _num_h, "eps": _num_eps, "psi": _num_psi, "psi_inf": _num_psi_inf, "Psi": _num_Psi_from(1),
+    "Psi0": _num_Psi_from(0), "D": _num_D, "M": _num_M, "alpha_star": _num_alpha_star, "delta_th": _num_delta_th,
+}

@@ -1,0 +1,736 @@
+r"""Checks of every FedDelAvg statement (spec_001 §7) against simulation and independent computation.
+
+Instance families (all inside the statements' assumptions; constants as spec_001 §5.0 prescribes):
+
+* **quadratic** -- random heterogeneous quadratics (``random_quadratic_federation``), batched over
+  configurations ``(eta, alpha, Delta)``; ``L`` = the effective Lipschitz constant of the run
+  (largest gradient norm at the points the proofs use -- valid on their convex hull because
+  :math:`\|\nabla F_j\|` is convex for quadratics, [E1]), ``delta_i`` the effective dissimilarity at the
+  auxiliary GD points, ``beta = max_i lambda_max(H_i)``, ``phi`` from the run (App. A-G (82)).
+  ``eta beta < 2`` for the printed statements, up to 2.8 for the corrected ones that need no step
+  condition ([E12]);
+* **logistic** -- the non-iid digits toy (``digits_federation``, 5 clients, softmax, L2 1e-2) with
+  the analytic ``beta``; for the loss forms ``L`` is the Lipschitz bound on the ball holding every point;
+* **tiny logistic** -- one client, one constant feature, balanced labels (non-separable): the K = 1
+  counterexample to the printed Theorem 1, inside every assumption (Lipschitz, smooth, convex);
+* closed-form checks on random parameters (spec_001 §7.1 ranges) against a plain float
+  re-implementation of (21) and a numeric minimiser, and the golden values of spec_001 §4.7.
+
+Printed statements that are false carry ``expected="violated"``: ``theorem1`` (output set (13) at
+K = 1), ``lemma4`` (Delta = 0: the sync (k+1)tau lies in T_k minus {k tau}) and ``lemma4_no_delay``
+((25) with alpha < 1).  Every other check, printed or corrected, is expected to hold.
+"""
+from __future__ import annotations
+
+import functools
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+
+from ...backend import KeyedStream, to_numpy
+from ...problems import LogisticFederation, random_quadratic_federation
+from ...verify import Check, Sample, register
+from . import bounds as B
+from .algorithm import feddelavg
+
+PAPER = "feddelavg"
+
+
+def _rng(seed: int, tag: str) -> np.random.Generator:
+    return KeyedStream(seed, f"feddelavg-checks-{tag}").generator()
+
+
+# ============================================================================= simulated runs
+@dataclass(frozen=True)
+class Runs:
+    """One batched FedDelAvg run with the constants its statements need (one entry per configuration)."""
+
+    family: str
+    seed: int
+    res: Any
+    tau: int
+    K: int
+    eta: np.ndarray
+    alpha: np.ndarray
+    Delta: np.ndarray
+    beta: np.ndarray
+    L: np.ndarray  # for the distance bounds (effective, at the points the proofs use)
+    L_loss: np.ndarray  # for |F(w) - F(c)| <= L ||w - c|| (on segments)
+    delta: np.ndarray
+    delta_i: np.ndarray  # (B, M)
+    rho: np.ndarray  # (B, M)
+    phi: np.ndarray
+    M: int
+    d: int
+
+    @property
+    def B(self) -> int:
+        return len(self.eta)
+
+    def params(self, b: int, **extra) -> dict:
+        return {"family": self.family, "seed": self.seed, "config": int(b), "tau": self.tau, "K": self.K,
+                "eta": float(self.eta[b]), "alpha": float(self.alpha[b]), "Delta": int(self.Delta[b]),
+                "beta": float(self.beta[b]), "M": self.M, "d": self.d, **extra}
+
+    def size(self, b: int) -> float:
+        return float(self.M * self.d + self.K * self.tau)
+
+    def kw(self, *, loss: bool = False) -> dict:
+        """Column vectors of the constants, for Statements broadcasting over (B, ...)."""
+        c = lambda v: v[:, None]  # noqa: E731
+        return dict(alpha=c(self.alpha), eta=c(self.eta), beta=c(self.beta), L=c(self.L_loss if loss else self.L),
+                    delta=c(self.delta), tau=self.tau, Delta=c(self.Delta))
+
+
+def _finish(family, seed, fed, res, *, tau, K, eta, alpha, Delta, beta, logistic=False) -> Runs:
+    r = res.record
+    B_ = len(eta)
+    L_eff = np.asarray(to_numpy(r.L_eff), float)
+    L_loss = L_eff
+    if logistic:  # the ball ||W|| <= r holding every candidate and every c_k point bounds ||grad F|| on segments
+        rad = max(float(np.sqrt((to_numpy(res.w_periods) ** 2).sum(-1)).max()),
+                  float(np.sqrt((to_numpy(r.c) ** 2).sum(-1)).max()))
+        L_loss = np.maximum(L_eff, float(fed.lipschitz_ball(rad)))
+    rho = np.broadcast_to(to_numpy(fed.weights), (B_, fed.M))
+    return Runs(family, seed, res, tau, K, np.asarray(eta, float), np.asarray(alpha, float), np.asarray(Delta),
+                np.broadcast_to(np.asarray(beta, float), (B_,)), L_eff, L_loss, np.asarray(to_numpy(r.delta), float),
+                np.asarray(to_numpy(r.delta_eff), float), rho, np.asarray(to_numpy(r.phi), float), fed.M, fed.d)
+
+
+@functools.lru_cache(maxsize=64)
+def quadratic_runs(seed: int, *, tau: int, K: int, B: int, eb_max: float = 1.99, M: int = 4, d: int = 3,
+                   kappa: float = 6.0, heterogeneity: float = 1.0, Delta0: bool = False, identical: bool = False,
+                   alpha_one: float = 0.25, eb_min: float = 0.01, init_scale: float = 2.0) -> Runs:
+    """A batch of ``B`` random quadratic federations, each with its own ``(eta, alpha, Delta)``.
+
+    ``eta beta`` uniform in [0.01, eb_max]; ``Delta`` uniform in 0..tau (or 0); ``alpha`` uniform in
+    [0.01, 1] with a share ``alpha_one`` set to 1; ``w_init`` Gaussian.  ``identical``: every client
+    the same (common Hessian, common optimum), so delta = 0.
+    """
+    tag = f"q{tau}-{K}-{B}-{eb_max}-{M}-{d}-{kappa}-{heterogeneity}-{Delta0}-{identical}-{alpha_one}-{eb_min}-{init_scale}"
+    rng = _rng(seed, tag)
+    fed_seed = int(zlib.crc32(tag.encode())) + seed
+    fed = random_quadratic_federation(M=M, d=d, batch=B, kappa=kappa, heterogeneity=0.0 if identical else heterogeneity,
+                                      weights="uniform" if identical else "dirichlet",
+                                      hessian="common" if identical else "random", seed=fed_seed)
+    beta = np.asarray(to_numpy(fed.L), float)
+    eta = rng.uniform(eb_min, eb_max, B) / beta
+    alpha = np.where(rng.uniform(size=B) < alpha_one, 1.0, rng.uniform(0.01, 1.0, B))
+    Delta = np.zeros(B, np.int64) if Delta0 else rng.integers(0, tau + 1, B)
+    w_init = init_scale * rng.normal(size=(B, d))
+    res = feddelavg(fed, eta=eta, tau=tau, Delta=Delta, alpha=alpha, K=K, w_init=w_init, output_set="proof", record=True)
+    return _finish("quadratic" + ("-identical" if identical else "") + ("-Delta0" if Delta0 else ""), seed, fed, res,
+                   tau=tau, K=K, eta=eta, alpha=alpha, Delta=Delta, beta=beta)
+
+
+@functools.lru_cache(maxsize=8)
+def mixture_runs(seed: int, *, tau: int, K: int, B: int) -> Runs:
+    """Delta = 0 runs where client 0 holds the population: F_0 = the rho-average of the others (so F_0 = F).
+
+    Client 0's local GD is then exactly the auxiliary GD c_k, while the average of the others drifts
+    (heterogeneous Hessians): the sync at (k+1) tau moves w_0 off c_k although delta_0 = 0 -- the
+    case that separates the printed Lemma 4 (t in T_k minus {k tau}) from the corrected one.
+    """
+    from ...problems import QuadraticFederation  # noqa: PLC0415
+
+    tag = f"mix{tau}-{K}-{B}"
+    rng = _rng(seed, tag)
+    base = random_quadratic_federation(M=3, d=2, batch=B, kappa=5.0, heterogeneity=1.0, weights="dirichlet",
+                                       seed=int(zlib.crc32(tag.encode())) + seed)
+    H, xo, w = (np.array(to_numpy(a)) for a in (base.H, base.x_opt, base.weights))
+    r = w[:, 1:] / w[:, 1:].sum(axis=1, keepdims=True)
+    H0 = np.einsum("bm,bmij->bij", r, H[:, 1:])
+    H[:, 0] = H0
+    xo[:, 0] = np.linalg.solve(H0, np.einsum("bm,bmij,bmj->bi", r, H[:, 1:], xo[:, 1:])[..., None])[..., 0]
+    fed = QuadraticFederation(H, xo, w)
+    beta = np.asarray(to_numpy(fed.L), float)
+    eta = rng.uniform(0.05, 1.99, B) / beta
+    alpha = np.where(rng.uniform(size=B) < 0.5, 1.0, rng.uniform(0.05, 1.0, B))
+    Delta = np.zeros(B, np.int64)
+    res = feddelavg(fed, eta=eta, tau=tau, Delta=Delta, alpha=alpha, K=K, w_init=3.0 * rng.normal(size=(B, 2)),
+                    output_set="proof", record=True)
+    return _finish("quadratic-mixture-Delta0", seed, fed, res, tau=tau, K=K, eta=eta, alpha=alpha, Delta=Delta, beta=beta)
+
+
+@functools.lru_cache(maxsize=4)
+def _digits():
+    from ...datasets import digits_federation  # noqa: PLC0415 - loads scikit-learn
+
+    fed = digits_federation(n_clients=5, partition="label", seed=0, reg=1e-2).fed
+    fed.x_star  # solve once  # noqa: B018
+    return fed
+
+
+@functools.lru_cache(maxsize=16)
+def logistic_runs(seed: int, *, tau: int, K: int, B: int, eb_max: float = 1.9) -> Runs:
+    """FedDelAvg on the digits toy (5 non-iid clients), ``B`` configurations ``(eta, alpha, Delta)``."""
+    fed = _digits()
+    rng = _rng(seed, f"logistic{tau}-{K}-{B}-{eb_max}")
+    beta = float(fed.beta)
+    eta = rng.uniform(0.05, eb_max, B) / beta
+    alpha = np.where(rng.uniform(size=B) < 0.25, 1.0, rng.uniform(0.05, 1.0, B))
+    Delta = rng.integers(0, tau + 1, B)
+    res = feddelavg(fed, eta=eta, tau=tau, Delta=Delta, alpha=alpha, K=K, output_set="proof", record=True)
+    return _finish("logistic-digits", seed, fed, res, tau=tau, K=K, eta=eta, alpha=alpha, Delta=Delta,
+                   beta=np.full(B, beta), logistic=True)
+
+
+def tiny_logistic(reg: float = 0.01) -> LogisticFederation:
+    """One client, one constant feature, two samples with labels 0 and 1: w* = 0, curvature beta at w*."""
+    return LogisticFederation.from_client_data([np.ones((2, 1))], [np.array([0, 1])], n_classes=2, reg=reg)
+
+
+@functools.lru_cache(maxsize=8)
+def tiny_logistic_runs(seed: int, *, B: int) -> Runs:
+    """K = 1, Delta = 0, alpha = 1 on :func:`tiny_logistic` from random starts ``r (1,-1)/sqrt 2``."""
+    fed = tiny_logistic()
+    rng = _rng(seed, f"tiny{B}")
+    beta = float(fed.beta)
+    tau = 10
+    eta = rng.uniform(0.5, 1.5, B) / beta
+    w_init = np.outer(rng.uniform(0.2, 1.0, B), np.array([1.0, -1.0]) / np.sqrt(2))
+    res = feddelavg(fed, eta=eta, tau=tau, Delta=0, alpha=1.0, K=1, w_init=w_init, output_set="paper", record=True)
+    return _finish("tiny-logistic", seed, fed, res, tau=tau, K=1, eta=eta, alpha=np.ones(B), Delta=np.zeros(B, np.int64),
+                   beta=np.full(B, beta), logistic=True)
+
+
+def _families(quick: bool, seed: int, *, any_eta: bool = False, logistic: bool = True) -> list[Runs]:
+    eb = 2.8 if any_eta else 1.99
+    if quick:
+        out = [quadratic_runs(seed, tau=t, K=4, B=12, eb_max=eb) for t in (1, 3, 6)]
+    else:
+        out = [quadratic_runs(seed, tau=t, K=6, B=48, eb_max=eb) for t in (1, 2, 3, 5, 8)]
+        out.append(quadratic_runs(seed, tau=4, K=5, B=48, eb_max=eb, M=2, d=5, kappa=20.0, heterogeneity=3.0))
+    if logistic:
+        out += [logistic_runs(seed, tau=4, K=3, B=3)] if quick else [logistic_runs(seed, tau=t, K=4, B=6) for t in (3, 6)]
+    return out
+
+
+def _delta0_families(quick: bool, seed: int) -> list[Runs]:
+    """Delta = 0 (convention [E8]), heterogeneous Hessians, half the configurations FedAvg (alpha = 1)."""
+    B_ = 48 if quick else 192
+    return [quadratic_runs(seed, tau=t, K=4, B=B_, M=3, d=2, kappa=5.0, Delta0=True, alpha_one=0.5) for t in (3, 4)]
+
+
+_ROUNDOFF = 1e-12
+
+
+def _worst(runs: Runs, value, bound, mask=None, **extra):
+    """One Sample per configuration: the entry of largest value/bound over the trailing axes.
+
+    Entries whose value is at round-off level (<= 1e-12, the checks' atol) are skipped, and so is a
+    configuration with no other entry (e.g. tau = 1, Delta = 0, alpha = 1, where both sides are 0)."""
+    v = np.asarray(value, float).reshape(runs.B, -1)
+    bd = np.broadcast_to(np.asarray(bound, float), np.shape(value)).reshape(runs.B, -1)
+    m = np.ones_like(v, bool) if mask is None else np.broadcast_to(mask, np.shape(value)).reshape(runs.B, -1)
+    m = m & (v > _ROUNDOFF)  # a value at round-off level can break no bound (atol); its ratio means nothing
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(bd > 0, v / bd, np.where(v > 0, np.inf, 0.0))
+    r = np.where(m, r, -np.inf)
+    out = []
+    for b in range(runs.B):
+        if not m[b].any():
+            continue
+        j = int(np.argmax(r[b]))
+        out.append(Sample(value=float(v[b, j]), bound=float(bd[b, j]), params=runs.params(b, entry=j, **extra),
+                          seed=runs.seed, size=runs.size(b)))
+    return out
+
+
+def _k(K, *, start=0, stop=None):
+    return np.arange(start, K + 1 if stop is None else stop)[None, :]
+
+
+# ============================================================================= Lemma 3
+def _lemma3_samples(quick, seed, *, corrected):
+    out = []
+    for R in _families(quick, seed, any_eta=corrected):
+        div = to_numpy(R.res.record.divergence)  # (B, K+1, M)
+        kw = R.kw()
+        kw.pop("beta"), kw.pop("delta")
+        if corrected:
+            kk = _k(R.K)
+            bound = B.lemma3_corrected(k=kk[..., None], rho_i=R.rho[:, None, :], **{n: v[..., None] if np.ndim(v) else v
+                                                                                   for n, v in kw.items()})
+            out += _worst(R, div, bound)
+        else:
+            kk = _k(R.K, start=1)
+            bound = B.lemma3(k=kk, beta=R.beta[:, None], **kw)
+            out += _worst(R, div[:, 1:, :].max(axis=-1), bound)
+    return out
+
+
+def _lemma3_delta0_samples(quick, seed):
+    out = []
+    for R in _delta0_families(quick, seed):
+        div = to_numpy(R.res.record.divergence)[:, : R.K, :]  # k = 0..K-1
+        bound = B.lemma3_delta0(k=_k(R.K, stop=R.K)[..., None], K=R.K, rho_i=R.rho[:, None, :], alpha=R.alpha[:, None, None],
+                                eta=R.eta[:, None, None], L=R.L[:, None, None], tau=R.tau)
+        out += _worst(R, div, bound)
+    return out
+
+
+# ============================================================================= Lemma 4
+def _lemma4_parts(R: Runs):
+    """Values ||w_i(t) - c_k(t)||, the step bound, and the masks (non-sync t; t != k tau) for j = 1..tau."""
+    lg = to_numpy(R.res.record.local_gap)  # (B, K, tau+1, M), t = k tau - Delta + j
+    j = np.arange(1, R.tau + 1)[None, None, :, None]
+    kk = np.arange(R.K)[None, :, None, None]
+    D = R.Delta[:, None, None, None]
+    t = kk * R.tau - D + j
+    sync = (t % R.tau == 0) & (t >= 0) & (t <= (R.K - 1) * R.tau)
+    not_ktau = t != kk * R.tau
+    return lg, lg[:, :, 1:, :], lg[:, :, :-1, :], ~sync, not_ktau
+
+
+def _lemma4_samples(quick, seed, *, corrected):
+    out = []
+    fams = _families(quick, seed, any_eta=corrected) + _delta0_families(quick, seed)
+    fams.append(mixture_runs(seed, tau=3, K=3, B=8 if quick else 32))
+    for R in fams:
+        _, val, prev, nonsync, not_ktau = _lemma4_parts(R)
+        st = B.lemma4_corrected if corrected else B.lemma4
+        bound = st(eta=R.eta[:, None, None, None], beta=R.beta[:, None, None, None], dist_prev=prev,
+                   delta_i=R.delta_i[:, None, None, :])
+        out += _worst(R, val, bound, mask=nonsync if corrected else not_ktau)
+    return out
+
+
+def _lemma4_no_delay_samples(quick, seed, *, corrected):
+    out = []
+    for R in _delta0_families(quick, seed):
+        lg = to_numpy(R.res.record.local_gap)  # t = k tau + j, j = 0..tau
+        s = np.arange(R.tau + 1)[None, None, :, None]
+        mask = np.ones(lg.shape, bool)
+        if corrected:
+            mask = (R.alpha == 1.0)[:, None, None, None] & (s <= R.tau - 1)
+            alpha = np.ones_like(R.alpha)
+        else:
+            alpha = R.alpha
+        kw = dict(eta=R.eta[:, None, None, None], beta=R.beta[:, None, None, None], delta_i=R.delta_i[:, None, None, :],
+                  tau=R.tau, alpha=alpha[:, None, None, None])
+        if corrected:
+            s_eval = np.minimum(s, R.tau - 1)  # masked entries are outside the statement; evaluate inside it
+            bound = (B.lemma4_no_delay_corrected(s=s_eval, **kw))
+        else:
+            bound = B.lemma4_no_delay(s=s, **kw)
+        out += _worst(R, lg, bound, mask=mask)
+    return out
+
+
+# ============================================================================= Lemma 5, Proposition 1
+def _lemma5_samples(quick, seed, *, corrected):
+    out = []
+    for R in _families(quick, seed, any_eta=corrected):
+        st = B.lemma5_corrected if corrected else B.lemma5
+        bound = st(k=_k(R.K, stop=R.K), **R.kw())
+        out += _worst(R, to_numpy(R.res.record.lemma5), bound)
+    return out
+
+
+def _lemma5_48_samples(quick, seed):
+    rng = _rng(seed, "lemma5-48")
+    n = 40 if quick else 400
+    p = _random_params(rng, n)
+    p["delta"] = np.maximum(p["delta"], 1e-3 * p["L"])
+    a = rng.uniform(1e-3, 1, n)
+    k = rng.integers(0, 30, n)
+    v = B.lemma5_intermediate(k=k, alpha=a, **{**p, "eta": np.minimum(p["eta"], 1.99 / p["beta"])})
+    bnd = B.lemma5(k=k, alpha=a, **{**p, "eta": np.minimum(p["eta"], 1.99 / p["beta"])})
+    return [Sample(float(v[i]), float(bnd[i]), _pdict(p, i, alpha=a[i], k=int(k[i])), seed, 0.0) for i in range(n)]
+
+
+def _prop1_samples(quick, seed, *, corrected, loss):
+    out = []
+    for R in _families(quick, seed, any_eta=corrected):
+        if loss:
+            st = B.prop1_loss_corrected if corrected else B.prop1_loss
+            value = to_numpy(R.res.record.prop1_loss)
+        else:
+            st = B.prop1_corrected if corrected else B.prop1
+            value = to_numpy(R.res.record.prop1)
+        bound = st(k=_k(R.K, stop=R.K), **R.kw(loss=loss))
+        out += _worst(R, value, bound)
+    return out
+
+
+# ============================================================================= Proposition 2, Theorem 1, (20)
+def _prop2_samples(quick, seed, *, corrected):
+    """xi = the smallest of the gaps of conditions 3-4 (the largest admissible xi); skip when condition 2 fails."""
+    out = []
+    n = 24 if quick else 96
+    kw = dict(heterogeneity=0.05, kappa=3.0, alpha_one=0.5, eb_min=0.001, eb_max=0.05, init_scale=5.0)
+    fams = [quadratic_runs(seed, tau=t, K=K, B=n, **kw) for t, K in ((2, 3), (3, 2))]
+    fams.append(quadratic_runs(seed, tau=2, K=3, B=n // 2, Delta0=True, **kw))
+    if not quick:
+        fams.append(quadratic_runs(seed, tau=1, K=6, B=n, **kw))
+    for R in fams:
+        rec = R.res.record
+        Fs = np.broadcast_to(np.asarray(to_numpy(rec.F_star), float), (R.B,))
+        final = to_numpy(R.res.losses)[:, R.K] - Fs  # F(w(K tau - Delta)) - F*
+        ends = to_numpy(rec.c_loss)[:, :, -1] - Fs[:, None]  # F(c_k((k+1) tau - Delta)) - F*
+        xi = np.minimum(final, ends.min(axis=1))
+        Psi = (B.Psi_main_value if corrected else B.Psi_value)(R.K, **{n: v[:, 0] if np.ndim(v) == 2 else v
+                                                                       for n, v in R.kw(loss=True).items()})
+        ok = (xi > 0) & (R.K * R.tau * R.eta * R.phi - R.L_loss * Psi / np.where(xi > 0, xi, 1.0) ** 2 > 0)
+        if not ok.any():
+            continue
+        st = B.prop2_corrected if corrected else B.prop2
+        idx = np.flatnonzero(ok)
+        kw = {n: (v[idx, 0] if np.ndim(v) == 2 else v) for n, v in R.kw(loss=True).items()}
+        bound = st(K=R.K, phi=R.phi[idx], xi=xi[idx], Gamma_min=xi[idx], **kw)
+        for j, b in enumerate(idx):
+            out.append(Sample(float(final[b]), float(bound[j]), R.params(b, xi=float(xi[b])), R.seed, R.size(b)))
+    if not out:
+        raise RuntimeError("prop2 sampler: no configuration satisfied condition 2")
+    return out
+
+
+def _theorem1_samples(quick, seed, *, printed):
+    out = []
+    fams = _families(quick, seed)
+    fams += [quadratic_runs(seed, tau=t, K=1, B=8 if quick else 32, identical=True, Delta0=True, alpha_one=1.0,
+                            eb_max=1.99) for t in (5, 10)]
+    fams.append(tiny_logistic_runs(seed, B=4 if quick else 16))
+    for R in fams:
+        st = B.theorem1 if printed else B.theorem1_corrected
+        kw = {n: (v[:, 0] if np.ndim(v) == 2 else v) for n, v in R.kw(loss=True).items()}
+        bound = st(K=R.K, phi=R.phi, **kw)
+        gap = to_numpy(R.res.gap_for("paper" if printed else "proof"))
+        out += _worst(R, gap, bound)
+    return out
+
+
+def _asymptotic_samples(quick, seed):
+    out = []
+    for t in (2, 5):
+        R = quadratic_runs(seed, tau=t, K=30 if quick else 80, B=12 if quick else 48)
+        kw = {n: (v[:, 0] if np.ndim(v) == 2 else v) for n, v in R.kw().items()}
+        bound = B.asymptotic_gap(phi=R.phi, **kw)
+        out += _worst(R, to_numpy(R.res.gap_for("proof")), bound)
+    return out
+
+
+# ============================================================================= closed forms
+def _random_params(rng, n, *, tau_max=50, eb=(1e-4, 1.99)):
+    """spec_001 §7.1 ranges: eta beta log-uniform, beta in [1e-2, 1e2], L in [1e-3, 1e3], delta in [0, 2L],
+    tau in 1..tau_max with tau log(1 + eta beta) <= 50, Delta in 0..tau."""
+    eb_ = np.exp(rng.uniform(np.log(eb[0]), np.log(eb[1]), n))
+    beta = 10 ** rng.uniform(-2, 2, n)
+    L = 10 ** rng.uniform(-3, 3, n)
+    tau = rng.integers(1, tau_max + 1, n)
+    tau = np.minimum(tau, np.maximum(1, np.floor(50 / np.log1p(eb_)))).astype(np.int64)
+    Delta = np.floor(rng.uniform(0, 1, n) * (tau + 1)).astype(np.int64)
+    delta = rng.uniform(0, 2, n) * L
+    return dict(eta=eb_ / beta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta)
+
+
+def _pdict(p, i, **extra):
+    return {**{n: (int(v[i]) if np.asarray(v).dtype.kind in "iu" else float(v[i])) for n, v in p.items()}, **extra}
+
+
+def psi_inf_plain(a, eta, beta, L, delta, tau, Delta):
+    """(21) typed directly in floating point (independent of ``bounds``); for moderate tau only."""
+    x = 1.0 + eta * beta
+
+    def h(z):
+        return delta / beta * (x ** z - 1) - eta * delta * z
+
+    return ((1 - a) * 2 * eta * L * (tau / a - Delta) * (x ** tau - 1) + (1 - a) * h(tau) + a * h(tau - Delta)
+            + a * eta * Delta * L * x ** (tau - Delta))
+
+
+def numeric_alpha_star(eta, beta, L, delta, tau, Delta) -> float:
+    """argmin of psi(., inf) on [1e-6, 1] by a bounded scalar minimiser (no closed form used)."""
+    res = minimize_scalar(lambda a: psi_inf_plain(a, eta, beta, L, delta, tau, Delta), bounds=(1e-6, 1.0),
+                          method="bounded", options={"xatol": 1e-12, "maxiter": 500})
+    return float(res.x)
+
+
+def _alpha_star_samples(quick, seed, *, printed):
+    rng = _rng(seed, "alpha-star")
+    n = 30 if quick else 300
+    p = _random_params(rng, n)
+    out = []
+    astar = B.alpha_star(**p)
+    dth = B.delta_threshold(**{k_: v for k_, v in p.items() if k_ != "delta"})
+    for i in range(n):
+        args = [p[q][i] for q in ("eta", "beta", "L", "delta", "tau", "Delta")]
+        interior = p["delta"][i] < dth[i]
+        if printed and not interior:
+            continue
+        val = float(B.alpha_star_printed(**{q: v for q, v in zip(("eta", "beta", "L", "delta", "tau", "Delta"), args)})) \
+            if printed else float(astar[i])
+        out.append(Sample(val, numeric_alpha_star(*[float(v) for v in args]), _pdict(p, i), seed, float(args[4])))
+    return out
+
+
+def _slope_sign_at(a, p, i, rel=1e-3):
+    """sign of d psi/d alpha at ``a`` by central differences of the plain (21); None when too close to 0."""
+    args = [float(p[q][i]) for q in ("eta", "beta", "L", "delta", "tau", "Delta")]
+    hstep = 1e-6 * a
+    lo, hi = (a - hstep, a + hstep) if a + hstep <= 1 else (a - 2 * hstep, a)
+    d = (psi_inf_plain(hi, *args) - psi_inf_plain(lo, *args)) / (hi - lo)
+    scale = abs(psi_inf_plain(a, *args)) / a
+    return None if abs(d) < rel * scale else (1.0 if d > 0 else 0.0)
+
+
+def _threshold_samples(quick, seed, *, corrected):
+    """Indicator identity: [delta >= delta_th] == [psi(., inf) decreasing at alpha = 1] (so alpha* = 1)."""
+    rng = _rng(seed, "threshold")
+    n = 60 if quick else 600
+    p = _random_params(rng, n, eb=(1e-3, 1.0))
+    if not corrected:  # printed: denominator > 0 (Delta >= 1, not tau = Delta = 1)
+        p["tau"] = np.maximum(p["tau"], 2)
+        p["Delta"] = np.clip(p["Delta"], 1, p["tau"])
+    st = B.delta_threshold_iff if corrected else B.delta_threshold_printed
+    dth = st(**{q: v for q, v in p.items() if q != "delta"})
+    out = []
+    for i in range(n):
+        sgn = _slope_sign_at(1.0, p, i)
+        if sgn is None:
+            continue
+        decreasing = 1.0 - sgn
+        out.append(Sample(float(p["delta"][i] >= dth[i]), decreasing, _pdict(p, i, delta_th=float(dth[i])), seed, 0.0))
+    return out
+
+
+def _monotonicity_samples(quick, seed):
+    rng = _rng(seed, "monotonicity")
+    n = 60 if quick else 600
+    p = _random_params(rng, n)
+    a = rng.uniform(1e-3, 1, n)
+    Dq = B.NUMERIC["D"](*(np.asarray(p[q], float) for q in ("eta", "beta", "L", "delta", "tau", "Delta")))
+    Mq = B.monotonicity_condition(alpha=a, **p)
+    out = []
+    for i in range(n):
+        sgn = _slope_sign_at(a[i], p, i)
+        if sgn is None:
+            continue
+        out.append(Sample(float(a[i] ** 2 * Dq[i] >= Mq[i]), sgn, _pdict(p, i, alpha=a[i]), seed, 0.0))
+    return out
+
+
+def _derivative_samples(quick, seed):
+    rng = _rng(seed, "derivative")
+    n = 40 if quick else 400
+    p = _random_params(rng, n, tau_max=30)
+    a = rng.uniform(0.05, 0.95, n)
+    lib = B.psi_inf_derivative(alpha=a, **p)
+    out = []
+    for i in range(n):
+        args = [float(p[q][i]) for q in ("eta", "beta", "L", "delta", "tau", "Delta")]
+        hs = 1e-5 * a[i]
+        fd = (psi_inf_plain(a[i] + hs, *args) - psi_inf_plain(a[i] - hs, *args)) / (2 * hs)
+        out.append(Sample(float(lib[i]), float(fd), _pdict(p, i, alpha=a[i]), seed, 0.0))
+    return out
+
+
+def _delta0_samples(quick, seed, *, inequality):
+    rng = _rng(seed, "delta0")
+    n = 40 if quick else 400
+    p = _random_params(rng, n)
+    p.pop("Delta")
+    a = rng.uniform(1e-3, 1, n)
+    lib = B.psi_inf(alpha=a, Delta=0, **p)
+    other = B.delta0_alpha1_optimal(alpha=a, **p) if inequality else B.psi_inf_delta0(alpha=a, **p)
+    if inequality:  # the statement's right-hand side is h(tau) = psi(1, inf)
+        return [Sample(float(lib[i]), float(other[i]), _pdict(p, i, alpha=a[i]), seed, 0.0) for i in range(n)]
+    return [Sample(float(other[i]), float(lib[i]), _pdict(p, i, alpha=a[i]), seed, 0.0) for i in range(n)]
+
+
+def _Psi_samples(quick, seed):
+    """(16): the direct sum of psi(alpha, k), k = 1..K (mpmath, 30 digits) against the library's Psi."""
+    import mpmath as mp  # noqa: PLC0415
+
+    rng = _rng(seed, "Psi")
+    n = 30 if quick else 300
+    p = _random_params(rng, n, tau_max=30)
+    a = rng.uniform(1e-2, 1, n)
+    K = rng.integers(1, 60, n)
+    lib = B.Psi_value(K, alpha=a, **p)
+    out = []
+    with mp.workdps(30):
+        for i in range(n):
+            e, b, l_, dl = (mp.mpf(float(p[q][i])) for q in ("eta", "beta", "L", "delta"))
+            t, d, ai = int(p["tau"][i]), int(p["Delta"][i]), mp.mpf(float(a[i]))
+            x = 1 + e * b
+            h = lambda z: dl / b * (x ** z - 1) - e * dl * z  # noqa: E731
+            tail = (1 - ai) * h(t) + ai * h(t - d) + ai * e * d * l_ * x ** (t - d)
+            tot = mp.fsum((1 - ai) * (1 - (1 - ai) ** kk) * 2 * e * l_ * (t / ai - d) * (x ** t - 1) + tail
+                          for kk in range(1, int(K[i]) + 1))
+            out.append(Sample(float(lib[i]), float(tot), _pdict(p, i, alpha=a[i], K=int(K[i])), seed, float(K[i])))
+    return out
+
+
+def _limit_samples(quick, seed):
+    """Theorem 1's right-hand side at K >= 1e14 (remainder < 1e-9) against (20) (the limit K -> infinity)."""
+    rng = _rng(seed, "limit")
+    n = 20 if quick else 200
+    p = _random_params(rng, n, eb=(1e-3, 1.0))
+    a = rng.uniform(0.05, 1, n)
+    phi = 10 ** rng.uniform(-2, 1, n)
+    lim = B.asymptotic_gap(alpha=a, phi=phi, **p)
+    # K so large that the O(1/(eta phi T)) remainder is < 1e-9 of the limit
+    K = np.floor(np.maximum(1e14, 1e9 / (p["eta"] * phi * p["tau"] * lim)))
+    thm = B.theorem1_rhs(K=K, alpha=a, phi=phi, **p)
+    return [Sample(float(thm[i]), float(lim[i]), _pdict(p, i, alpha=a[i], phi=phi[i]), seed, 0.0) for i in range(n)]
+
+
+# ----------------------------------------------------------------------------- golden values (spec_001 §4.7)
+P1 = dict(eta=0.02, beta=1, L=1, delta=0.5, tau=10, Delta=9)
+P2 = dict(eta=0.1, beta=2, L=1.5, delta=0.3, tau=5, Delta=2)
+P3 = dict(eta=0.05, beta=4, L=2, delta=1, tau=8, Delta=8)
+
+
+def _hd(P):
+    return {q: P[q] for q in ("eta", "beta", "delta")}
+
+
+def _nod(P):
+    return {q: v for q, v in P.items() if q != "delta"}
+
+
+def golden_values() -> list[tuple[str, float, float]]:
+    """(name, library value, spec value) for every 15-digit golden value of spec_001 §4.7."""
+    D = lambda P: float(B.NUMERIC["D"](*(np.asarray(P[q], float) for q in ("eta", "beta", "L", "delta", "tau", "Delta"))))  # noqa: E731
+    M = lambda P: float(B.monotonicity_condition(alpha=1, **P))  # noqa: E731
+    f = float
+    rows = [
+        ("P1 h(tau)", f(B.h_value(10, **_hd(P1))), 0.00949720999737857),
+        ("P1 h(1)", f(B.h_value(1, **_hd(P1))), 0.0),
+        ("P1 h(Delta)", f(B.h_value(9, **_hd(P1))), 0.00754628431115546),
+        ("P1 D", D(P1), 0.252940781200734), ("P1 M", M(P1), 0.0875977679979029),
+        ("P1 delta_th", f(B.delta_threshold(**_nod(P1))), 9.20482032346707),
+        ("P1 alpha*", f(B.alpha_star(**P1)), 0.58848729671017),
+    ]
+    for a, e3, p3, pinf in ((0.2, 0.80032, 0.184530259366066, 0.331638447031024),
+                            (0.5, 0.385, 0.13870503084768, 0.144727377397536), (1.0, 0.04, 0.1836, 0.1836)):
+        rows += [(f"P1 eps3 a={a}", f(B.epsilon_value(3, alpha=a, **{q: P1[q] for q in ("eta", "L", "tau", "Delta")})), e3),
+                 (f"P1 psi(a,3) a={a}", f(B.psi_value(3, alpha=a, **P1)), p3),
+                 (f"P1 psi_inf a={a}", f(B.psi_inf(alpha=a, **P1)), pinf)]
+    for a, K, Ps, thm, lim in ((0.5, 1, 0.120637991198113, 50.2409863080488, 2.83477735274684),
+                               (0.5, 20, 2.84636882149873, 4.34064349688153, 2.83477735274684),
+                               (1.0, 1, 0.1836, 50.3665307269825, 3.21345148150862),
+                               (1.0, 20, 3.672, 4.71117532331448, 3.21345148150862)):
+        rows += [(f"P1 Psi a={a} K={K}", f(B.Psi_value(K, alpha=a, **P1)), Ps),
+                 (f"P1 thm1 a={a} K={K}", f(B.theorem1_rhs(K=K, alpha=a, phi=0.1, **P1)), thm),
+                 (f"P1 (20) a={a}", f(B.asymptotic_gap(alpha=a, phi=0.1, **P1)), lim)]
+    for K, v in ((100, 3.09190729051), (10 ** 4, 2.8372337391), (10 ** 6, 2.83480190511)):
+        rows.append((f"P1 thm1 a=0.5 K={K}", f(B.theorem1_rhs(K=K, alpha=0.5, phi=0.1, **P1)), v))
+    rows += [
+        ("P2 D", D(P2), 1.357344), ("P2 M", M(P2), 2.23248),
+        ("P2 delta_th", f(B.delta_threshold(**_nod(P2))), -4.55754884547069), ("P2 alpha*", f(B.alpha_star(**P2)), 1.0),
+        ("P2 h(5)", f(B.h_value(5, **_hd(P2))), 0.073248), ("P2 h(3)", f(B.h_value(3, **_hd(P2))), 0.0192),
+        ("P2 h(2)", f(B.h_value(2, **_hd(P2))), 0.006), ("P2 psi_inf(0.5)", f(B.psi_inf(alpha=0.5, **P2)), 2.091408),
+        ("P2 psi(1,.)", f(B.psi_value(4, alpha=1, **P2)), 0.5376),
+        ("P3 D", D(P3), 5.654752896), ("P3 M", M(P3), 5.279707136),
+        ("P3 delta_th", f(B.delta_threshold(**_nod(P3))), 1.8825556370493),
+        ("P3 alpha*", f(B.alpha_star(**P3)), 0.966269120156983), ("P3 psi(1,.)", f(B.psi_value(2, alpha=1, **P3)), 0.8),
+    ]
+    return rows
+
+
+ALPHA_TABLE = {  # spec_001 §4.7, tau = 10, Delta = 9, beta = L = 1; 6 significant digits
+    0.001: (0.147856, 0.148038, 0.14822, 0.148587, 199.221), 0.01: (0.436677, 0.441349, 0.446175, 0.456321, 19.2136),
+    0.02: (0.577741, 0.588487, 0.599856, 0.624723, 9.20482), 0.05: (0.778188, 0.80352, 0.831498, 0.897516, 3.17787),
+    0.1: (0.908869, 0.945987, 0.988059, 1.0, 1.13054), 0.2: (0.998, 1, 1, 1, 0.0261003),
+}
+ALPHA_VS_DELTA = (1, 1, 1, 0.986311, 0.858997, 0.772605, 0.709187, 0.660168, 0.620868, 0.588487, 0.561236)
+
+
+def golden_table() -> list[tuple[str, float, float]]:
+    """(name, library value, spec value) for the 6-digit tables of spec_001 §4.7."""
+    rows = []
+    for eb, vals in ALPHA_TABLE.items():
+        for dl, v in zip((0, 0.5, 1, 2), vals[:4]):
+            rows.append((f"alpha* eb={eb} delta={dl}", float(B.alpha_star(eta=eb, beta=1, L=1, delta=dl, tau=10, Delta=9)), v))
+        rows.append((f"delta_th eb={eb}", float(B.delta_threshold(eta=eb, beta=1, L=1, tau=10, Delta=9)), vals[4]))
+    for eb in (0.5, 1.0):
+        rows.append((f"alpha* eb={eb}", float(B.alpha_star(eta=eb, beta=1, L=1, delta=1, tau=10, Delta=9)), 1.0))
+        rows.append((f"delta_th<0 eb={eb}", float(B.delta_threshold(eta=eb, beta=1, L=1, tau=10, Delta=9) < 0), 1.0))
+    av = B.alpha_star(eta=0.02, beta=1, L=1, delta=0.5, tau=10, Delta=np.arange(11))
+    rows += [(f"alpha* Delta={d}", float(av[d]), v) for d, v in enumerate(ALPHA_VS_DELTA)]
+    return rows
+
+
+def _golden_samples(rows):
+    return [Sample(v, want, {"quantity": name}, None, 0.0) for name, v, want in rows]
+
+
+# ============================================================================= registry
+_SIM = dict(atol=_ROUNDOFF)  # spec_001 §7: relative 1e-9 plus absolute 1e-12 (round-off where a bound is 0)
+
+
+def _reg(name, statement, sampler, **kw):
+    if kw.get("relation", "<=") != "==":
+        kw = {**_SIM, **kw}
+    return register(Check(f"{PAPER}.{name}", paper=PAPER, statement=statement, sampler=sampler, **kw))
+
+
+_reg("lemma3", B.lemma3, lambda q, s: _lemma3_samples(q, s, corrected=False),
+     description="Lemma 3 (23): max_i ||w_i - w|| at k tau - Delta, k = 1..K, eta < 2/beta (quadratic + digits)")
+_reg("lemma3_corrected", B.lemma3_corrected, lambda q, s: _lemma3_samples(q, s, corrected=True),
+     description="Lemma 3 per device with (1 - rho_i), k = 0..K, eta beta up to 2.8")
+_reg("lemma3_delta0", B.lemma3_delta0, _lemma3_delta0_samples,
+     description="Lemma 3 at Delta = 0 with the extra (1 - alpha), k = 0..K-1")
+_reg("lemma4", B.lemma4, lambda q, s: _lemma4_samples(q, s, corrected=False), expected="violated",
+     description="Lemma 4 on T_k minus {k tau}: for Delta = 0 this contains the sync (k+1) tau, where it fails ([E7])")
+_reg("lemma4_corrected", B.lemma4_corrected, lambda q, s: _lemma4_samples(q, s, corrected=True),
+     description="Lemma 4 at every non-sync time, eta beta up to 2.8 (tight: equality at the first step)")
+_reg("lemma4_no_delay", B.lemma4_no_delay, lambda q, s: _lemma4_no_delay_samples(q, s, corrected=False),
+     expected="violated", description="(25) for Delta = 0 and any alpha ([E19]): fails for alpha < 1")
+_reg("lemma4_no_delay_corrected", B.lemma4_no_delay_corrected,
+     lambda q, s: _lemma4_no_delay_samples(q, s, corrected=True),
+     description="(25) for alpha = 1, Delta = 0, before the next sync")
+_reg("lemma5", B.lemma5, lambda q, s: _lemma5_samples(q, s, corrected=False),
+     description="Lemma 5 (26): ||w(k tau) - c_k(k tau)||, k = 0..K-1, eta < 2/beta")
+_reg("lemma5_corrected", B.lemma5_corrected, lambda q, s: _lemma5_samples(q, s, corrected=True),
+     description="Lemma 5 for eta beta up to 2.8")
+_reg("lemma5_intermediate", B.lemma5_intermediate, _lemma5_48_samples, relation="==", rtol=1e-10, atol=1e-300,
+     description="(47)-(48) equals (49) for delta > 0 (random parameters)")
+_reg("prop1", B.prop1, lambda q, s: _prop1_samples(q, s, corrected=False, loss=False),
+     description="Proposition 1 (27), distance form, eta < 2/beta")
+_reg("prop1_loss", B.prop1_loss, lambda q, s: _prop1_samples(q, s, corrected=False, loss=True),
+     description="Proposition 1 (27), loss form")
+_reg("prop1_corrected", B.prop1_corrected, lambda q, s: _prop1_samples(q, s, corrected=True, loss=False),
+     description="Proposition 1 for eta beta up to 2.8")
+_reg("prop1_loss_corrected", B.prop1_loss_corrected, lambda q, s: _prop1_samples(q, s, corrected=True, loss=True),
+     description="Proposition 1 loss form for eta beta up to 2.8")
+_reg("prop2", B.prop2, lambda q, s: _prop2_samples(q, s, corrected=False),
+     description="Proposition 2 (77) with xi = min of the condition 3-4 gaps, where condition 2 holds")
+_reg("prop2_corrected", B.prop2_corrected, lambda q, s: _prop2_samples(q, s, corrected=True),
+     description="Proposition 2, main-text indexing with Psi' = sum_{k=0}^{K-1} psi")
+_reg("theorem1", B.theorem1, lambda q, s: _theorem1_samples(q, s, printed=True), expected="violated",
+     description="Theorem 1 (15) for the printed output (13): fails at K = 1 (one identical-client family, tiny logistic)")
+_reg("theorem1_corrected", B.theorem1_corrected, lambda q, s: _theorem1_samples(q, s, printed=False),
+     description="Theorem 1 for min_{k=1..K} F(w(k tau - Delta)) - F*, eta < 2/beta")
+_reg("asymptotic_gap", B.asymptotic_gap, _asymptotic_samples,
+     description="(20): min_k F(w(k tau - Delta)) - F* of a long run against (20) with phi_K (<= phi_inf bound)")
+_reg("theorem1_limit", B.asymptotic_gap, _limit_samples, relation="==", rtol=1e-6,
+     description="Theorem 1's right-hand side at K >= 1e14 equals (20) (the K -> infinity limit)")
+_reg("psi_inf_delta0", B.psi_inf_delta0, lambda q, s: _delta0_samples(q, s, inequality=False), relation="==", rtol=1e-10,
+     description="(22): psi(alpha, inf) at Delta = 0 equals h(tau) + (1/alpha - 1) 2 eta L tau A")
+_reg("delta0_alpha1_optimal", B.delta0_alpha1_optimal, lambda q, s: _delta0_samples(q, s, inequality=True),
+     description="(22): psi(alpha, inf) >= psi(1, inf) = h(tau) at Delta = 0")
+_reg("monotonicity_condition", B.monotonicity_condition, _monotonicity_samples, relation="==",
+     description="[alpha^2 D >= M] == [d psi(alpha, inf)/d alpha >= 0 by finite differences of (21)]")
+_reg("psi_inf_derivative", B.psi_inf_derivative, _derivative_samples, relation="==", rtol=1e-5,
+     description="D - M/alpha^2 against central differences of (21)")
+_reg("delta_threshold", B.delta_threshold_printed, lambda q, s: _threshold_samples(q, s, corrected=False), relation="==",
+     description="[delta >= delta_th] == [psi(., inf) decreasing at alpha = 1], denominator > 0")
+_reg("delta_threshold_iff", B.delta_threshold_iff, lambda q, s: _threshold_samples(q, s, corrected=True), relation="==",
+     description="the same equivalence for every Delta (delta_th = -inf at Delta = 0, +inf at tau = Delta = 1)")
+_reg("alpha_star_printed", B.alpha_star_printed, lambda q, s: _alpha_star_samples(q, s, printed=True), relation="==",
+     rtol=0.0, atol=1e-6, description="sqrt(M/D) against a bounded numeric minimiser of (21), where delta < delta_th")
+_reg("alpha_star", B.alpha_star_total, lambda q, s: _alpha_star_samples(q, s, printed=False), relation="==",
+     rtol=0.0, atol=1e-6, description="the total alpha* against a bounded numeric minimiser of (21)")
+_reg("Psi", B.Psi, _Psi_samples, relation="==", rtol=1e-10,
+     description="(16): the direct sum of psi(alpha, k) against the library's closed-form Psi")
+_reg("golden_values", None, lambda q, s: _golden_samples(golden_values()), relation="==", rtol=1e-11, atol=1e-15,
+     description="spec_001 §4.7 golden values (P1, P2, P3; 15 digits)")
+_reg("golden_tables", None, lambda q, s: _golden_samples(golden_table()), relation="==", rtol=5e-6, atol=1e-12,
+     description="spec_001 §4.7 alpha* and delta_th tables (6 significant digits)")

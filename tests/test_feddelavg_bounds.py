@@ -1,0 +1,304 @@
+"""FedDelAvg statements (spec_001 §4, §7.1): golden values, alpha*, delta_th, overflow safety, errors, checks."""
+import doctest
+
+import mpmath as mp
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from fltheory.backend import to_numpy
+from fltheory.symbolic import ConditionError
+from fltheory.papers.feddelavg import bounds as B
+from fltheory.papers.feddelavg import checks as C
+
+R = sp.Rational
+
+
+# ----------------------------------------------------------------------------- strategies (spec_001 §7.1)
+@st.composite
+def params(draw, tau_max=50, eb=(1e-4, 1.99)):
+    eb_ = draw(st.floats(*eb))
+    beta = draw(st.floats(1e-2, 1e2))
+    L = draw(st.floats(1e-3, 1e3))
+    tau = draw(st.integers(1, tau_max))
+    assume(tau * np.log1p(eb_) <= 50)
+    Delta = draw(st.integers(0, tau))
+    delta = draw(st.floats(0, 2)) * L
+    return dict(eta=eb_ / beta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta)
+
+
+def mp_values(eta, beta, L, delta, tau, Delta, alpha=None, k=None, dps=40):
+    """Reference values from the paper's formulas in mpmath (high precision)."""
+    with mp.workdps(dps):
+        e, b, l_, dl, a = (mp.mpf(float(v)) if v is not None else None for v in (eta, beta, L, delta, alpha))
+        x = 1 + e * b
+        A = x ** tau - 1
+        h = lambda z: dl / b * (x ** z - 1) - e * dl * z  # noqa: E731
+        Dq = e * Delta * l_ * (2 * x ** tau + x ** (tau - Delta) - 2) - dl / b * x ** (tau - Delta) * (x ** Delta - 1) \
+            + e * dl * Delta
+        Mq = 2 * e * l_ * tau * A
+        out = {"D": Dq, "M": Mq, "astar": mp.mpf(1) if Dq <= Mq else mp.sqrt(Mq / Dq)}
+        if a is not None:
+            tail = (1 - a) * h(tau) + a * h(tau - Delta) + a * e * Delta * l_ * x ** (tau - Delta)
+            out["psi_inf"] = (1 - a) * 2 * e * l_ * (tau / a - Delta) * A + tail
+            if k is not None:
+                out["psi"] = (1 - a) * (1 - (1 - a) ** k) * 2 * e * l_ * (tau / a - Delta) * A + tail
+        return out
+
+
+# ----------------------------------------------------------------------------- golden values
+@pytest.mark.parametrize("name,got,want", C.golden_values(), ids=[r[0] for r in C.golden_values()])
+def test_golden_values(name, got, want):
+    assert got == pytest.approx(want, rel=1e-11, abs=1e-15)
+
+
+def test_golden_tables():
+    for name, got, want in C.golden_table():
+        assert got == pytest.approx(want, rel=5e-6, abs=1e-12), name
+
+
+def test_exact_evaluation_is_rational_and_matches_identities():
+    P = dict(eta=R(1, 50), beta=1, L=1, delta=R(1, 2), tau=10, Delta=9)
+    assert B.h.evaluate(x=0, eta=R(1, 50), beta=1, delta=R(1, 2)) == 0
+    assert B.h.evaluate(x=1, eta=R(1, 50), beta=1, delta=R(1, 2)) == 0
+    assert B.h.evaluate(x=2, eta=R(1, 10), beta=2, delta=1) == R(1, 50)  # h(2) = beta delta eta^2
+    # (16): Psi = sum_{k=1}^K psi(alpha, k) exactly
+    for a in (R(1, 5), R(1, 2), 1):
+        tot = sum(B.psi.evaluate(k=kk, alpha=a, **P) for kk in range(1, 5))
+        assert B.Psi.evaluate(K=4, alpha=a, **P) == tot
+        # psi(alpha, k) = psi(alpha, inf) - (1-alpha)^(k+1) 2 eta L (tau/alpha - Delta) A
+        A = (1 + P["eta"]) ** 10 - 1
+        gap = (1 - a) ** 4 * 2 * P["eta"] * (10 / a - 9) * A
+        assert B.psi.evaluate(k=3, alpha=a, **P) == B.psi_inf_st.evaluate(alpha=a, **P) - gap
+    # (48) == (49) for delta > 0; (22)
+    assert sp.simplify(B.lemma5_intermediate.evaluate(k=3, alpha=R(1, 3), **P)
+                       - B.lemma5.evaluate(k=3, alpha=R(1, 3), **P)) == 0
+    P0 = {q: v for q, v in P.items() if q != "Delta"}
+    assert B.psi_inf_delta0.evaluate(alpha=R(1, 3), **P0) == B.psi_inf_st.evaluate(alpha=R(1, 3), Delta=0, **P0)
+    # alpha*: tau = Delta = 1 closed form, delta_th total at the zero denominators
+    e = R(1, 10)
+    assert sp.simplify(B.alpha_star_total.evaluate(eta=e, beta=1, L=1, delta=R(1, 3), tau=1, Delta=1)
+                       - sp.sqrt(2 * e / (1 + 2 * e))) == 0
+    assert B.delta_threshold_iff.evaluate(eta=e, beta=1, L=1, tau=1, Delta=1) == sp.oo
+    assert B.delta_threshold_iff.evaluate(eta=e, beta=1, L=1, tau=4, Delta=0) == -sp.oo
+
+
+# ----------------------------------------------------------------------------- derived functions
+def test_h_exact_zeros_and_monotone_in_float():
+    x = np.arange(0, 60)
+    for eb in (1e-6, 1e-3, 0.3, 1.9):
+        h = B.h_value(x, eta=eb, beta=1.0, delta=0.7)
+        assert h[0] == 0.0 and h[1] == 0.0
+        assert np.all(np.diff(h) >= 0) and np.all(h >= 0)
+        with mp.workdps(40):
+            want = [float(mp.mpf(0.7) * ((1 + mp.mpf(eb)) ** int(z) - 1) - mp.mpf(eb) * mp.mpf(0.7) * int(z)) for z in x[2:]]
+        np.testing.assert_allclose(h[2:], want, rtol=1e-9)
+
+
+def test_epsilon_limits():
+    k = np.arange(0, 30)
+    e = B.epsilon_value(k, alpha=1e-9, eta=0.1, L=2.0, tau=5, Delta=3)
+    np.testing.assert_allclose(e, 2 * 0.1 * 2.0 * k * 5, rtol=1e-7)  # alpha -> 0: 2 eta L k tau
+    e1 = B.epsilon_value(k, alpha=1.0, eta=0.1, L=2.0, tau=5, Delta=3)
+    assert e1[0] == 0 and np.allclose(e1[1:], 2 * 0.1 * 2.0 * (5 - 3))
+    e5 = B.epsilon_value(k, alpha=0.5, eta=0.1, L=2.0, tau=5, Delta=3)
+    assert np.all(np.diff(e5) >= 0) and e5[-1] <= 2 * 0.1 * 2.0 * (5 / 0.5 - 3)
+
+
+@given(p=params(tau_max=30), a=st.floats(1e-3, 1.0), k=st.integers(0, 40))
+def test_psi_against_mpmath_and_properties(p, a, k):
+    ref = mp_values(alpha=a, k=k, **p)
+    assert float(B.psi_value(k, alpha=a, **p)) == pytest.approx(float(ref["psi"]), rel=1e-9, abs=1e-300)
+    assert float(B.psi_inf(alpha=a, **p)) == pytest.approx(float(ref["psi_inf"]), rel=1e-9, abs=1e-300)
+    # nondecreasing in k, constant at alpha = 1, homogeneous of degree 1 in (L, delta)
+    ks = np.arange(0, 12)
+    v = B.psi_value(ks, alpha=a, **p)
+    assert np.all(np.diff(v) >= -1e-12 * np.abs(v[1:]))
+    v1 = B.psi_value(ks, alpha=1.0, **p)
+    np.testing.assert_allclose(v1, v1[0], rtol=1e-14)
+    scaled = B.psi_value(k, alpha=a, **{**p, "L": 3 * p["L"], "delta": 3 * p["delta"]})
+    assert float(scaled) == pytest.approx(3 * float(B.psi_value(k, alpha=a, **p)), rel=1e-12)
+
+
+# ----------------------------------------------------------------------------- alpha* and delta_th
+@given(p=params())
+def test_alpha_star_is_the_numeric_minimiser(p):
+    a = float(B.alpha_star(**p))
+    assert 0 < a <= 1
+    assert a == pytest.approx(C.numeric_alpha_star(*(float(p[q]) for q in ("eta", "beta", "L", "delta", "tau", "Delta"))),
+                              abs=1e-6)
+    assert a == pytest.approx(float(mp_values(**p)["astar"]), rel=1e-10)
+    if a < 1:  # stationary: d psi/d alpha = 0
+        d = float(B.psi_inf_derivative(alpha=a, **p))
+        assert abs(d) <= 1e-8 * float(B.monotonicity_condition(alpha=a, **p)) / a ** 2
+    # invariances: (L, delta) -> (cL, c delta); nondecreasing in delta; alpha* = 1 at Delta = 0
+    assert float(B.alpha_star(**{**p, "L": 7 * p["L"], "delta": 7 * p["delta"]})) == pytest.approx(a, rel=1e-12)
+    assert float(B.alpha_star(**{**p, "delta": 1.5 * p["delta"] + 1e-3 * p["L"]})) >= a - 1e-14
+    assert float(B.alpha_star(**{**p, "Delta": 0})) == 1.0
+
+
+@given(p=params(eb=(1e-3, 1.0)))
+def test_delta_threshold_is_an_iff(p):
+    dth = float(B.delta_threshold(**{q: v for q, v in p.items() if q != "delta"}))
+    scale = p["L"] + abs(dth) if np.isfinite(dth) else p["L"]
+    assume(not np.isfinite(dth) or abs(p["delta"] - dth) > 1e-6 * scale)
+    a = float(B.alpha_star(**p))
+    assert (a == 1.0) == (p["delta"] >= dth)
+    # independent: psi(., inf) is decreasing at alpha = 1 (finite differences of (21)) iff delta >= delta_th
+    args = [float(p[q]) for q in ("eta", "beta", "L", "delta", "tau", "Delta")]
+    slope = (C.psi_inf_plain(1.0, *args) - C.psi_inf_plain(1 - 1e-6, *args)) / 1e-6
+    mag = C.psi_inf_plain(1.0, *args)
+    assume(abs(slope) > 1e-3 * mag)
+    assert (slope <= 0) == (p["delta"] >= dth)
+
+
+def test_delta_threshold_special_cases():
+    assert float(B.delta_threshold(eta=0.1, beta=1, L=1, tau=5, Delta=0)) == -np.inf
+    assert float(B.delta_threshold(eta=0.1, beta=1, L=1, tau=1, Delta=1)) == np.inf
+    # tau = Delta = 1: alpha* = sqrt(2 eta beta/(1 + 2 eta beta)) < 1 for every delta
+    for dl in (0.0, 1.0, 2.0):
+        assert float(B.alpha_star(eta=0.1, beta=1, L=1, delta=dl, tau=1, Delta=1)) == pytest.approx(np.sqrt(0.2 / 1.2), rel=1e-14)
+    # the denominator stays positive for tiny eta beta (stable Bernoulli form, no cancellation)
+    d = B.alpha_star_details(eta=1e-9, beta=1, L=1, delta=0.5, tau=2, Delta=1)
+    assert np.isfinite(d.delta_th) and float(d.delta_th) > 0
+
+
+def test_backend_in_equals_backend_out(xp):
+    out = B.alpha_star(eta=xp.asarray([0.01, 0.02]), beta=1.0, L=1.0, delta=0.5, tau=10, Delta=9)
+    assert type(out) is type(xp.asarray([0.0]))
+    np.testing.assert_allclose(to_numpy(out), [0.441349, 0.588487], atol=1e-6)
+
+
+# ----------------------------------------------------------------------------- overflow safety
+def test_no_overflow_to_nan_up_to_tau_1e4():
+    eb = np.array([1e-4, 1e-3, 0.05, 0.3, 1.0, 1.99])[:, None, None, None]
+    tau = np.array([1, 10, 1000, 10000.0])[None, :, None, None]
+    Delta = np.round(tau * np.array([0, 0.5, 0.99, 1.0])[None, None, :, None])
+    alpha = np.array([1e-3, 0.3, 1.0])[None, None, None, :]
+    for dl in (0.0, 0.7):
+        kw = dict(eta=eb, beta=1.0, L=1.0, delta=dl, tau=tau, Delta=Delta)
+        a = B.alpha_star(**kw)
+        assert np.all(np.isfinite(a)) and np.all((a > 0) & (a <= 1))
+        assert not np.any(np.isnan(B.delta_threshold(eta=eb, beta=1.0, L=1.0, tau=tau, Delta=Delta)))
+        vals = {
+            "psi_inf": B.psi_inf(alpha=alpha, **kw), "psi": B.psi_value(7, alpha=alpha, **kw),
+            "Psi": B.Psi_value(100, alpha=alpha, **kw), "dpsi": B.psi_inf_derivative(alpha=alpha, **kw),
+            "lemma5": B.lemma5_corrected(k=3, alpha=alpha, **kw),
+            "thm1": B.theorem1_rhs(K=100, alpha=alpha, phi=0.1, **{**kw, "eta": np.minimum(eb, 1.9)}),
+            "h": B.h_value(tau, eta=eb, beta=1.0, delta=dl),
+        }
+        for name, v in vals.items():
+            assert not np.any(np.isnan(v)), name
+        # finite exactly where the true value fits in float64, and accurate there
+        pi = np.broadcast_to(vals["psi_inf"], np.broadcast_shapes(eb.shape, tau.shape, Delta.shape, alpha.shape))
+        for idx in [(i, j, l, m) for i in range(6) for j in (2, 3) for l in range(4) for m in range(3)]:
+            e_, t_ = float(eb.ravel()[idx[0]]), int(tau.ravel()[idx[1]])
+            D_, a_ = int(np.round(t_ * [0, 0.5, 0.99, 1.0][idx[2]])), float(alpha.ravel()[idx[3]])
+            ref = mp_values(e_, 1.0, 1.0, dl, t_, D_, alpha=a_)
+            got = float(pi[idx])
+            if ref["psi_inf"] > mp.mpf(np.finfo(float).max):
+                assert got == np.inf
+            else:
+                assert got == pytest.approx(float(ref["psi_inf"]), rel=1e-9), (idx, got)
+            assert float(a[idx[:3]][0]) == pytest.approx(float(ref["astar"]), rel=1e-9)
+    # alpha = 1, Delta = tau: psi = eta tau L exactly although (1 + eta beta)^tau overflows
+    assert float(B.psi_inf(alpha=1, eta=1.0, beta=1, L=1, delta=0.3, tau=10 ** 4, Delta=10 ** 4)) == pytest.approx(1e4)
+
+
+# ----------------------------------------------------------------------------- errors and rendering
+@pytest.mark.parametrize("kw,text", [
+    (dict(Delta=5, tau=3), "Delta <= tau"),
+    (dict(eta=0.0), "eta > 0"),
+    (dict(eta=-1.0), "eta > 0"),
+    (dict(beta=0.0), "beta > 0"),
+    (dict(L=0.0), "L > 0"),
+    (dict(delta=-0.1), "delta >= 0"),
+    (dict(tau=2.5, Delta=1), "tau must be an integer"),
+    (dict(Delta=1.5), "Delta must be an integer"),
+    (dict(tau=0, Delta=0), "tau >= 1"),
+])
+def test_alpha_star_errors_name_the_condition(kw, text):
+    base = dict(eta=0.02, beta=1.0, L=1.0, delta=0.5, tau=10, Delta=9)
+    with pytest.raises(ConditionError, match=text.replace("(", r"\(")):
+        B.alpha_star(**{**base, **kw})
+
+
+def test_statement_conditions():
+    P = dict(eta=0.02, beta=1.0, L=1.0, delta=0.5, tau=10, Delta=9)
+    with pytest.raises(ConditionError, match="eta < 2/beta"):
+        B.theorem1_rhs(K=3, alpha=0.5, phi=0.1, **{**P, "eta": 2.5})
+    B.theorem1_corrected(K=3, alpha=0.5, phi=0.1, **{**P, "eta": 1.9})
+    with pytest.raises(ConditionError, match="alpha > 0"):
+        B.psi_inf(alpha=0.0, **P)
+    with pytest.raises(ConditionError, match="delta < delta_th"):
+        B.alpha_star_printed(**{**P, "delta": 10.0})
+    with pytest.raises(ConditionError, match="condition 2"):
+        B.prop2_corrected(K=1, alpha=1.0, phi=1e-6, xi=1e-3, Gamma_min=1.0, **P)
+    with pytest.raises(ConditionError, match="k <= K-1"):
+        B.lemma3_delta0(k=3, K=3, alpha=0.5, rho_i=0.5, eta=0.1, L=1.0, tau=4)
+    # corrected lemmas accept any eta > 0 (E12); the printed ones require eta < 2/beta
+    B.prop1_corrected(k=2, alpha=0.5, **{**P, "eta": 5.0})
+    with pytest.raises(ConditionError, match="eta < 2/beta"):
+        B.prop1(k=2, alpha=0.5, **{**P, "eta": 5.0})
+
+
+def test_latex_renders_every_statement():
+    names = [s.name for s in B.STATEMENTS]
+    assert len(names) == len(set(names))
+    for s in B.STATEMENTS:
+        tex = s.latex()
+        assert tex and s.lhs in tex and ("\\le" in tex or "\\ge" in tex or "=" in tex)
+        assert s.paper == "feddelavg" and s.equation
+        if s.status == "corrected":
+            assert s.reason and s.corrects in names
+    assert r"\psi\left(\alpha, K\right)" in B.theorem1.latex() and r"\Psi\left(\alpha\right)" in B.theorem1.latex()
+    assert r"\left(\beta \eta + 1\right)^{x}" in B.h.latex()  # a definition prints its formula
+    assert r"\sqrt{\frac{M}{D}}" in B.alpha_star_total.latex()
+
+
+def test_expand_named_gives_plain_sympy():
+    e = B.expand_named(B.theorem1.expr)
+    assert not e.atoms(sp.Function) - e.atoms(sp.Abs, sp.Piecewise)
+    assert not any(isinstance(f, B._Quantity) for f in sp.preorder_traversal(e))
+
+
+def test_bounds_doctests():
+    res = doctest.testmod(B, optionflags=doctest.ELLIPSIS)
+    assert res.failed == 0
+
+
+# ----------------------------------------------------------------------------- the counterexamples
+def test_theorem1_printed_fails_at_K1_within_its_assumptions():
+    R_ = C.tiny_logistic_runs(0, B=4)  # Lipschitz, smooth, convex, one client (delta = 0), eta <= 1.5/beta
+    bound = B.theorem1(K=1, alpha=R_.alpha, eta=R_.eta, beta=R_.beta, L=R_.L_loss, delta=R_.delta, tau=R_.tau,
+                       Delta=R_.Delta, phi=R_.phi)  # conditions hold (no ConditionError)
+    gap_paper = np.asarray(R_.res.gap_for("paper"))
+    assert np.all(gap_paper > bound)
+    assert np.all(np.asarray(R_.res.gap_for("proof")) <= bound)
+
+
+def test_spec_lemma3_delta0_fails_at_k_equal_K():
+    """spec_001 §5.7 claims the (1 - alpha) factor for k = 0..K; at k = K (no sync at T) it fails."""
+    worst = 0.0
+    for R_ in C._delta0_families(True, 0):
+        div = np.asarray(R_.res.record.divergence)[:, R_.K, :]
+        eps = B.epsilon_value(R_.K, alpha=R_.alpha, eta=R_.eta, L=R_.L, tau=R_.tau, Delta=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = div / ((1 - R_.alpha) * eps)[:, None] / (1 - R_.rho)
+        worst = max(worst, float(np.nanmax(np.where(R_.alpha[:, None] < 1, ratio, 0))))
+    assert worst > 1.0
+
+
+def test_every_feddelavg_check_gives_its_expected_verdict_quick():
+    from fltheory import verify
+
+    checks = verify.registry(["feddelavg"])
+    assert len(checks) >= 30
+    bad = {}
+    for c in checks:
+        v = c.run(quick=True, seed=0)
+        if not v.ok:
+            bad[c.name] = (v.status, v.expected, v.counterexample)
+    assert not bad, bad
