@@ -61,8 +61,49 @@ def _sym(A):
     return 0.5 * (A + A.swapaxes(-1, -2))
 
 
+class _Federation:
+    """What every federation shares: one convention for points.
+
+    ``grad_clients(X)`` and ``loss_clients(X)`` take *one point per client*, ``X`` of shape
+    ``(..., M, d)``; ``grad_clients_at(x)``, ``loss_clients_at(x)``, ``grad(x)`` and ``loss(x)``
+    take *one point for all clients*, ``x`` of shape ``(..., d)``.  (Guessing from the shape
+    would read a batch axis of length M as the client axis.)
+    """
+
+    def _check_per_client(self, X):
+        X = asarray(X, self.xp)
+        if X.ndim < 2 or X.shape[-2:] != (self.M, self.d):
+            raise ProblemError(
+                f"expected one point per client, shape (..., M={self.M}, d={self.d}); got {tuple(X.shape)} "
+                "(use grad_clients_at / loss_clients_at for one common point)"
+            )
+        return X
+
+    def _at(self, x):
+        x = asarray(x, self.xp)
+        if x.shape[-1:] != (self.d,):
+            raise ProblemError(f"expected points of shape (..., d={self.d}); got {tuple(x.shape)}")
+        return self.xp.broadcast_to(x[..., None, :], x.shape[:-1] + (self.M, self.d))
+
+    def grad_clients_at(self, x):
+        """grad F_i(x) for every client at one common point ``x`` (..., d) -> (..., M, d)."""
+        return self.grad_clients(self._at(x))
+
+    def loss_clients_at(self, x):
+        """F_i(x) for every client at one common point ``x`` (..., d) -> (..., M)."""
+        return self.loss_clients(self._at(x))
+
+    def grad(self, x):
+        """grad F(x) = sum_i w_i grad F_i(x) at points ``x`` (..., d)."""
+        return (self.weights[..., None] * self.grad_clients_at(x)).sum(axis=-2)
+
+    def loss(self, x):
+        """F(x) = sum_i w_i F_i(x) at points ``x`` (..., d)."""
+        return (self.weights * self.loss_clients_at(x)).sum(axis=-1)
+
+
 @dataclass(frozen=True, eq=False)
-class QuadraticFederation:
+class QuadraticFederation(_Federation):
     """Batched quadratic federation (see the module docstring).
 
     Parameters
@@ -157,30 +198,17 @@ class QuadraticFederation:
         rhs = xp.einsum("...m,...mij,...mj->...i", self.weights, self.H, self.x_opt)
         return xp.linalg.solve(self.Hbar, rhs[..., None])[..., 0]
 
-    def grad_clients(self, x):
-        """grad F_i at ``x``: ``x`` is (..., d) (one point for all) or (..., M, d) (one per client)."""
-        xp = self.xp
-        x = asarray(x, xp)
-        if x.shape[-2:] != (self.M, self.d):
-            x = x[..., None, :]
-        return xp.einsum("...mij,...mj->...mi", self.H, x - self.x_opt)
+    def grad_clients(self, X):
+        """grad F_i(X_i) = H_i (X_i - x_i*) for one point per client, ``X`` (..., M, d)."""
+        X = self._check_per_client(X)
+        return self.xp.einsum("...mij,...mj->...mi", self.H, X - self.x_opt)
 
-    def grad(self, x):
-        """grad F at ``x`` (..., d)."""
-        return self.xp.einsum("...m,...mi->...i", self.weights, self.grad_clients(x))
-
-    def loss_clients(self, x):
+    def loss_clients(self, X):
+        """F_i(X_i) for one point per client, ``X`` (..., M, d) -> (..., M)."""
         xp = self.xp
-        x = asarray(x, xp)
-        if x.shape[-2:] != (self.M, self.d):
-            x = x[..., None, :]
-        e = x - self.x_opt
+        e = self._check_per_client(X) - self.x_opt
         val = 0.5 * xp.einsum("...mi,...mij,...mj->...m", e, self.H, e)
         return val if self.const is None else val + asarray(self.const, xp)
-
-    def loss(self, x):
-        """F(x) = sum_i w_i F_i(x)."""
-        return (self.weights * self.loss_clients(x)).sum(axis=-1)
 
     # ------------------------------------------------------------------ constants
     @property
@@ -212,7 +240,7 @@ class QuadraticFederation:
     @property
     def grad_at_star(self):
         """grad F_i(x*) for every client (..., M, d); their w-average is zero."""
-        return self.grad_clients(self.x_star)
+        return self.grad_clients_at(self.x_star)
 
     @property
     def zeta2(self):
@@ -345,7 +373,7 @@ def random_quadratic_federation(
 # a smooth non-convex separable federation (spec_004 §7.4, Theorem 3 tests)
 # --------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
-class SeparableCosineFederation:
+class SeparableCosineFederation(_Federation):
     """Batched non-convex separable clients (spec_004 §7.4 item 23).
 
     Problem class
@@ -429,26 +457,15 @@ class SeparableCosineFederation:
     def batch_shape(self) -> tuple:
         return np.broadcast_shapes(self.a.shape[:-2], self.b.shape[:-2], self.c.shape[:-2], self.weights.shape[:-1])
 
-    def _points(self, x):
-        x = asarray(x, self.xp)
-        return x if x.shape[-2:] == (self.M, self.d) else x[..., None, :]
+    def grad_clients(self, X):
+        """grad F_i(X_i) = a_i (X_i - c_i) - b_i sin X_i for one point per client, ``X`` (..., M, d)."""
+        X = self._check_per_client(X)
+        return self.a * (X - self.c) - self.b * self.xp.sin(X)
 
-    def grad_clients(self, x):
-        """grad F_i: ``a (x - c) - b sin x``; ``x`` is (..., d) or (..., M, d)."""
-        x = self._points(x)
-        return self.a * (x - self.c) - self.b * self.xp.sin(x)
-
-    def grad(self, x):
-        """grad F at ``x`` (..., d)."""
-        return self.xp.einsum("...m,...mi->...i", self.weights, self.grad_clients(x))
-
-    def loss_clients(self, x):
-        x = self._points(x)
-        return (0.5 * self.a * (x - self.c) ** 2 + self.b * self.xp.cos(x)).sum(axis=-1)
-
-    def loss(self, x):
-        """F(x) = sum_i w_i F_i(x)."""
-        return (self.weights * self.loss_clients(x)).sum(axis=-1)
+    def loss_clients(self, X):
+        """F_i(X_i) for one point per client, ``X`` (..., M, d) -> (..., M)."""
+        X = self._check_per_client(X)
+        return (0.5 * self.a * (X - self.c) ** 2 + self.b * self.xp.cos(X)).sum(axis=-1)
 
     @property
     def L_i(self):
@@ -490,7 +507,7 @@ from functools import cached_property  # noqa: E402
 
 
 @dataclass(frozen=True, eq=False)
-class LogisticFederation:
+class LogisticFederation(_Federation):
     """Federated multinomial logistic regression (softmax cross-entropy, optional L2).
 
     Problem class
@@ -623,14 +640,6 @@ class LogisticFederation:
     def batch_shape(self) -> tuple:
         return ()
 
-    def _per_client(self, W):
-        W = asarray(W, self.xp)
-        if W.shape[-1] != self.d:
-            raise ProblemError(f"W must have last axis d = n_classes*m = {self.d}; got {tuple(W.shape)}")
-        if W.ndim < 2 or W.shape[-2] != self.M:
-            W = W[..., None, :]
-        return W
-
     def _logits(self, W, X):
         Wr = W.reshape(W.shape[:-1] + (self.n_classes, self.m))
         # a contiguous transpose: OpenBLAS is far slower on a transposed view here
@@ -645,13 +654,13 @@ class LogisticFederation:
         return G + self.reg * W if self.reg else G
 
     def grad_clients(self, W, idx=None):
-        """grad F_i at ``W`` ((..., d) or (..., M, d)) for every client -> (..., M, d).
+        """grad F_i(W_i) for one parameter vector per client, ``W`` (..., M, d) -> (..., M, d).
 
         With ``idx`` (integer array ``(..., M, b)`` of sample positions, each ``< D_i``) the
         minibatch gradient ``1/b sum_{n in idx_i} grad f(x_n, y_n; W_i)`` (+ reg W_i) instead.
         """
         xp = self.xp
-        W = self._per_client(W)
+        W = self._check_per_client(W)
         if idx is None:
             return self._ce_grad(W, self.X, self._onehot, (1.0 / self.sizes.astype(xp.float64))[:, None, None])
         rows = xp.arange(self.M)[:, None]
@@ -664,24 +673,16 @@ class LogisticFederation:
         scale = 1.0 / (n if idx is None else len(idx))
         return self._ce_grad(asarray(W, self.xp), self.X[i, rows], self._onehot[i, rows], scale)
 
-    def grad(self, W):
-        """grad F at ``W`` (..., d)."""
-        return self.xp.einsum("m,...mi->...i", self.weights, self.grad_clients(W))
-
     def loss_clients(self, W):
-        """F_i at ``W`` ((..., d) or (..., M, d)) -> (..., M)."""
+        """F_i(W_i) for one parameter vector per client, ``W`` (..., M, d) -> (..., M)."""
         xp = self.xp
-        W = self._per_client(W)
+        W = self._check_per_client(W)
         Z = self._logits(W, self.X)
         zmax = Z.max(axis=-1, keepdims=True)
         lse = (zmax[..., 0] + xp.log(xp.exp(Z - zmax).sum(axis=-1)))
         zy = (Z * self._onehot).sum(axis=-1)
         val = ((lse - zy) * self.mask).sum(axis=-1) / self.sizes
         return val + 0.5 * self.reg * (W * W).sum(axis=-1) if self.reg else val
-
-    def loss(self, W):
-        """F(W) = sum_i rho_i F_i(W), for W (..., d)."""
-        return (self.weights * self.loss_clients(W)).sum(axis=-1)
 
     def predict(self, W, X):
         """Predicted classes for features ``X`` (n, m) under parameters ``W`` (..., d) -> (..., n)."""
@@ -760,7 +761,7 @@ class LogisticFederation:
     def delta_at(self, points):
         """Per-client dissimilarity max_p ||grad F_i(p) - grad F(p)|| over ``points`` (..., P, d) -> (..., M)."""
         xp = self.xp
-        g = self.grad_clients(asarray(points, xp))  # (..., P, M, d)
+        g = self.grad_clients_at(asarray(points, xp))  # (..., P, M, d)
         gbar = xp.einsum("m,...mi->...i", self.weights, g)
         diff = g - gbar[..., None, :]
         return xp.sqrt((diff * diff).sum(axis=-1)).max(axis=-2)

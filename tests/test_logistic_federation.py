@@ -26,7 +26,7 @@ def test_loss_and_gradients_match_a_direct_computation():
     W = np.random.default_rng(1).normal(size=fed.d)
     for i in range(fed.M):
         direct = np.mean([per_sample_loss(W, x, y, 3, 0) for x, y in zip(Xs[i], ys[i])]) + 0.025 * W @ W
-        assert np.isclose(fed.loss_clients(W)[i], direct, rtol=1e-13)
+        assert np.isclose(fed.loss_clients_at(W)[i], direct, rtol=1e-13)
     np.testing.assert_allclose(fed.weights, [len(y) / sum(map(len, ys)) for y in ys])
     v = np.random.default_rng(2).normal(size=fed.d)
     e = 1e-6
@@ -44,7 +44,7 @@ def test_batched_and_per_client_points():
     for b in range(2):
         for i in range(fed.M):
             np.testing.assert_allclose(G[b, i], fed.grad_client(i, W[b, i]), atol=1e-14)
-            np.testing.assert_allclose(G[b, i], fed.grad_clients(W[b, i])[i], atol=1e-14)
+            np.testing.assert_allclose(G[b, i], fed.grad_clients_at(W[b, i])[i], atol=1e-14)
     n = int(fed.sizes.min())
     idx = np.broadcast_to(np.arange(n), (fed.M, n))
     full_small = LogisticFederation(fed.X[:, :n], fed.y[:, :n], fed.mask[:, :n], 3, fed.reg)
@@ -56,7 +56,7 @@ def test_analytic_constants(seed, scale):
     """||grad F_i|| <= L (reg = 0) everywhere; lambda_max(Hessian of F_i) <= beta_i."""
     fed, Xs, ys = make(seed=seed, reg=0.0)
     W = np.random.default_rng(seed).normal(size=fed.d) * scale
-    assert np.all(np.linalg.norm(fed.grad_clients(W), axis=-1) <= fed.L_i * (1 + 1e-12))
+    assert np.all(np.linalg.norm(fed.grad_clients_at(W), axis=-1) <= fed.L_i * (1 + 1e-12))
     for i in range(fed.M):
         one = LogisticFederation.from_client_data([Xs[i]], [ys[i]], n_classes=3)
         lam = np.linalg.eigvalsh(one.hessian(W))[-1]

@@ -85,8 +85,6 @@ __all__ = [
     "check_parameters",
     "sync_times",
     "smoothness",
-    "global_loss",
-    "at_point",
     "OUTPUT_SETS",
 ]
 
@@ -138,19 +136,6 @@ def smoothness(fed):
     if isinstance(fed, QuadraticFederation):
         return fed.L
     return fed.beta
-
-
-def at_point(fed, x):
-    """``x`` (..., d), one point for every client, as explicit per-client points (..., M, d).
-
-    (A batch axis of length M would otherwise be read as the client axis.)"""
-    xp = namespace(x)
-    return xp.broadcast_to(x[..., None, :], x.shape[:-1] + (fed.M, fed.d))
-
-
-def global_loss(fed, x):
-    """F(x) = sum_i rho_i F_i(x) for points ``x`` (..., d), whatever the batch shape."""
-    return (fed.weights * fed.loss_clients(at_point(fed, x))).sum(axis=-1)
 
 
 def _noise_sqrt(fed, xp):
@@ -340,7 +325,7 @@ def feddelavg(
         return g
 
     e, a = eta_b[..., None, None], alpha_b[..., None, None]
-    w_periods, losses = [wbar], [global_loss(fed, wbar)]
+    w_periods, losses = [wbar], [fed.loss(wbar)]
     traj_w, traj_b = ([W], [wbar]) if trajectory else (None, None)
     if record:
         w_star = fed.x_star
@@ -350,7 +335,7 @@ def feddelavg(
         rec["div"].append(_norm(W - wbar[..., None, :], xp))
 
     def c_point(c):
-        gc = fed.grad_clients(at_point(fed, c))
+        gc = fed.grad_clients_at(c)
         gF = xp.einsum("...m,...mi->...i", rho, gc)
         return gc, gF
 
@@ -364,7 +349,7 @@ def feddelavg(
                     c = wbar
                     gc, gF = c_point(c)
                     per = {"loc": [_norm(W - c[..., None, :], xp)], "glob": [xp.zeros(shape)], "c": [c],
-                           "closs": [global_loss(fed, c)], "cdist": [_norm(c - w_star, xp)], "cgn": [_norm(gF, xp)]}
+                           "closs": [fed.loss(c)], "cdist": [_norm(c - w_star, xp)], "cgn": [_norm(gF, xp)]}
                     delta_eff = xp.maximum(delta_eff, _norm(gc - gF[..., None, :], xp))
             G = client_grads(W, s)
             if record:
@@ -390,12 +375,12 @@ def feddelavg(
                 per["loc"].append(_norm(W - c[..., None, :], xp))
                 per["glob"].append(_norm(wbar - c, xp))
                 per["c"].append(c)
-                per["closs"].append(global_loss(fed, c))
+                per["closs"].append(fed.loss(c))
                 per["cdist"].append(_norm(c - w_star, xp))
                 per["cgn"].append(_norm(gF, xp))
             if j == tau:
                 w_periods.append(wbar)
-                losses.append(global_loss(fed, wbar))
+                losses.append(fed.loss(wbar))
                 if record:
                     rec["div"].append(_norm(W - wbar[..., None, :], xp))
                     ax = len(shape)
@@ -409,7 +394,7 @@ def feddelavg(
     nb = len(shape)
     w_periods = xp.stack(w_periods, axis=nb)
     losses = xp.stack(losses, axis=nb)
-    F_star = global_loss(fed, fed.x_star)
+    F_star = fed.loss(fed.x_star)
     lo, hi = _output_range(output_set, K)
     k_out = lo + xp.argmin(losses[..., lo:hi], axis=-1)
     w_out = xp.take_along_axis(w_periods, k_out[..., None, None], axis=nb)[..., 0, :]

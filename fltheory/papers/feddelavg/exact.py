@@ -50,7 +50,7 @@ import numpy as np
 from ...backend import asarray, namespace, to_numpy
 from ...linear import AffineMap
 from ...problems import ProblemError, QuadraticFederation
-from .algorithm import check_parameters, global_loss
+from .algorithm import check_parameters
 
 __all__ = [
     "period_map",
@@ -243,7 +243,7 @@ def exact_trajectory(fed, *, eta, tau, Delta, alpha, K: int, w_init=None) -> Exa
     nb = len(z.shape) - 1
     Z = xp.stack(zs, axis=nb).reshape(z.shape[:-1] + (int(K) + 1, M, d))
     w_bar = xp.einsum("...m,...kmi->...ki", fed.weights, Z)
-    losses = xp.stack([global_loss(fed, w_bar[..., k, :]) for k in range(int(K) + 1)], axis=nb)
+    losses = xp.stack([fed.loss(w_bar[..., k, :]) for k in range(int(K) + 1)], axis=nb)
     return ExactTrajectory(Z, w_bar, losses)
 
 
