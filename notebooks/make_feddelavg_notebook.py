@@ -6,17 +6,10 @@ alpha* beside the exactly optimal alpha of a quadratic instance and the empirica
 """
 from pathlib import Path
 
-import nbformat as nbf
+from nbgen import NotebookBuilder
 
-cells = []
-
-
-def md(text):
-    cells.append(nbf.v4.new_markdown_cell(text.strip()))
-
-
-def code(text):
-    cells.append(nbf.v4.new_code_cell(text.strip()))
+nb = NotebookBuilder()
+md, code = nb.md, nb.code
 
 
 md(r"""
@@ -245,9 +238,4 @@ code(r"""
 print(f"notebook compute time: {time.time() - t_start:.1f} s")
 """)
 
-nb = nbf.v4.new_notebook()
-nb["cells"] = cells
-nb["metadata"]["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-out = Path(__file__).with_name("feddelavg.ipynb")
-nbf.write(nb, out)
-print(f"wrote {out}")
+nb.write(Path(__file__).with_name("feddelavg.ipynb"))
