@@ -449,7 +449,8 @@ def theorem2_fixed_point_symbolic(M: int, d: int, *, tau, precond: str = "diagon
     of preconditioned GD with fixed P_i, then FedOpt's GD server. ``tau`` is an int or a sequence of M
     ints (matrix powers need concrete exponents). ``precond`` in {"diagonal", "identity", "general"}
     (general: symmetric, symbolic entries), ``hessian`` in {"symmetric", "diagonal"}.
-    Symbols: ``w_i``, ``eta_i``, ``H_i_rc`` (r <= c), ``P_i_r`` (diagonal) / ``P_i_rc``, ``xs_i_r``.
+    Symbols (plain, no assumptions): ``w_i``, ``eta_i``, ``H_i_rc`` (r <= c), ``P_i_r`` (diagonal) /
+    ``P_i_rc``, ``xs_i_r``.
     ``values`` (a mapping from symbol names or symbols to numbers/expressions) is substituted into the
     building blocks *before* the powers and inverses are formed: exact rational results stay fast.
 
@@ -471,11 +472,12 @@ def theorem2_fixed_point_symbolic(M: int, d: int, *, tau, precond: str = "diagon
         raise ValueError(f"precond must be 'diagonal', 'identity' or 'general', got {precond!r}")
     if hessian not in ("symmetric", "diagonal"):
         raise ValueError(f"hessian must be 'symmetric' or 'diagonal', got {hessian!r}")
-    sub = {(_s(k) if isinstance(k, str) else k): sp.sympify(v) for k, v in (values or {}).items()}
+    # plain symbols (no assumptions): SymPy's assumption queries make products of large symbolic
+    # matrices very slow; keys of ``values`` are matched by name
+    sub = {(k if isinstance(k, str) else k.name): sp.sympify(v) for k, v in (values or {}).items()}
 
     def val(name):
-        sym = _s(name)
-        return sub.get(sym, sym)
+        return sub.get(name, sp.Symbol(name))
 
     def sym_matrix(prefix, diagonal):
         return sp.Matrix(d, d, lambda r, c: (val(f"{prefix}_{min(r, c)}{max(r, c)}") if (r == c or not diagonal)
