@@ -33,6 +33,14 @@ def verdict_figure(verdicts, path: str | Path):
     for ax in axes.ravel()[len(vs):]:
         ax.axis("off")
     for ax, v in zip(axes.ravel(), vs):
+        if v.relation == "==":  # identities: the error of each instance, against the tolerance
+            err = np.abs(np.asarray(v.values) - np.asarray(v.bounds))
+            ax.semilogy(np.arange(err.size), np.maximum(err, 1e-300), ".", ms=3, color=_COLORS[v.status])
+            ax.set_title(f"{v.check.split('.', 1)[-1][:34]}\n{v.status} (err/tol {v.worst_ratio:.3g})", fontsize=7)
+            ax.set_xlabel("instance", fontsize=7)
+            ax.set_ylabel("|computed - closed form|", fontsize=7)
+            ax.tick_params(labelsize=6)
+            continue
         x, y = np.abs(np.asarray(v.bounds)), np.abs(np.asarray(v.values))
         ax.scatter(x, y, s=6, color=_COLORS[v.status])
         pos = np.concatenate([x[x > 0], y[y > 0]])

@@ -269,6 +269,10 @@ class QuadraticFederation(_Federation):
         diff = xp.einsum("...mij,...pj->...pmi", D, u) + c[..., None, :, :]
         return xp.sqrt((diff * diff).sum(axis=-1)).max(axis=-2)
 
+    def delta_average_at(self, points):
+        """Average dissimilarity delta = sum_i w_i delta_i over ``points`` (see :meth:`delta_at`)."""
+        return (self.weights * self.delta_at(points)).sum(axis=-1)
+
     def delta_ball(self, radius):
         """Upper bound on sup_{||x - x*|| <= radius} ||grad F_i(x) - grad F(x)||: ||H_i - Hbar|| r + ||grad F_i(x*)||."""
         xp = self.xp

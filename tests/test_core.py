@@ -96,6 +96,7 @@ def test_delta_at_points_is_attained_and_ball_bound_dominates():
     direct = np.linalg.norm(fed.grad_clients_at(pts) - fed.grad(pts)[:, None, :], axis=-1).max(axis=0)
     np.testing.assert_allclose(delta, direct, rtol=1e-12)
     assert np.all(fed.delta_ball(r) >= delta - 1e-12)
+    assert fed.delta_average_at(pts) == pytest.approx(float(fed.weights @ delta))
 
 
 # ----------------------------------------------------------------------------- linear maps
