@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 from pathlib import Path
 
@@ -34,6 +35,8 @@ def _cmd_bounds(args) -> int:
 
 
 def main(argv=None) -> int:
+    if hasattr(signal, "SIGPIPE"):  # `fltheory bounds | head` should end quietly
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     parser = argparse.ArgumentParser(prog="fltheory", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     v = sub.add_parser("verify", help="run every registered check and write a report")
