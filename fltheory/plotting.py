@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["verdict_figure", "loglog_slope", "bias_vs_eta_figure"]
+__all__ = ["verdict_figure", "loglog_slope", "bias_vs_eta_figure", "alpha_vs_delta_figure"]
 
 _COLORS = {"holds": "tab:green", "tight": "tab:blue", "violated": "tab:red"}
 
@@ -82,7 +82,7 @@ def bias_vs_eta_figure(etas, curves: dict, path: str | Path | None = None, ax=No
     plt = _plt()
     own = ax is None
     if own:
-        fig, ax = plt.subplots(figsize=(4.5, 3.5))
+        fig, ax = plt.subplots(figsize=(5.5, 4.0))
     for label, ys in curves.items():
         ys = np.asarray(ys, float)
         ax.loglog(etas, ys, "o-", ms=3, label=f"{label} (slope {loglog_slope(etas, ys):.2f})")
@@ -91,6 +91,41 @@ def bias_vs_eta_figure(etas, curves: dict, path: str | Path | None = None, ax=No
     if title:
         ax.set_title(title)
     ax.legend(fontsize=7)
+    if own and path is not None:
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+    return ax
+
+
+def alpha_vs_delta_figure(comparison, *, curves: dict | None = None, empirical=None, path: str | Path | None = None,
+                          ax=None, title: str = ""):
+    """FedDelAvg: which alpha?  The bound-optimal alpha* against the exactly gap- and rate-optimal
+    alpha of a quadratic instance (``feddelavg.exact.alpha_comparison``), as functions of Delta.
+
+    ``curves``: extra ``{label: alpha per Delta}`` (e.g. alpha* with other constants);
+    ``empirical``: ``(Deltas, alphas)`` of an empirical sweep, drawn as black diamonds.
+    """
+    plt = _plt()
+    own = ax is None
+    if own:
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+    D = np.asarray(comparison.Delta)
+    flat = lambda a: np.asarray(a, float).reshape(D.size, -1)[:, 0]  # noqa: E731 - first configuration
+    if comparison.alpha_bound is not None:
+        ax.plot(D, flat(comparison.alpha_bound), "s--", label=r"bound-optimal $\alpha^*$ (instance constants)")
+    for label, ys in (curves or {}).items():
+        ax.plot(D, np.asarray(ys, float), "o:", label=label)
+    ax.plot(D, flat(comparison.alpha_gap), "^-", label="exact: min asymptotic gap")
+    ax.plot(D, flat(comparison.alpha_rate), "v-", label="exact: min spectral radius")
+    if empirical is not None:
+        ax.plot(*empirical, "D", ms=9, color="k", label="empirical best")
+    ax.set_xlabel(r"delay $\Delta$ (iterations)")
+    ax.set_ylabel(r"$\alpha$")
+    ax.set_ylim(0, 1.05)
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title)
     if own and path is not None:
         fig.tight_layout()
         fig.savefig(path, dpi=110)

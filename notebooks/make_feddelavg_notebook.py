@@ -41,6 +41,7 @@ from pathlib import Path
 import fltheory as flt
 from fltheory.datasets import digits_federation
 from fltheory.papers.feddelavg import feddelavg, exact
+from fltheory.plotting import alpha_vs_delta_figure
 
 FIG = Path("figures"); FIG.mkdir(exist_ok=True)
 t_start = time.time()
@@ -205,15 +206,10 @@ print("exact rate-optimal (q): ", np.round(np.asarray(cmp_q.alpha_rate), 3).toli
 
 code(r"""
 fig, ax = plt.subplots(figsize=(7, 4.2))
-ax.plot(Deltas, a_star_digits, "o-", label=r"bound-optimal $\alpha^*$ (digits constants)")
-ax.plot(Deltas, a_star_q, "s--", label=r"bound-optimal $\alpha^*$ (quadratic constants)")
-ax.plot(Deltas, a_star_small, "o:", color="tab:blue", alpha=0.6, label=r"bound-optimal $\alpha^*$ (digits constants, $\eta\beta=0.02$)")
-ax.plot(Deltas, cmp_q.alpha_gap, "^-", label=r"exact: min asymptotic gap (quadratic)")
-ax.plot(Deltas, cmp_q.alpha_rate, "v-", label=r"exact: min spectral radius (quadratic)")
-ax.plot(Deltas_emp, alpha_emp, "D", ms=9, color="k", label=r"empirical best (digits, grid)")
-ax.set_xlabel(r"delay $\Delta$ (iterations), $\tau=10$"); ax.set_ylabel(r"$\alpha$")
-ax.set_ylim(0, 1.05); ax.legend(fontsize=8)
-ax.set_title(r"Which $\alpha$? bound vs exact vs empirical, $\eta\beta=%.2f$" % (eta * float(fed.beta)))
+alpha_vs_delta_figure(cmp_q, ax=ax, empirical=(Deltas_emp, alpha_emp), curves={
+    r"bound-optimal $\alpha^*$ (digits constants)": a_star_digits,
+    r"bound-optimal $\alpha^*$ (digits constants, $\eta\beta=0.02$)": a_star_small},
+    title=r"Which $\alpha$? bound vs exact (quadratic) vs empirical (digits), $\eta\beta=%.2f$, $\tau=10$" % (eta * float(fed.beta)))
 fig.tight_layout(); fig.savefig(FIG / "feddelavg_alpha_vs_delta.png", dpi=110)
 """)
 

@@ -374,19 +374,11 @@ def quadratic_constants(fed, *, radius=None):
     return fed.L, L, delta
 
 
-def _bound_alpha(**kw):
-    try:
-        from .bounds import alpha_star  # noqa: PLC0415 - written by another module, may be absent
-    except ImportError:
-        return None
-    return alpha_star(**kw)
-
-
 def alpha_comparison(fed, *, eta, tau, Deltas, alpha_bound=None, L=None, delta=None, radius=None) -> AlphaComparison:
     """Exact gap-optimal and rate-optimal alpha for each ``Delta`` in ``Deltas``, beside alpha*.
 
-    ``alpha_bound`` may be given (one value per Delta); otherwise ``bounds.alpha_star`` is used when
-    present, with ``beta = fed.L`` and ``(L, delta)`` from ``quadratic_constants`` unless given.
+    ``alpha_bound`` may be given (one value per Delta); otherwise ``bounds.alpha_star`` is used,
+    with ``beta = fed.L`` and ``(L, delta)`` from ``quadratic_constants`` unless given.
     Batched over ``Deltas`` (a leading axis) and the federation's batch.
 
     >>> import fltheory as flt, numpy as np
@@ -404,7 +396,9 @@ def alpha_comparison(fed, *, eta, tau, Deltas, alpha_bound=None, L=None, delta=N
     L = L0 if L is None else asarray(L, xp)
     delta = d0 if delta is None else asarray(delta, xp)
     if alpha_bound is None:
-        alpha_bound = _bound_alpha(eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=D)
+        from .bounds import alpha_star  # noqa: PLC0415 - bounds imports this module's package
+
+        alpha_bound = alpha_star(eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=D)
     pen = period_pencil(fed, eta=eta, tau=tau, Delta=D)
     gap_b = rate_b = None
     if alpha_bound is not None:
