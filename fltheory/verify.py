@@ -144,8 +144,8 @@ class Check:
             return (err / tol if tol > 0 else (0.0 if err == 0 else math.inf)), err > tol
         small, big = (v, b) if self.relation == "<=" else (b, v)
         bad = small > big + self.rtol * abs(big) + self.atol
-        if big > 0:
-            return small / big, bad
+        if big + self.atol > 0:  # atol absorbs round-off: values inside it do not inflate the ratio
+            return small / (big + self.atol), bad
         return (0.0 if small <= 0 else math.inf), bad
 
     def run(self, *, quick: bool = False, seed: int = 0) -> Verdict:
