@@ -499,7 +499,7 @@ def _decaying(st, *, printed):
                 H = np.ones((M, 1, 1))
                 x_opt = np.zeros((M, 1))
             else:
-                M, d = int(rng.integers(1, 4)), 1
+                M = int(rng.integers(1, 4))
                 mu = 1.0
                 H = np.ones((M, 1, 1)) * mu
                 x_opt = np.zeros((M, 1))
@@ -507,7 +507,6 @@ def _decaying(st, *, printed):
                 sigma2, r0 = float(rng.uniform(0.001, 0.1)), float(rng.uniform(0.1, 2.0))
             fed = QuadraticFederation(H, x_opt, np.full(M, 1.0 / M), sigma2=sigma2)
             a = 1 - (1 - eta * mu) ** (2 * tau)
-            C = sigma2 * eta**2 * tau / M
             if printed:
                 beta = 4 * sigma2 * eta**2 * tau / (a**2 * r0)   # the paper's largest admissible beta
             else:
@@ -603,7 +602,7 @@ def _theorem3(kind):
         for label, fed, tau, T, x0, v0, F_inf in runs:
             L = float(fed.L)
             if kind == "general":
-                eta = float(np.random.default_rng(abs(hash(str(label))) % 2**32).uniform(0.1, 1.0)) / (tau * L)
+                eta = float(np.random.default_rng([seed, T, tau]).uniform(0.1, 1.0)) / (tau * L)  # alpha = eta tau <= 1/L
                 lhs, D, Lam, G = _theorem3_run(fed, eta=eta, tau=tau, T=T, x0=x0, v0=v0, F_inf=F_inf)
                 s2 = float(B.theorem3_aggregates(fed.weights, eta=np.full(fed.M, eta), tau=np.full(fed.M, tau)).s2)
                 bound = B.theorem3_general(D=D, G=G, L=L, Lambda=Lam, T=T, alpha=eta * tau, s2=s2)
