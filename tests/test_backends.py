@@ -1,0 +1,95 @@
+"""Array type in = array type out, and the same numbers, on every available backend.
+
+Each test builds its inputs in the backend under test (the ``xp`` fixture: NumPy, and CuPy
+where a GPU is present) and compares with the NumPy result.  On a machine without CuPy these
+run on NumPy only; on a GPU machine they are the CuPy run of the library's main paths.
+"""
+import numpy as np
+import pytest
+
+import fltheory as flt
+from fltheory.backend import namespace, to_numpy
+from fltheory.papers import feddelavg as fd
+from fltheory.papers.local_adaptivity import algorithm as la_alg
+from fltheory.papers.local_adaptivity import bounds as la_bounds
+from fltheory.papers.local_adaptivity import exact as la_exact
+
+
+def _fed(xp, **kw):
+    f = flt.random_quadratic_federation(M=4, d=3, batch=5, kappa=8.0, weights="dirichlet", seed=3, **kw)
+    cov = None if f.noise_cov is None else xp.asarray(f.noise_cov)
+    return f, flt.QuadraticFederation(xp.asarray(f.H), xp.asarray(f.x_opt), xp.asarray(f.weights), noise_cov=cov)
+
+
+def _same(a, b, tol=1e-10):
+    np.testing.assert_allclose(to_numpy(a), to_numpy(b), rtol=tol, atol=tol)
+
+
+def test_federation_constants(xp):
+    ref, fed = _fed(xp)
+    assert namespace(fed.x_star) is xp
+    for name in ("x_star", "L", "mu", "zeta2", "Hbar"):
+        _same(getattr(fed, name), getattr(ref, name))
+    pts = xp.asarray(np.random.default_rng(0).normal(size=(5, 7, 3)))
+    _same(fed.delta_at(pts), ref.delta_at(to_numpy(pts)))
+
+
+def test_affine_maps(xp):
+    rng = np.random.default_rng(1)
+    A = 0.3 * rng.normal(size=(4, 3, 3))
+    b = rng.normal(size=(4, 3))
+    ref, m = flt.AffineMap(A, b), flt.AffineMap(xp.asarray(A), xp.asarray(b))
+    _same(m.fixed_point().x, ref.fixed_point().x)
+    _same(m.spectral_radius(), ref.spectral_radius())
+    _same(m.after(xp.zeros(3), 9), ref.after(np.zeros(3), 9))
+    Q = np.eye(3) * 0.1
+    _same(m.moments(xp.zeros(3), None, xp.asarray(Q), T=4).cov, ref.moments(np.zeros(3), None, Q, T=4).cov)
+
+
+def test_keyed_noise_is_identical_across_backends(xp):
+    s = flt.backend.KeyedStream(5, "noise")
+    a = s.normal(config=xp.arange(3)[:, None], round=2, client=xp.arange(4)[None, :], size=(6,))
+    b = s.normal(config=np.arange(3)[:, None], round=2, client=np.arange(4)[None, :], size=(6,))
+    assert namespace(a) is xp
+    _same(a, b, tol=1e-14)
+
+
+@pytest.mark.parametrize("correction", ["none", "local", "joint"])
+def test_local_adaptivity_closed_forms(xp, correction):
+    ref, fed = _fed(xp)
+    P = np.broadcast_to(np.diag([0.5, 1.0, 2.0]), (5, 4, 3, 3)).copy()
+    eta = 0.3 / np.asarray(ref.L)[:, None]
+    kw = dict(eta=eta, tau=[1, 3, 5, 7], correction=correction)
+    x = la_exact.fixed_point(fed, precond=xp.asarray(P), **{**kw, "eta": xp.asarray(eta)}).x
+    assert namespace(x) is xp
+    _same(x, la_exact.fixed_point(ref, precond=P, **kw).x)
+    _same(la_exact.alpha_max(fed, precond=xp.asarray(P), **{**kw, "eta": xp.asarray(eta)}),
+          la_exact.alpha_max(ref, precond=P, **kw))
+
+
+def test_local_adaptivity_simulator_and_noise(xp):
+    ref, fed = _fed(xp, sigma2=0.05)
+    kw = dict(rounds=6, eta=0.05, tau=3, client_opt="adagrad", correction="local", alpha=0.5, seed=4)
+    out = la_alg.fedopt(fed, x0=xp.zeros(3), **kw)
+    assert namespace(out.x) is xp
+    _same(out.x, la_alg.fedopt(ref, x0=np.zeros(3), **kw).x)
+
+
+def test_statements_evaluate_on_the_backend(xp):
+    st = la_bounds.theorem1_recursion
+    alpha = xp.linspace(0.1, 1.0, 7)
+    out = st.grid(alpha=alpha, hbar=0.5, Cq=0.01, r_t=1.0)
+    assert namespace(out) is xp
+    _same(out, st.grid(alpha=np.linspace(0.1, 1.0, 7), hbar=0.5, Cq=0.01, r_t=1.0))
+
+
+def test_feddelavg_simulator_and_period_map(xp):
+    ref, fed = _fed(xp)
+    kw = dict(eta=0.05, tau=4, Delta=2, alpha=0.5)
+    res = fd.feddelavg(fed, K=6, **kw)
+    _same(res.gap, fd.feddelavg(ref, K=6, **kw).gap)
+    _same(fd.exact.fixed_point(fed, **kw).w_bar, fd.exact.fixed_point(ref, **kw).w_bar)
+    _same(fd.exact.asymptotic_gap(fed, **kw), fd.exact.asymptotic_gap(ref, **kw))
+    a = fd.alpha_star(eta=xp.asarray([0.02, 0.2]), beta=1.0, L=1.0, delta=0.5, tau=10, Delta=9)
+    assert namespace(a) is xp
+    _same(a[0], 0.58848729671017, tol=1e-12)
