@@ -33,7 +33,7 @@ import numpy as np
 
 from .backend import KeyedStream, asarray, namespace
 
-__all__ = ["QuadraticFederation", "random_quadratic_federation", "validate_weights", "ProblemError",
+__all__ = ["QuadraticFederation", "random_quadratic_federation", "validate_weights", "weights_from_sizes", "ProblemError",
            "SeparableCosineFederation", "LogisticFederation"]
 
 
@@ -55,6 +55,19 @@ def validate_weights(weights, xp=np, name: str = "weights", atol: float = 1e-12)
     if err > atol:
         raise ProblemError(f"{name} must sum to 1 over clients; off by {err:.3g}")
     return w
+
+
+def weights_from_sizes(sizes, xp=np):
+    """Client weights proportional to data sizes, ``w_i = |D_i| / sum_j |D_j|`` (paper 004 eq. (1),
+    paper 001's rho_i); ``sizes`` ``(..., M)`` must be > 0.  Rescaling the sizes changes nothing.
+
+    >>> weights_from_sizes([10, 30, 60]).tolist()
+    [0.1, 0.3, 0.6]
+    """
+    n = asarray(sizes, xp, dtype=xp.float64)
+    if n.ndim < 1 or bool(xp.any(~(n > 0))) or bool(xp.any(~xp.isfinite(n))):
+        raise ProblemError("sizes must be finite and > 0 for every client")
+    return n / n.sum(axis=-1, keepdims=True)
 
 
 def _sym(A):

@@ -25,7 +25,7 @@ Example
 >>> st.evaluate(eta=1, L=2)
 Traceback (most recent call last):
 ...
-fltheory.symbolic.ConditionError: demo: condition 'eta <= 1/L' fails at eta=1, L=2
+fltheory.symbolic.ConditionError: demo: condition 'eta <= 1/L' fails at L=2, eta=1
 """
 from __future__ import annotations
 

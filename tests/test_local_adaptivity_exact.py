@@ -146,13 +146,6 @@ def test_spectral_radius_criterion(example_fed):
         assert rho(am) == pytest.approx(1.0, abs=1e-12)
 
 
-def test_tau_one_fedavg_is_gradient_descent_on_F():
-    fed = flt.random_quadratic_federation(M=4, d=3, batch=3, weights="dirichlet", seed=9)
-    x = np.random.default_rng(0).normal(size=(3, 3))
-    rmap = exact.round_map(fed, eta=0.05, tau=1, alpha=1.0)
-    np.testing.assert_allclose(rmap(x), x - 0.05 * fed.grad(x), atol=1e-13)
-
-
 def test_invalid_inputs_are_named(example_fed):
     with pytest.raises(ProblemError, match="eta must be > 0"):
         exact.fixed_point(example_fed, eta=0.0, tau=5)
@@ -271,3 +264,24 @@ def test_cupy_backend_matches_numpy(xp, example_fed):
     fed = flt.QuadraticFederation(xp.asarray(example_fed.H), xp.asarray(example_fed.x_opt), xp.asarray(example_fed.weights))
     x = exact.fixed_point(fed, eta=0.1, tau=5, precond=xp.asarray(JACOBI), correction="joint").x
     np.testing.assert_allclose(to_numpy(x), [0.2746960047, 1.1375391711], atol=5e-11)
+
+
+@given(instances(), st.floats(0.05, 1.0))
+def test_tau_one_fedavg_is_gradient_descent_on_F(inst, alpha):
+    """tau_i = 1, P_i = I, common eta: one FedAvg round is x - alpha eta grad F(x), for any server alpha."""
+    fed, _, eta, _ = inst
+    e = float(eta.min())
+    x = np.random.default_rng(0).normal(size=(3, fed.d))
+    rmap = exact.round_map(fed, eta=e, tau=1, alpha=alpha)
+    np.testing.assert_allclose(rmap(x), x - alpha * e * fed.grad(x), atol=1e-12 * (1 + np.abs(x).max()))
+
+
+@given(instances(), st.floats(1e-3, 1e3))
+def test_rescaling_data_sizes_changes_nothing(inst, c):
+    fed, P, eta, tau = inst
+    sizes = np.arange(1.0, fed.M + 1)
+    a = flt.QuadraticFederation(fed.H, fed.x_opt, flt.problems.weights_from_sizes(sizes))
+    b = flt.QuadraticFederation(fed.H, fed.x_opt, flt.problems.weights_from_sizes(c * sizes))
+    for corr in exact.CORRECTIONS:
+        np.testing.assert_allclose(exact.fixed_point(b, eta=eta, tau=tau, precond=P, correction=corr).x,
+                                   exact.fixed_point(a, eta=eta, tau=tau, precond=P, correction=corr).x, rtol=1e-12, atol=1e-12)

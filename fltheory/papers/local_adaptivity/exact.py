@@ -39,10 +39,10 @@ Example
 >>> H = np.array([[[2, .5], [.5, 1]], [[1, 0], [0, 4]], [[3, -1], [-1, 2]]], float)
 >>> fed = flt.QuadraticFederation(H, [[1, 0], [0, 2], [-1, -1]], [.5, .3, .2])
 >>> P = np.array([np.diag(1 / np.diag(h)) for h in H])          # Jacobi preconditioners
->>> np.round(exact.fixed_point(fed, eta=0.1, tau=5, precond=P).x, 10)
-array([0.3230642062, 0.6596152707])
->>> np.round(exact.fixed_point(fed, eta=0.1, tau=5, precond=P, correction="local").x, 10)
-array([0.2746960047, 1.1375391711])
+>>> np.round(exact.fixed_point(fed, eta=0.1, tau=5, precond=P).x, 10).tolist()
+[0.3230642062, 0.6596152707]
+>>> np.round(exact.fixed_point(fed, eta=0.1, tau=5, precond=P, correction="local").x, 10).tolist()
+[0.2746960047, 1.1375391711]
 """
 from __future__ import annotations
 
