@@ -122,7 +122,7 @@ def digits_federation(
         raise ProblemError(f"test_fraction must satisfy 0 < test_fraction < 1; got {test_fraction}")
     if partition == "dirichlet" and not alpha_dir > 0:
         raise ProblemError(f"alpha_dir must be > 0; got {alpha_dir}")
-    from sklearn.datasets import load_digits  # noqa: PLC0415 - optional dependency
+    from sklearn.datasets import load_digits  # noqa: PLC0415 - imported only when the data set is asked for
 
     X, y = load_digits(return_X_y=True)
     rng = KeyedStream(seed, "digits-federation").generator()
