@@ -304,6 +304,7 @@ class QuadraticFederation(_Federation):
             self.x_opt[..., p, :],
             self.weights[..., p],
             None if self.noise_cov is None else self.noise_cov[..., p, :, :],
+            const=None if self.const is None else asarray(self.const, xp)[..., p],
         )
 
     def take(self, index):
@@ -311,14 +312,15 @@ class QuadraticFederation(_Federation):
         b = self.batch_shape
         if not b:
             raise ProblemError("take() needs a batched federation")
-        H = xp_broadcast(self.H, b + (self.M, self.d, self.d))[index]
-        xo = xp_broadcast(self.x_opt, b + (self.M, self.d))[index]
-        w = xp_broadcast(self.weights, b + (self.M,))[index]
-        cov = None if self.noise_cov is None else xp_broadcast(self.noise_cov, b + (self.M, self.d, self.d))[index]
-        return QuadraticFederation(H, xo, w, cov)
+        H = _broadcast(self.H, b + (self.M, self.d, self.d))[index]
+        xo = _broadcast(self.x_opt, b + (self.M, self.d))[index]
+        w = _broadcast(self.weights, b + (self.M,))[index]
+        cov = None if self.noise_cov is None else _broadcast(self.noise_cov, b + (self.M, self.d, self.d))[index]
+        const = None if self.const is None else _broadcast(asarray(self.const, self.xp), b + (self.M,))[index]
+        return QuadraticFederation(H, xo, w, cov, const=const)
 
 
-def xp_broadcast(a, shape):
+def _broadcast(a, shape):
     return namespace(a).broadcast_to(a, shape)
 
 
