@@ -219,12 +219,16 @@ def test_identical_client_optima_have_no_bias(inst, correction):
 
 
 @given(instances())
-def test_corrected_operator_is_symmetric_positive_definite(inst):
+def test_corrected_operator_is_symmetric_positive_definite_and_both_routes_agree(inst):
     """spec_004 §7.1 item 9: N_i^{-1}(I - K_i) is SPD when eta_i lambda_max(P_i H_i) < 2."""
     fed, P, eta, tau = inst
-    ops = exact.local_operators(fed, eta=eta, tau=tau, precond=P)
-    np.testing.assert_allclose(ops.NinvImK, ops.NinvImK.swapaxes(-1, -2), atol=1e-10 * np.abs(ops.NinvImK).max())
-    assert np.linalg.eigvalsh(ops.NinvImK).min() > 0
+    ops = exact.round_operators(fed, eta=eta, tau=tau, precond=P)  # K by powering: symmetry is not built in
+    A = ops.Ninv @ (np.eye(fed.d) - ops.K)
+    np.testing.assert_allclose(A, A.swapaxes(-1, -2), atol=1e-10 * np.abs(A).max())
+    assert np.linalg.eigvalsh(0.5 * (A + A.swapaxes(-1, -2))).min() > 0
+    eig = exact.local_operators(fed, eta=eta, tau=tau, precond=P)  # the eigenbasis route agrees
+    np.testing.assert_allclose(eig.K, ops.K, atol=1e-10)
+    np.testing.assert_allclose(eig.NinvImK, A, rtol=1e-8, atol=1e-10 * np.abs(A).max())
 
 
 def test_batched_equals_unbatched():

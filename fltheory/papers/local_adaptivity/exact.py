@@ -79,14 +79,15 @@ CORRECTIONS = ("none", "local", "joint")
 class LocalOperators:
     """The per-client pieces of one round (arrays with a client axis ``(..., M, ...)``).
 
-    ``K``: ``(I - eta_i P_i H_i)^{tau_i}``; ``N``: local correction matrix ``eta_i tau_i P_i``;
+    Computed from the eigen-decomposition of ``P_i^{1/2} H_i P_i^{1/2}`` (needed for the noise
+    covariances); :func:`round_operators` gets ``K_i`` by powering instead, and the tests check that
+    the two agree.  ``K``: ``(I - eta_i P_i H_i)^{tau_i}``; ``Ninv``: ``N_i^{-1}``, ``N_i = eta_i tau_i P_i``;
     ``NinvImK``: ``N_i^{-1}(I - K_i)`` (symmetric); ``lam``: eigenvalues of ``P_i H_i``;
     ``step``: ``I - eta_i P_i H_i`` in factored form ``(Ph, U, d, Pmh)`` so that
     ``step^j = Ph U diag(d^j) U^T Pmh``; ``eta``, ``tau``: broadcast to ``(..., M)``.
     """
 
     K: Any
-    N: Any
     Ninv: Any
     NinvImK: Any
     lam: Any
@@ -136,7 +137,7 @@ def _sqrt_spd(P, xp, name="precond"):
 
 
 def local_operators(fed: QuadraticFederation, *, eta, tau, precond=None) -> LocalOperators:
-    """``K_i``, ``N_i`` and ``N_i^{-1}(I - K_i)`` for every client (Theorem 2, spec_004 §5.2–5.3).
+    """``K_i``, ``N_i^{-1}`` and ``N_i^{-1}(I - K_i)`` for every client, in the eigenbasis (spec_004 §5.2–5.3).
 
     ``eta``: scalar, or per client ``(..., M)``; ``tau``: int or ``(M,)`` ints; ``precond``:
     ``None`` (``P_i = I``) or SPD ``(..., M, d, d)``.
@@ -161,10 +162,8 @@ def local_operators(fed: QuadraticFederation, *, eta, tau, precond=None) -> Loca
     left, right = Pmh @ U, U.swapaxes(-1, -2) @ Pmh  # matmul chains: a 5-operand einsum is O(d^5)
     NinvImK = (left * g[..., None, :]) @ right
     K = ((Ph @ U) * powk[..., None, :]) @ right
-    PP = Ph @ Ph
-    N = (eta * tau)[..., None, None] * PP
     Ninv = (Pmh @ Pmh) / (eta * tau)[..., None, None]
-    return LocalOperators(K, N, Ninv, NinvImK, lam, Ph, Pmh, U, dstep, eta, tau)
+    return LocalOperators(K, Ninv, NinvImK, lam, Ph, Pmh, U, dstep, eta, tau)
 
 
 @dataclass(frozen=True)
@@ -202,8 +201,7 @@ def round_operators(fed: QuadraticFederation, *, eta, tau, precond=None) -> Roun
         if bool(xp.any(t > 0)):
             base = base @ base
     Ninv = Pinv / (eta * tau)[..., None, None]
-    NinvImK = Ninv @ (I - K)
-    return RoundOperators(K, Ninv, 0.5 * (NinvImK + NinvImK.swapaxes(-1, -2)))
+    return RoundOperators(K, Ninv, Ninv @ (I - K))
 
 
 def client_maps(fed: QuadraticFederation, *, eta, tau, precond=None) -> AffineMap:
