@@ -53,3 +53,45 @@ def test_instances_are_reproducible_from_their_seed():
     b = C.instance(123)
     for x, y in zip(a, b):
         np.testing.assert_array_equal(getattr(x, "H", x), getattr(y, "H", y))
+
+
+# ------------------------------------------------------------------ hypothesis, inside the assumptions
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from fltheory.problems import SeparableCosineFederation  # noqa: E402
+
+
+@st.composite
+def cosine_runs(draw):
+    """spec_004 §7.6, Theorem 3: a_ij in [0.2, 2], b_ij in [0, 2], eta tau <= 1/L, diagonal (AdaGrad) B."""
+    M, d = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    arr = lambda lo, hi: np.array(draw(st.lists(st.floats(lo, hi), min_size=M * d, max_size=M * d))).reshape(M, d)  # noqa: E731
+    fed = SeparableCosineFederation(arr(0.2, 2.0), arr(0.0, 2.0), arr(-2.0, 2.0), np.full(M, 1.0 / M))
+    tau = draw(st.integers(1, 5))
+    eta = draw(st.floats(0.05, 1.0)) / (tau * float(fed.L))
+    return fed, tau, eta, draw(st.integers(5, 60)), np.array(draw(st.lists(st.floats(-3, 3), min_size=d, max_size=d))), \
+        draw(st.floats(1e-3, 1.0))
+
+
+@settings(max_examples=15)
+@given(cosine_runs())
+def test_theorem3_general_bound_holds_along_runs(run):
+    """(126): (1/T) sum ||grad F(x_t)||^2 <= 2D/(alpha T) + L^2 Lambda G^2 sum w_i eta_i^2 tau_i^2, alpha = eta tau."""
+    fed, tau, eta, T, x0, v0 = run
+    lhs, D, Lam, G = C._theorem3_run(fed, eta=eta, tau=tau, T=T, x0=x0, v0=v0, F_inf=float(fed.F_inf))
+    assert 1.0 <= Lam <= tau + 1e-12  # E18: Lambda in [1, tau] for diagonal preconditioners
+    s2 = float(B.theorem3_aggregates(fed.weights, eta=np.full(fed.M, eta), tau=np.full(fed.M, tau)).s2)
+    bound = float(B.theorem3_general(D=D, G=G, L=float(fed.L), Lambda=Lam, T=T, alpha=eta * tau, s2=s2))
+    assert lhs <= bound * (1 + 1e-9)
+
+
+@settings(max_examples=15)
+@given(st.integers(0, 10_000), st.floats(0.05, 1.0))
+def test_theorem1_constant_alpha_against_exact_moments(seed, alpha):
+    """(61) unrolled: r_T <= (1 - alpha a)^T r0 + alpha Cq / a on noisy SGD instances (exact moments)."""
+    fed, eta, tau, hbar, Cq = C._sgd_noise_instance(seed)
+    x_t = C.exact.fixed_point(fed, eta=eta, tau=tau).x
+    r = C.exact.noise_moments(fed, eta=eta, tau=tau, alpha=alpha, x0=x_t + 1.0, T=25).mse(x_t)
+    bound = B.theorem1_constant_alpha(alpha=alpha, hbar=hbar, Cq=Cq, r0=float(r[0]), T=np.arange(26.0))
+    assert np.all(r <= bound * (1 + 1e-9) + 1e-15)
