@@ -70,6 +70,7 @@ class Verdict:
     counterexample: dict | None = None
     seconds: float = 0.0
     description: str = ""
+    latex: str = ""
     values: list = field(default_factory=list, repr=False)
     bounds: list = field(default_factory=list, repr=False)
 
@@ -179,6 +180,7 @@ class Check:
             counterexample=counter,
             seconds=time.perf_counter() - t0,
             description=self.description,
+            latex=self.statement.latex() if self.statement is not None else "",
             values=[float(s.value) for s in samples],
             bounds=[float(s.bound) for s in samples],
         )
@@ -262,6 +264,10 @@ class Report:
             out += ["", "## Counterexamples (smallest found; rebuild from params and seed)", ""]
             for v in viol:
                 out.append(f"- **{v.check}** ({v.description}): `{json.dumps(v.counterexample)}`")
+        out += ["", "## Statements checked", ""]
+        for v in self.verdicts:
+            line = f"- **{v.check}** ({v.variant}, {v.status}): {v.description}"
+            out.append(line + (f"\n\n  $${v.latex}$$\n" if v.latex else ""))
         out += ["", "## Environment", "", "```", json.dumps(self.environment, indent=2), "```", ""]
         return "\n".join(out)
 
