@@ -342,7 +342,7 @@ def feddelavg(
     held = wbar
     with np.errstate(over="ignore", invalid="ignore"):  # divergence is reported below, not warned
         for s in range(1, K * tau + 1):
-            k, j = (s - 1) // tau, s - ((s - 1) // tau) * tau
+            j = (s - 1) % tau + 1  # local step j = 1..tau of the current period
             if j == 1:
                 held = wbar  # w(k tau - Delta): the global model sent in period k
                 if record:

@@ -158,20 +158,16 @@ register(Check(f"{PAPER}.theorem2_scalar", paper=PAPER, statement=B.theorem2_fix
                description="Theorem 2 (94) as a SymPy statement (d = 1) vs the numeric closed form"))
 
 
-def _hetero_instances(quick, seed, count):
-    """Instances whose eta_i tau_i P_i differ across clients (heterogeneous tau_i or P_i)."""
-    j = 0
-    while count:
+def _hetero_instances(seed, count):
+    """Instances with random diagonal P_i and tau_i, so that eta_i tau_i P_i differ across clients."""
+    for j in range(count):
         s = seed * 1000 + j
-        j += 1
-        fed, P, eta, tau = instance(s, precond="diag")
-        yield s, fed, P, eta, tau
-        count -= 1
+        yield (s, *instance(s, precond="diag"))
 
 
 def _limit8(quick, seed):
     """||x~(eps eta) - lim|| / (1 + ||lim||) at eps = 1e-8: a wrong limit would leave an O(1) error."""
-    for s, fed, P, eta, tau in _hetero_instances(quick, seed, _n(quick, 6, 30)):
+    for s, fed, P, eta, tau in _hetero_instances(seed, _n(quick, 6, 30)):
         lim = exact.small_eta_limit(fed, tau=tau, gamma=eta, precond=P)
         x = exact.fixed_point(fed, eta=1e-8 * eta, tau=tau, precond=P).x
         yield Sample(_norm(x - lim) / (1 + _norm(lim)), 0.0, {"instance_seed": s, "eps": 1e-8}, seed=s,
@@ -184,7 +180,7 @@ register(Check(f"{PAPER}.limit8", paper=PAPER, statement=B.theorem2_limit, relat
 
 def _nonvanishing_bias(quick, seed):
     """The uncorrected bias stays at ||lim - x*|| > 0 as eta -> 0 (value), >= half of it (bound)."""
-    for s, fed, P, eta, tau in _hetero_instances(quick, seed, _n(quick, 6, 30)):
+    for s, fed, P, eta, tau in _hetero_instances(seed, _n(quick, 6, 30)):
         lim = exact.small_eta_limit(fed, tau=tau, gamma=eta, precond=P)
         gap = _norm(lim - fed.x_star)
         if gap < 1e-6:
@@ -199,7 +195,7 @@ register(Check(f"{PAPER}.nonvanishing_bias", paper=PAPER, statement=B.theorem2_l
 
 
 def _corrected_first_order(quick, seed):
-    for s, fed, P, eta, tau in _hetero_instances(quick, seed, _n(quick, 6, 30)):
+    for s, fed, P, eta, tau in _hetero_instances(seed, _n(quick, 6, 30)):
         for eps in (1e-3, 1e-5):
             e = eps * eta
             xh = exact.fixed_point(fed, eta=e, tau=tau, precond=P, correction="local").x

@@ -83,8 +83,8 @@ class LocalOperators:
     covariances); :func:`round_operators` gets ``K_i`` by powering instead, and the tests check that
     the two agree.  ``K``: ``(I - eta_i P_i H_i)^{tau_i}``; ``Ninv``: ``N_i^{-1}``, ``N_i = eta_i tau_i P_i``;
     ``NinvImK``: ``N_i^{-1}(I - K_i)`` (symmetric); ``lam``: eigenvalues of ``P_i H_i``;
-    ``step``: ``I - eta_i P_i H_i`` in factored form ``(Ph, U, d, Pmh)`` so that
-    ``step^j = Ph U diag(d^j) U^T Pmh``; ``eta``, ``tau``: broadcast to ``(..., M)``.
+    ``step``: ``I - eta_i P_i H_i`` in factored form ``(Ph, U, dstep, Pmh)`` so that
+    ``step^j = Ph U diag(dstep^j) U^T Pmh``; ``eta``, ``tau``: broadcast to ``(..., M)``.
     """
 
     K: Any
@@ -242,7 +242,10 @@ def round_map(fed: QuadraticFederation, *, eta, tau, alpha=1.0, precond=None, co
     the Mann iteration ``(1 - alpha) I + alpha E[A]`` (eq. (6)).
     """
     _check_correction(correction)
-    ops = round_operators(fed, eta=eta, tau=tau, precond=precond)
+    return _round_map(fed, round_operators(fed, eta=eta, tau=tau, precond=precond), alpha, correction)
+
+
+def _round_map(fed: QuadraticFederation, ops: RoundOperators, alpha, correction: str) -> AffineMap:
     xp = fed.xp
     C, c = _Cc(fed, ops, correction)
     a = asarray(alpha, xp)
@@ -373,10 +376,10 @@ def noise_moments(fed: QuadraticFederation, *, eta, tau, alpha, x0, T: int, prec
     """
     _check_correction(correction)
     xp = fed.xp
-    rmap = round_map(fed, eta=eta, tau=tau, alpha=alpha, precond=precond, correction=correction)
+    ops = round_operators(fed, eta=eta, tau=tau, precond=precond)
+    rmap = _round_map(fed, ops, alpha, correction)
     cov = client_covariances(fed, eta=eta, tau=tau, precond=precond)
     if correction != "none":
-        ops = local_operators(fed, eta=eta, tau=tau, precond=precond)
         Tm = ops.Ninv
         if correction == "joint":
             Ns = xp.einsum("...m,...mij->...ij", fed.weights, ops.Ninv)
