@@ -1,0 +1,647 @@
+"""Exact and simulated dynamics of stale updates applied by a schedule.
+
+Problem class
+-------------
+Quadratic clients ``F_i(x) = 1/2 (x - x_i*)^T H_i (x - x_i*)`` with additive gradient noise of
+covariance ``Sigma_i`` (:class:`fltheory.problems.QuadraticFederation`).
+
+Method
+------
+A server applies, at each step ``t``, updates that clients computed from older server models
+(the :class:`fltheory.schedules.Schedule`)::
+
+    x_{t+1} = x_t - eta * sum_u weight[t, u] * Delta_{client[t, u]}(x_{start[t, u]}).
+
+``K`` local SGD steps from an anchor ``x`` with step ``eta_local`` are affine in the anchor:
+``Delta_i(x) = P_i x + q_i + nu`` with ``P_i = I - (I - eta_local H_i)^K``,
+``q_i = -P_i x_i*`` and ``Cov nu = eta_local^2 sum_{j<K} A_i^j Sigma_i A_i^j`` (``A_i = I - eta_local H_i``),
+see :class:`LocalSGD`.  The method is therefore a time-varying affine map on the augmented state
+``(x_t, x_{t-1}, ..., x_{t-lambda})``, and its mean and second moments are exact numbers.
+
+The engine
+----------
+:class:`RegisterMoments` holds the exact means and second moments ``E[y_a y_b^T]`` of a set of
+``d``-dimensional registers (server models of the last ``lambda + 1`` steps, and client states
+or stored gradients where a paper keeps them), ``y = x - x_ref``.  One affine assignment
+``y_dst <- sum_j A_j y_{src_j} + b + nu`` touches one block row and column: it costs
+``O(k * n * d^3)`` for ``k`` sources among ``n`` registers, not ``O((n d)^3)``.  Random
+participation drawn i.i.d. each step, independently of the state, is exact too
+(:meth:`RegisterMoments.assign_random`: ``E[A Sigma A^T]`` in closed form).
+
+On top of it:
+
+* :func:`schedule_moments` -- exact ``E||x_t - x*||^2``, ``E||grad F(x_t)||^2``,
+  ``E F(x_t) - F*`` and the mean trajectory for every step of a (batched) schedule;
+* :func:`random_participation_moments` -- the same, exact over i.i.d. client draws
+  (:class:`RandomParticipation`) and i.i.d. delays as well as over the gradient noise;
+* :func:`step_maps` / :func:`period_map` -- the dense augmented affine map of each step and of
+  a period of a periodic schedule (its spectral radius is the exact asymptotic rate, its fixed
+  point the exact limit);
+* :func:`simulate_schedule` -- the batched Monte Carlo simulator of the same method (keyed
+  noise), which the exact moments are tested against.
+
+Example
+-------
+>>> import numpy as np, fltheory as flt
+>>> from fltheory import schedules, delayed
+>>> fed = flt.random_quadratic_federation(M=4, d=3, seed=1, sigma2=0.01)
+>>> sched = schedules.round_robin(N=4, S=2, T=200)              # staleness min(k, 1)
+>>> local = delayed.LocalSGD(eta_local=0.05, K=2)
+>>> m = delayed.schedule_moments(fed, sched, local, eta=1.0, x0=np.zeros(3))
+>>> m.mse.shape                                   # E||x_t - x*||^2 for t = 0..T, one configuration
+(201, 1)
+>>> pm = delayed.period_map(fed, sched, local, eta=1.0, period=2, offset=10)
+>>> round(float(pm.spectral_radius()[0]), 4)      # exact contraction per period of two steps
+0.5823
+>>> x_lim = pm.fixed_point().x[0, :3]             # the exact limit, biased away from x*
+>>> bool(np.allclose(m.mean[-1, 0], x_lim)), bool(np.allclose(x_lim, fed.x_star, atol=0.05))
+(True, False)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from .backend import KeyedStream, asarray, namespace
+from .linear import AffineMap
+from .schedules import Schedule, ScheduleError
+
+__all__ = [
+    "LocalSGD", "LocalRuns", "RegisterMoments", "RandomParticipation", "DelayedMoments", "schedule_moments",
+    "random_participation_moments", "step_maps", "period_map", "simulate_schedule", "sampled_schedule",
+]
+
+
+# ======================================================================================
+# affine local runs
+# ======================================================================================
+@dataclass(frozen=True)
+class LocalRuns:
+    """Per-client affine updates ``Delta_i(x) = P_i x + q_i + nu``, ``Cov nu = Q_i``.
+
+    Arrays are ``(S, ..., M, d, d)`` / ``(S, ..., M, d)`` with a leading axis over the numbers
+    of local steps ``Ks`` (``Ks[s]`` steps at index ``s``).
+    """
+
+    P: Any
+    q: Any
+    Q: Any
+    Ks: tuple
+
+    def index(self, K):
+        """Positions along the leading axis of the runs with ``K`` local steps."""
+        K = np.asarray(K)
+        lookup = np.full(max(self.Ks) + 1, -1)
+        lookup[list(self.Ks)] = np.arange(len(self.Ks))
+        pos = lookup[np.clip(K, 0, max(self.Ks))]
+        if np.any((pos < 0) | (K > max(self.Ks))):
+            raise ScheduleError(f"local_steps uses K values {sorted(set(np.unique(K)) - set(self.Ks))} that the "
+                                f"local runs do not have (Ks = {self.Ks})")
+        return pos
+
+
+@dataclass(frozen=True)
+class LocalSGD:
+    """``K`` local SGD steps with step size ``eta_local`` from the anchor; the update sent is the
+    displacement ``x_0 - x_K`` (``output="displacement"``, DeFedAvg's Delta) or the sum of the
+    local gradients ``(x_0 - x_K) / eta_local`` (``output="gradient_sum"``, the TDMA pseudo-gradient;
+    with ``K = 1`` it is one stochastic gradient).
+
+    ``K`` may be a sequence: the runs are then built for each value (for schedules whose updates
+    carry their own ``local_steps``).
+    """
+
+    eta_local: float
+    K: Any = 1
+    output: str = "displacement"
+
+    def __post_init__(self):
+        if self.output not in ("displacement", "gradient_sum"):
+            raise ScheduleError(f"output must be 'displacement' or 'gradient_sum', got {self.output!r}")
+        eta = self.eta_local
+        if isinstance(eta, bool) or not isinstance(eta, (int, float, np.floating, np.integer)) or not np.isfinite(eta) or eta <= 0:
+            raise ScheduleError(f"eta_local must be a finite number > 0, got {eta!r}")
+        Ks = (self.K,) if np.ndim(self.K) == 0 else tuple(self.K)
+        for k in Ks:
+            if isinstance(k, bool) or int(k) != k or k < 1:
+                raise ScheduleError(f"K must hold integers >= 1, got {self.K!r}")
+        object.__setattr__(self, "K", tuple(sorted({int(k) for k in Ks})) if np.ndim(self.K) else int(self.K))
+
+    @property
+    def Ks(self) -> tuple:
+        return self.K if isinstance(self.K, tuple) else (self.K,)
+
+    def affine(self, fed) -> LocalRuns:
+        """The exact affine runs on a quadratic federation (P, q, Q per client and per K)."""
+        xp = fed.xp
+        H, d = fed.H, fed.d
+        A = xp.eye(d) - self.eta_local * H
+        Sig = fed.noise_cov
+        Ak = xp.broadcast_to(xp.eye(d), H.shape).copy()
+        noise = xp.zeros(H.shape)
+        Ps, Qs = [], []
+        for k in range(1, max(self.Ks) + 1):
+            if Sig is not None:
+                noise = noise + Ak @ Sig @ Ak
+            Ak = Ak @ A
+            if k in self.Ks:
+                Ps.append(xp.eye(d) - Ak)
+                Qs.append(self.eta_local**2 * noise)
+        P, Q = xp.stack(Ps), xp.stack(Qs)
+        if self.output == "gradient_sum":
+            P, Q = P / self.eta_local, Q / self.eta_local**2
+        q = -xp.einsum("s...ij,...j->s...i", P, fed.x_opt)
+        return LocalRuns(P, q, Q, self.Ks)
+
+
+# ======================================================================================
+# the register engine
+# ======================================================================================
+class RegisterMoments:
+    """Exact means and second moments of ``n`` registers ``y_0 .. y_{n-1}`` in ``R^d``.
+
+    ``mean`` is ``(*batch, n*d)`` and ``second`` is ``(*batch, n*d, n*d)`` with
+    ``second[a*d:(a+1)*d, b*d:(b+1)*d] = E[y_a y_b^T]`` (raw moments: choose the coordinates so
+    that the quantities you need are small, e.g. ``y = x - x*``).
+
+    :meth:`assign` performs simultaneous affine assignments with fresh independent noise; only
+    the block rows and columns of the written registers change.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> rm = RegisterMoments(2, 1, mean=np.array([1.0, 0.0]))      # y0 = 1, y1 = 0
+    >>> rm.assign([1], [[0]], np.array([[[[2.0]]]]), noise=np.array([[[0.5]]]))   # y1 <- 2 y0 + nu
+    >>> rm.mean.tolist(), rm.block(1, 1).tolist(), rm.block(0, 1).tolist()
+    ([1.0, 2.0], [[4.5]], [[2.0]])
+    """
+
+    def __init__(self, n: int, d: int, *, batch_shape: tuple = (), mean=None, second=None, xp=None):
+        xp = xp or namespace(mean, second)
+        self.n, self.d, self.xp = int(n), int(d), xp
+        nd = self.n * self.d
+        m = xp.zeros(tuple(batch_shape) + (nd,)) if mean is None else asarray(mean, xp)
+        if m.shape[-1] != nd:
+            raise ScheduleError(f"mean must have n*d = {nd} entries on its last axis, got {m.shape}")
+        if second is None:
+            second = m[..., :, None] * m[..., None, :]
+        S = asarray(second, xp)
+        batch = np.broadcast_shapes(m.shape[:-1], S.shape[:-2])
+        self.mean = xp.broadcast_to(m, batch + (nd,)).copy()
+        self.second = xp.broadcast_to(S, batch + (nd, nd)).copy()
+
+    @property
+    def batch_shape(self) -> tuple:
+        return self.mean.shape[:-1]
+
+    def _rows(self, regs):
+        regs = np.asarray(regs, dtype=np.int64)
+        return (regs[..., None] * self.d + np.arange(self.d)).reshape(regs.shape[:-1] + (-1,))
+
+    def block(self, a: int, b: int):
+        """``E[y_a y_b^T]`` (*batch, d, d)."""
+        d = self.d
+        return self.second[..., a * d:(a + 1) * d, b * d:(b + 1) * d]
+
+    def register_mean(self, a: int):
+        return self.mean[..., a * self.d:(a + 1) * self.d]
+
+    def assign(self, dst: Sequence[int], src, mats, offset=None, noise=None, extra_second=None):
+        """Simultaneously ``y_{dst[w]} <- sum_j mats[..., w, j] y_{src[w][j]} + offset[..., w] + nu_w``.
+
+        ``src`` is (W, k) register indices (repeat a source with a zero matrix to pad), ``mats`` is
+        (*batch, W, k, d, d), ``offset`` (*batch, W, d), ``noise`` (*batch, W, d, d) the
+        covariances of independent zero-mean noises.  Sources are read before any write.
+        ``extra_second`` (*batch, W*d, W*d) is added to the new registers' second-moment block
+        (a zero-mean term uncorrelated with every old register, see :meth:`assign_random`).
+        """
+        xp, d = self.xp, self.d
+        dst = np.asarray(dst, dtype=np.int64).reshape(-1)
+        src = np.asarray(src, dtype=np.int64).reshape(dst.size, -1)
+        W, k = src.shape
+        A = asarray(mats, xp)
+        A2 = A.swapaxes(-3, -2).reshape(A.shape[:-4] + (W, d, k * d))   # (.., W, i, (k j))
+        rows = self._rows(src)                                           # (W, k*d)
+        Sg = self.second[..., rows, :]                                   # (.., W, k*d, n*d)
+        Row = A2 @ Sg                                                    # E[y'_w y_a^T] without offset
+        mnew = (A2 @ self.mean[..., rows][..., None])[..., 0]            # (.., W, d)
+        if offset is not None:
+            b = asarray(offset, xp)
+            Row = Row + b[..., :, :, None] * self.mean[..., None, None, :]
+            mnew = mnew + b
+        # corner: E[y'_w y'_v^T] = sum_j Row[w, src_v j] A_vj^T + mnew_w b_v^T + delta Q_w
+        Rg = Row[..., rows]                                              # (.., W, d, W, k*d)
+        corner = xp.einsum("...wivc,...vec->...wive", Rg, A2)
+        if offset is not None:
+            corner = corner + mnew[..., :, :, None, None] * b[..., None, None, :, :]
+        corner = corner.reshape(corner.shape[:-4] + (W * d, W * d))
+        if noise is not None:
+            Q = asarray(noise, xp)
+            for w in range(W):
+                corner[..., w * d:(w + 1) * d, w * d:(w + 1) * d] += Q[..., w, :, :]
+        if extra_second is not None:
+            corner = corner + extra_second
+        out = self._rows(dst[:, None]).reshape(-1)                      # (W*d,)
+        Row = Row.reshape(Row.shape[:-3] + (W * d, self.n * d))
+        batch = np.broadcast_shapes(Row.shape[:-2], self.second.shape[:-2])
+        if batch != self.second.shape[:-2]:
+            self.second = xp.broadcast_to(self.second, batch + self.second.shape[-2:]).copy()
+            self.mean = xp.broadcast_to(self.mean, batch + self.mean.shape[-1:]).copy()
+        self.second[..., out, :] = Row
+        self.second[..., :, out] = Row.swapaxes(-1, -2)
+        self.second[..., out[:, None], out[None, :]] = 0.5 * (corner + corner.swapaxes(-1, -2))
+        self.mean[..., out] = mnew.reshape(mnew.shape[:-2] + (W * d,))
+
+    def assign_random(self, dst: int, base: int, lag_regs: Sequence[int], participation: "RandomParticipation",
+                      delay_probs, runs_P, runs_r, runs_Q, eta):
+        """``y_dst <- y_base - eta * sum_i c_i (P_i y_{lag_regs[D_i]} + r_i + nu_i)``, exact in expectation
+        over the random coefficients ``c`` (:class:`RandomParticipation`), the delays ``D_i`` (drawn
+        i.i.d. per client with ``delay_probs`` (L,) or (N, L)) and the noise (``Cov nu_i = Q_i``).
+
+        ``runs_P`` (*batch, N, d, d), ``runs_r`` (*batch, N, d), ``runs_Q`` (*batch, N, d, d).
+
+        With ``E[c] = u``, ``E[c c^T] = kappa u u^T + diag(v)`` and ``ybar_i = P_i E_D[y_D] + r_i``:
+        the new register's mean and its cross moments with every old register are those of the
+        deterministic assignment with coefficients ``-eta u_i p_ik P_i``; its own second moment adds
+        ``eta^2 E[eps eps^T]`` with ``eps = sum_i c_i Y_i - sum_i u_i ybar_i``::
+
+            E[eps eps^T] = (kappa - 1) E[ybar ybar^T] + sum_i P_i (beta_i S~_i - alpha_i S^_i) P_i^T
+                           + v_i (P_i m_i r_i^T + r_i m_i^T P_i^T + r_i r_i^T) + beta_i Q_i,
+
+        ``alpha_i = kappa u_i^2``, ``beta_i = alpha_i + v_i``, ``S~_i = sum_k p_ik E[y_k y_k^T]``,
+        ``S^_i = sum_kl p_ik p_il E[y_k y_l^T]``, ``m_i = sum_k p_ik E y_k``.
+        """
+        xp, d = self.xp, self.d
+        P, r, Q = asarray(runs_P, xp), asarray(runs_r, xp), asarray(runs_Q, xp)
+        N = P.shape[-3]
+        L = len(lag_regs)
+        p = asarray(delay_probs, xp)
+        p = xp.broadcast_to(p, (N, L)) if p.ndim == 1 else p
+        u, kappa, v = (asarray(a, xp) for a in (participation.u, participation.kappa, participation.v))
+        alpha = kappa * u * u
+        beta = alpha + v
+        rows = self._rows(np.asarray(lag_regs)[:, None])                 # (L, d)
+        S_LL = self.second[..., rows.reshape(-1)[:, None], rows.reshape(-1)[None, :]]
+        S_LL = S_LL.reshape(S_LL.shape[:-2] + (L, d, L, d))
+        m_L = self.mean[..., rows]                                       # (.., L, d)
+        S_diag = xp.einsum("...kakb->...kab", S_LL)
+        S_hat = xp.einsum("ik,il,...kalb->...iab", p, p, S_LL)           # (.., N, d, d)
+        S_til = xp.einsum("ik,...kab->...iab", p, S_diag)
+        m_hat = xp.einsum("ik,...ka->...ia", p, m_L)                     # (.., N, d)
+        G = xp.einsum("i,ik,...iab->...kab", u, p, P)                    # (.., L, d, d) mean coefficients
+        rbar = xp.einsum("i,...ia->...a", u, r)
+        # E[ybar ybar^T] of the aggregate
+        GS = xp.einsum("...kab,...kblc->...alc", G, S_LL)                 # (.., d, L, d)
+        agg = xp.einsum("...alc,...ldc->...ad", GS, G)
+        Gm = xp.einsum("...kab,...kb->...a", G, m_L)
+        agg = agg + Gm[..., :, None] * rbar[..., None, :] + rbar[..., :, None] * Gm[..., None, :] \
+            + rbar[..., :, None] * rbar[..., None, :]
+        mid = beta[:, None, None] * S_til - alpha[:, None, None] * S_hat
+        per = P @ mid @ P.swapaxes(-1, -2)
+        Pm = (P @ m_hat[..., None])[..., 0]
+        cross = Pm[..., :, None] * r[..., None, :]
+        per = per + v[:, None, None] * (cross + cross.swapaxes(-1, -2) + r[..., :, None] * r[..., None, :])
+        per = per + beta[:, None, None] * Q
+        extra = (kappa - 1.0) * agg + per.sum(axis=-3)
+        mats = xp.concatenate([xp.broadcast_to(xp.eye(d), G.shape[:-3] + (1, d, d)), -eta * G], axis=-3)
+        self.assign([dst], [[base] + list(lag_regs)], mats[..., None, :, :, :], (-eta * rbar)[..., None, :],
+                    None, eta**2 * extra)
+
+
+@dataclass(frozen=True)
+class RandomParticipation:
+    """Random aggregation coefficients ``c`` drawn i.i.d. each step, independently of the state:
+    ``E[c] = u``, ``E[c c^T] = kappa u u^T + diag(v)``.
+
+    * :meth:`with_replacement` -- ``n`` uniform draws from ``N`` clients with replacement, each
+      update counted with its multiplicity and the sum divided by ``n`` (DeFedAvg-nIID, FedAvg with
+      client sampling): ``u = 1/N``, ``kappa = (n-1)/n``, ``v = 1/(nN)``;
+    * :meth:`bernoulli` -- client ``i`` takes part with probability ``p_i`` and is weighted
+      ``w_i / p_i`` (unbiased): ``u = w``, ``kappa = 1``, ``v = w^2 (1 - p)/p``;
+    * :meth:`full` -- every client every step with weight ``w_i`` (deterministic).
+    """
+
+    u: Any
+    kappa: float
+    v: Any
+
+    @classmethod
+    def with_replacement(cls, *, N: int, n: int) -> "RandomParticipation":
+        if n < 1 or N < 1:
+            raise ScheduleError(f"need N >= 1 and n >= 1, got N={N}, n={n}")
+        return cls(np.full(N, 1.0 / N), (n - 1) / n, np.full(N, 1.0 / (n * N)))
+
+    @classmethod
+    def bernoulli(cls, *, p, weights) -> "RandomParticipation":
+        p, w = np.asarray(p, float), np.asarray(weights, float)
+        if np.any((p <= 0) | (p > 1)):
+            raise ScheduleError("participation probabilities p must lie in (0, 1]")
+        return cls(w, 1.0, w * w * (1 - p) / p)
+
+    @classmethod
+    def full(cls, *, weights) -> "RandomParticipation":
+        w = np.asarray(weights, float)
+        return cls(w, 1.0, np.zeros_like(w))
+
+
+# ======================================================================================
+# schedule-driven dynamics: exact
+# ======================================================================================
+@dataclass(frozen=True)
+class DelayedMoments:
+    """Exact moments along a schedule: ``mean`` (T+1, *batch, d) of ``x_t``; ``mse``, ``grad_sq``
+    and ``gap`` (T+1, *batch) are ``E||x_t - x*||^2``, ``E||grad F(x_t)||^2`` and ``E F(x_t) - F*``;
+    ``cov`` (T+1, *batch, d, d) when recorded."""
+
+    mean: Any
+    mse: Any
+    grad_sq: Any
+    gap: Any
+    cov: Any = None
+
+
+def _ring_size(schedule: Schedule) -> int:
+    return int(schedule.max_staleness.max(initial=0)) + 1 if schedule.T else 1
+
+
+def _gather_runs(runs: LocalRuns, schedule: Schedule, fed, xp):
+    """Positions of each update's K in the runs (or None) and the offsets ``r = P x* + q`` of
+    ``Delta = P y + r`` in ``y = x - x*`` coordinates."""
+    if schedule.local_steps is None:
+        if len(runs.Ks) != 1:
+            raise ScheduleError("the local runs hold several K values but the schedule has no local_steps")
+        kpos = None
+    else:
+        kpos = runs.index(schedule.local_steps)
+    r = runs.q + xp.einsum("s...ij,...j->s...i", runs.P, fed.x_star[..., None, :])
+    return kpos, r
+
+
+def _step_arrays(schedule: Schedule, kpos, t: int, B: int):
+    """Client, lag, weight, K position and validity of step t's slots, broadcast to (B, U)."""
+    shape = (B, schedule.U)
+    c = np.broadcast_to(schedule.client[:, t], shape)
+    valid = c >= 0
+    lag = np.broadcast_to(t - schedule.start[:, t], shape)
+    w = np.where(valid, np.broadcast_to(schedule.weight[:, t], shape), 0.0)
+    kk = np.zeros(shape, dtype=np.int64) if kpos is None else np.where(valid, np.broadcast_to(kpos[:, t], shape), 0)
+    return np.where(valid, c, 0), lag, w, kk, valid
+
+
+def _per_step_terms(runs, r, kpos, schedule, t, eta, xp, B, cfg_batch):
+    """Coefficient matrices per distinct lag, offset and noise covariance of step t:
+    ``lags`` (L,), (B, L, d, d), (B, d), (B, d, d)."""
+    cc, lag, w, kk, valid = _step_arrays(schedule, kpos, t, B)
+    if cfg_batch:
+        bidx = np.arange(B)[:, None]
+        Pg, rg, Qg = runs.P[kk, bidx, cc], r[kk, bidx, cc], runs.Q[kk, bidx, cc]
+    else:
+        Pg, rg, Qg = runs.P[kk, cc], r[kk, cc], runs.Q[kk, cc]
+    lags = np.unique(lag[valid]) if valid.any() else np.zeros(0, dtype=np.int64)
+    wl = xp.asarray(((lag[..., None] == lags) & valid[..., None]) * w[..., None])     # (B, U, L)
+    wx = xp.asarray(w)
+    G = xp.einsum("bul,buij->blij", wl, Pg)
+    b = xp.einsum("bu,bui->bi", wx, rg)
+    Q = xp.einsum("bu,buij->bij", wx * wx, Qg)
+    return lags, -eta * G, -eta * b, eta * eta * Q
+
+
+def _check_batch(fed, schedule):
+    """The common batch size of a federation (at most one batch axis) and a schedule."""
+    fb = fed.batch_shape
+    if len(fb) > 1:
+        raise ScheduleError(f"the federation may have at most one batch axis, got {fb}")
+    Bs, Bf = schedule.B, (fb[0] if fb else 1)
+    if Bs != Bf and 1 not in (Bs, Bf):
+        raise ScheduleError(f"the federation batch ({Bf}) and the schedule batch ({Bs}) must match or one be 1")
+    return max(Bs, Bf), bool(fb)
+
+
+def schedule_moments(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0, cov0=None, T: int | None = None,
+                     record_cov: bool = False) -> DelayedMoments:
+    """Exact moments of ``x_{t+1} = x_t - eta * sum_u weight * Delta_{client}(x_{start})`` on quadratics.
+
+    The schedule's batch (timing seeds) and the federation's batch (configurations) broadcast
+    against each other (one of them may be 1).  ``x0`` is the common initial model (history
+    before step 0 equals ``x0``); ``cov0`` an optional initial covariance.  The state is the ring
+    of the last ``lambda + 1`` server models; each step is one :meth:`RegisterMoments.assign`
+    with the distinct lags of that step as sources (``O(lags * lambda * d^3)``).
+
+    Reductions that the tests check: zero delay is synchronous FedAvg; a constant delay is the
+    companion map of :func:`fltheory.linear.companion`; ``K = 1``, one client per step, no delay
+    is gradient descent.
+    """
+    xp = fed.xp
+    if isinstance(eta, bool) or not np.isfinite(eta) or eta <= 0:
+        raise ScheduleError(f"eta must be a finite number > 0, got {eta!r}")
+    if schedule.N != fed.M:
+        raise ScheduleError(f"the schedule has N={schedule.N} clients but the federation has M={fed.M}")
+    T = schedule.T if T is None else int(T)
+    if T > schedule.T or T < 0:
+        raise ScheduleError(f"T={T} must be between 0 and the schedule's {schedule.T} steps")
+    B, cfg_batch = _check_batch(fed, schedule)
+    runs = local.affine(fed)
+    kpos, r = _gather_runs(runs, schedule, fed, xp)
+    d = fed.d
+    R = _ring_size(schedule.steps(T)) if T else 1
+    x_star = fed.x_star
+    y0 = xp.broadcast_to(asarray(x0, xp) - x_star, (B, d))
+    second0 = y0[:, :, None] * y0[:, None, :]
+    if cov0 is not None:
+        second0 = second0 + asarray(cov0, xp)
+    eng = RegisterMoments(R, d, mean=xp.tile(y0, (1, R)), second=xp.tile(second0, (1, R, R)), xp=xp)
+    blocks = xp.empty((T + 1, B, d, d))
+    means = xp.empty((T + 1, B, d))
+    blocks[0], means[0] = eng.block(0, 0), eng.register_mean(0)
+    eye = xp.broadcast_to(xp.eye(d), (B, 1, d, d))
+    for t in range(T):
+        lags, G, b, Q = _per_step_terms(runs, r, kpos, schedule, t, eta, xp, B, cfg_batch)
+        cur, new = t % R, (t + 1) % R
+        srcs = [cur] + [(t - int(l)) % R for l in lags]
+        eng.assign([new], [srcs], xp.concatenate([eye, G], axis=1)[:, None], b[:, None], Q[:, None])
+        blocks[t + 1], means[t + 1] = eng.block(new, new), eng.register_mean(new)
+    return _moments_result(fed, means, blocks, x_star, record_cov)
+
+
+def _moments_result(fed, means, blocks, x_star, record_cov) -> DelayedMoments:
+    """Metrics from the second moments ``E[y y^T]`` (y = x - x*) and means of y along the steps."""
+    xp = fed.xp
+    Hbar = fed.Hbar
+    H2 = Hbar @ Hbar
+    mse = xp.einsum("...ii->...", blocks)
+    gsq = xp.einsum("...ij,...ji->...", H2, blocks)
+    gap = 0.5 * xp.einsum("...ij,...ji->...", Hbar, blocks)
+    cov = blocks - means[..., :, None] * means[..., None, :] if record_cov else None
+    return DelayedMoments(means + x_star, mse, gsq, gap, cov)
+
+
+def random_participation_moments(fed, local: LocalSGD, *, eta: float, T: int, x0, participation: RandomParticipation,
+                                 delay_probs=(1.0,), cov0=None) -> DelayedMoments:
+    """Exact moments when each step draws its aggregation coefficients ``c`` (``participation``)
+    and each client's delay ``D_i`` (``P(D_i = k) = delay_probs[k]``, or ``delay_probs[i, k]``)
+    i.i.d. and independently of everything else: ``x_{t+1} = x_t - eta sum_i c_i Delta_i(x_{t - D_i})``
+    (history before step 0 equals ``x0``).  Exact over the draws and the gradient noise; the test
+    suite checks it against Monte Carlo of :func:`simulate_schedule` on :func:`sampled_schedule`.
+
+    A client drawn several times in a step contributes one update (one delay, one noise) with its
+    multiplicity, as in DeFedAvg-nIID.
+    """
+    xp = fed.xp
+    if len(local.Ks) != 1:
+        raise ScheduleError("random participation needs one K")
+    p = np.asarray(delay_probs, float)
+    if p.ndim not in (1, 2) or np.any(p < 0) or not np.allclose(p.sum(axis=-1), 1.0):
+        raise ScheduleError("delay_probs must be probabilities over delays 0..L-1 summing to 1 ((L,) or (N, L))")
+    if p.ndim == 2 and p.shape[0] != fed.M:
+        raise ScheduleError(f"per-client delay_probs need N = {fed.M} rows")
+    if len(np.asarray(participation.u)) != fed.M:
+        raise ScheduleError("participation must be over the federation's M clients")
+    runs = local.affine(fed)
+    P, Q = runs.P[0], runs.Q[0]
+    L = p.shape[-1]
+    R = L
+    d = fed.d
+    batch = fed.batch_shape
+    x_star = fed.x_star
+    r = runs.q[0] + (P @ x_star[..., None, :, None])[..., 0]        # Delta = P y + r, y = x - x*
+    y0 = xp.broadcast_to(asarray(x0, xp) - x_star, batch + (d,))
+    second0 = y0[..., :, None] * y0[..., None, :]
+    if cov0 is not None:
+        second0 = second0 + asarray(cov0, xp)
+    reps = (1,) * len(batch)
+    eng = RegisterMoments(R, d, mean=xp.tile(y0, reps + (R,)), second=xp.tile(second0, reps + (R, R)), xp=xp)
+    blocks = xp.empty((int(T) + 1,) + batch + (d, d))
+    means = xp.empty((int(T) + 1,) + batch + (d,))
+    blocks[0], means[0] = eng.block(0, 0), eng.register_mean(0)
+    for t in range(int(T)):
+        cur, new = t % R, (t + 1) % R
+        eng.assign_random(new, cur, [(t - k) % R for k in range(L)], participation, p, P, r, Q, eta)
+        blocks[t + 1], means[t + 1] = eng.block(new, new), eng.register_mean(new)
+    return _moments_result(fed, means, blocks, x_star, False)
+
+
+def step_maps(fed, schedule: Schedule, local: LocalSGD, *, eta: float, steps: Sequence[int] | None = None,
+              lam: int | None = None) -> list[AffineMap]:
+    """The dense affine map of each step on ``X_t = (x_t, x_{t-1}, ..., x_{t-lam})`` ((lam+1) d).
+
+    ``x_{t+1} = (I - eta sum_{lag 0} w P) x_t - eta sum_{lag l} w P x_{t-l} - eta sum w q``, and the
+    history shifts down.  For small problems and periodic schedules; the batch is the schedule's
+    (or the federation's).
+    """
+    xp = fed.xp
+    lam = int(schedule.max_staleness.max(initial=0)) if lam is None else int(lam)
+    if lam < int(schedule.max_staleness.max(initial=0)):
+        raise ScheduleError(f"lam={lam} is smaller than the schedule's largest staleness")
+    B, cfg_batch = _check_batch(fed, schedule)
+    runs = local.affine(fed)
+    kpos, r = _gather_runs(runs, schedule, fed, xp)
+    d, n = fed.d, (lam + 1) * fed.d
+    maps = []
+    for t in (range(schedule.T) if steps is None else steps):
+        lags, G, b_x, _ = _per_step_terms(runs, runs.q, kpos, schedule, t, eta, xp, B, cfg_batch)  # x coordinates
+        A = xp.zeros((B, n, n))
+        A[:, :d, :d] = xp.eye(d)
+        for j, l in enumerate(lags):
+            A[:, :d, int(l) * d:(int(l) + 1) * d] += G[:, j]
+        for j in range(lam):
+            A[:, (j + 1) * d:(j + 2) * d, j * d:(j + 1) * d] = xp.eye(d)
+        bb = xp.zeros((B, n))
+        bb[:, :d] = b_x
+        maps.append(AffineMap(A, bb))
+    return maps
+
+
+def period_map(fed, schedule: Schedule, local: LocalSGD, *, eta: float, period: int, offset: int = 0) -> AffineMap:
+    """The composition of the step maps ``offset, ..., offset + period - 1``.
+
+    For a schedule that repeats with this period from ``offset`` on (checked), its spectral
+    radius is the exact asymptotic contraction per period and its fixed point
+    ``(x, x, ..., x)``-shaped limit is the exact limit of the method (at that phase).
+    """
+    if period < 1 or offset < 0 or offset + 2 * period > schedule.T:
+        raise ScheduleError(f"need period >= 1 and offset + 2*period <= T={schedule.T}")
+    a = slice(offset, offset + period)
+    b = slice(offset + period, offset + 2 * period)
+    same = (np.array_equal(schedule.client[:, a], schedule.client[:, b])
+            and np.array_equal(schedule.staleness[:, a], schedule.staleness[:, b])
+            and np.array_equal(schedule.weight[:, a], schedule.weight[:, b]))
+    if not same:
+        raise ScheduleError(f"the schedule does not repeat with period {period} from step {offset}")
+    return AffineMap.periodic(step_maps(fed, schedule, local, eta=eta, steps=range(offset, offset + period)))
+
+
+# ======================================================================================
+# schedule-driven dynamics: simulated
+# ======================================================================================
+def sampled_schedule(*, N: int, n: int, T: int, seeds, delay_probs=(1.0,)) -> Schedule:
+    """DeFedAvg-nIID with a delay oracle: at each step ``n`` uniform draws from ``N`` clients with
+    replacement (a client drawn ``m`` times has weight ``m/n``) and, for each client, a delay drawn
+    i.i.d. from ``delay_probs`` (start ``max(0, t - D)``); batched over ``seeds`` (keyed streams).
+    """
+    seeds = np.asarray(seeds, dtype=np.int64)
+    p = np.asarray(delay_probs, float)
+    if np.any(p < 0) or not np.isclose(p.sum(), 1.0) or p.ndim != 1:
+        raise ScheduleError("delay_probs must be a 1-D probability vector")
+    B = seeds.size
+    ks = KeyedStream(0, "client draws")
+    u = ks.uniform(config=seeds[:, None, None], round=np.arange(T)[None, :, None], client=0, size=(n,))
+    draws = np.minimum((u * N).astype(np.int64), N - 1).reshape(B, T, n)
+    counts = np.zeros((B, T, N))
+    np.add.at(counts, (np.arange(B)[:, None, None], np.arange(T)[None, :, None], draws), 1.0)
+    ud = KeyedStream(0, "delays").uniform(config=seeds[:, None, None], round=np.arange(T)[None, :, None],
+                                          client=np.arange(N)[None, None, :])
+    D = np.searchsorted(np.cumsum(p)[:-1], ud, side="right")
+    client = np.where(counts > 0, np.arange(N), -1)
+    start = np.where(counts > 0, np.maximum(0, np.arange(T)[None, :, None] - D), -1)
+    return Schedule(client, start, counts / n, None, N, name=f"{n} draws of {N} with replacement")
+
+
+def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0, seed: int = 0,
+                      T: int | None = None, return_trajectory: bool = False):
+    """Run the method of this module on a quadratic federation (Monte Carlo, keyed noise).
+
+    Batched over the schedule's seeds and the federation's configurations (broadcast as in
+    :func:`schedule_moments`); the local runs are actual local SGD steps with noise drawn from
+    ``KeyedStream(seed, "local noise")`` keyed by (configuration, step, slot).  Returns the final
+    models (B, d), or the whole trajectory (T+1, B, d).
+    """
+    xp = fed.xp
+    T = schedule.T if T is None else int(T)
+    B, cfg_batch = _check_batch(fed, schedule)
+    d, U = fed.d, schedule.U
+    R = _ring_size(schedule.steps(T)) if T else 1
+    ring = xp.tile(xp.broadcast_to(asarray(x0, xp), (B, d))[:, None, :], (1, R, 1))
+    H = xp.broadcast_to(fed.H, (B,) + fed.H.shape[-3:])
+    xo = xp.broadcast_to(fed.x_opt, (B,) + fed.x_opt.shape[-2:])
+    root = None
+    if fed.noise_cov is not None:                 # a symmetric square root (Sigma may be singular)
+        lam_, V = xp.linalg.eigh(xp.broadcast_to(fed.noise_cov, (B,) + fed.noise_cov.shape[-3:]))
+        root = (V * xp.sqrt(xp.clip(lam_, 0, None))[..., None, :]) @ V.swapaxes(-1, -2)
+    noise = KeyedStream(seed, "local noise")
+    bidx = np.arange(B)[:, None]
+    slots = np.arange(U)[None, :]
+    kpos = None if schedule.local_steps is None else schedule.local_steps
+    traj = [ring[:, 0].copy()] if return_trajectory else None
+    scale = 1.0 / local.eta_local if local.output == "gradient_sum" else 1.0
+    for t in range(T):
+        cc, lag, w, Ks, valid = _step_arrays(schedule, kpos, t, B)
+        if kpos is None:
+            Ks = np.where(valid, local.Ks[0], 0)
+        elif not set(np.unique(Ks[valid])) <= set(local.Ks):
+            raise ScheduleError(f"the schedule uses K values {sorted(set(np.unique(Ks[valid])))} outside {local.Ks}")
+        anchor = ring[bidx, np.where(valid, (t - lag) % R, 0)]            # (B, U, d)
+        Hc, xc = H[bidx, cc], xo[bidx, cc]
+        x = anchor
+        for k in range(int(Ks.max(initial=0))):
+            g = xp.einsum("buij,buj->bui", Hc, x - xc)
+            if root is not None:
+                z = xp.asarray(noise.normal(config=bidx, round=t, client=slots + U * k, size=(d,)))
+                g = g + xp.einsum("buij,buj->bui", root[bidx, cc], z)
+            x = xp.where(xp.asarray(k < Ks)[..., None], x - local.eta_local * g, x)
+        delta = (anchor - x) * scale
+        ring[:, (t + 1) % R] = ring[:, t % R] - eta * xp.einsum("bu,bui->bi", xp.asarray(w), delta)
+        if return_trajectory:
+            traj.append(ring[:, (t + 1) % R].copy())
+    return xp.stack(traj) if return_trajectory else ring[:, T % R].copy()

@@ -1,0 +1,882 @@
+"""Time is data: event-driven schedules of stale updates, as integer arrays.
+
+Three papers apply *stale* client updates to a server model according to a timing process:
+asynchronous FL over a TDMA channel (a round robin of device groups), DeFedAvg (the first
+``n`` updates to arrive, from clients of random speeds) and AFL-DGA (an anarchic participation
+matrix with per-round local iterations ``K`` and global-gradient delays ``D``).  This module
+computes those timing processes *first*, as arrays, independently of any gradient noise (the
+proofs need the delays to be independent of the noise); the math then consumes the arrays in
+vectorised form (:mod:`fltheory.delayed`).
+
+The one result every paper produces is a :class:`Schedule`:
+
+* ``client[b, t, u]`` -- the client of the ``u``-th update applied at server step ``t`` of timing
+  seed (or configuration) ``b``; ``-1`` marks an empty slot;
+* ``start[b, t, u]``  -- the server step whose model that update started from (its anchor
+  ``tau_i(t)``), so its staleness is ``t - start``;
+* ``weight[b, t, u]`` -- its coefficient in the aggregate (``1/n`` for DeFedAvg, ``1/S`` for TDMA,
+  ``p_i`` for AFL-DGA; multiplicities of a client sampled twice are folded into the weight);
+* ``time[b, t]``      -- the wall-clock time at which step ``t`` completes;
+* optionally ``local_steps`` (the number of local iterations of each update) and
+  ``virtual_start[b, t, i]`` (the model every client is working from when step ``t`` begins, the
+  "virtual" anchor that the DeFedAvg proofs apply to every client).
+
+A server step ``t`` maps ``x_t`` to ``x_{t+1}`` using the listed updates.  Staleness, its maximum
+``lambda``, per-client staleness and participation counts are derived properties, and
+:meth:`Schedule.check_delay` validates a bounded-delay assumption with an error that names the
+configuration, step, slot and client that break it.
+
+Generators
+----------
+* :func:`round_robin` -- TDMA groups of ``S`` of ``N`` devices served FIFO; staleness
+  ``min(k, G-1)`` when ``S`` divides ``N``.
+* :func:`from_delays` -- an oblivious delay oracle: given clients and delays per step.
+* :func:`first_n_arrivals` -- the event-driven "aggregate the first ``n`` arrivals" server
+  (DeFedAvg-IID, FedBuff-like, AsySG), batched over timing seeds in arrays; its reference
+  :func:`first_n_arrivals_events` runs the same rules through the :class:`EventQueue`, one seed
+  at a time, and the tests check the two agree event for event.
+* :class:`Participation` -- an AFL-DGA participation matrix with ``K`` and ``D``, its derived
+  quantities and Assumption 4 (``t_d``).
+
+Example
+-------
+>>> from fltheory import schedules
+>>> s = schedules.round_robin(N=6, S=2, T=6)
+>>> s.client[0].tolist()
+[[0, 1], [2, 3], [4, 5], [0, 1], [2, 3], [4, 5]]
+>>> s.staleness[0].tolist()
+[[0, 0], [1, 1], [2, 2], [2, 2], [2, 2], [2, 2]]
+>>> int(s.max_staleness.max())
+2
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from .backend import KeyedStream
+
+__all__ = [
+    "ScheduleError", "EventQueue", "Event", "Schedule", "round_robin", "from_delays",
+    "first_n_arrivals", "first_n_arrivals_events", "compute_times", "Participation",
+]
+
+
+class ScheduleError(ValueError):
+    """An invalid schedule, or one that breaks the assumption it is checked against."""
+
+
+# ======================================================================================
+# the event engine
+# ======================================================================================
+@dataclass(order=True, frozen=True)
+class Event:
+    """An event of the virtual clock; events are ordered by ``(time, priority, seq)``."""
+
+    time: float
+    priority: Any
+    seq: int
+    kind: str = field(compare=False)
+    payload: Any = field(compare=False, default=None)
+
+
+class EventQueue:
+    """A deterministic discrete-event queue on a virtual clock (no wall-clock sleeps).
+
+    Events pop in the order ``(time, priority, seq)``: ties in time go to the smaller
+    ``priority`` (any comparable value, e.g. ``(2, client)``), then to the earlier insertion.
+    ``now`` is the time of the last popped event; scheduling into the past is an error.  Every
+    popped event is kept in ``log`` when ``record=True``, so a run can be replayed or compared.
+
+    Example
+    -------
+    >>> q = EventQueue()
+    >>> _ = q.push(2.0, "b"); _ = q.push(1.0, "a"); _ = q.push(2.0, "c", priority=-1)
+    >>> [e.kind for e in q.drain()]
+    ['a', 'c', 'b']
+    """
+
+    def __init__(self, *, record: bool = False):
+        self._heap: list[Event] = []
+        self._seq = itertools.count()
+        self.now = 0.0
+        self.record = record
+        self.log: list[Event] = []
+
+    def push(self, time: float, kind: str, payload: Any = None, *, priority: Any = 0) -> Event:
+        time = float(time)
+        if math.isnan(time):
+            raise ScheduleError(f"event {kind!r}: time is NaN")
+        if time < self.now:
+            raise ScheduleError(f"event {kind!r} scheduled at {time} before the clock's now = {self.now}")
+        ev = Event(time, priority, next(self._seq), kind, payload)
+        heapq.heappush(self._heap, ev)
+        return ev
+
+    def pop(self) -> Event:
+        ev = heapq.heappop(self._heap)
+        self.now = ev.time
+        if self.record:
+            self.log.append(ev)
+        return ev
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def drain(self) -> Iterable[Event]:
+        while self._heap:
+            yield self.pop()
+
+    def run(self, handlers: dict[str, Callable[[Event], Any]], *, until: Callable[[], bool] | None = None,
+            max_events: int = 10**8) -> int:
+        """Dispatch events to ``handlers[kind]`` until the queue is empty or ``until()`` is true.
+
+        Returns the number of events processed; more than ``max_events`` is an error (no hang).
+        """
+        count = 0
+        while self._heap and not (until is not None and until()):
+            ev = self.pop()
+            handlers[ev.kind](ev)
+            count += 1
+            if count > max_events:
+                raise ScheduleError(f"more than max_events={max_events} events: the rules do not terminate")
+        return count
+
+
+# ======================================================================================
+# the Schedule
+# ======================================================================================
+def _as_int_array(name, a, ndim_min=1):
+    arr = np.asarray(a)
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise ScheduleError(f"{name} must hold integers")
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "iu":
+        raise ScheduleError(f"{name} must be an integer array, got dtype {arr.dtype}")
+    if arr.ndim < ndim_min:
+        raise ScheduleError(f"{name} must have at least {ndim_min} axes, got shape {arr.shape}")
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class Schedule:
+    """Which stale updates each server step applies (see the module docstring).
+
+    Parameters
+    ----------
+    client, start : (B, T, U) integer arrays (``-1`` marks an empty slot in both).
+    weight : (B, T, U) coefficients of the updates in the aggregate (broadcastable; 0 where empty).
+    time : (B, T) completion time of every step (default ``t + 1``).
+    N : number of clients.
+    local_steps : optional (B, T, U) local iterations of each update.
+    virtual_start : optional (B, T, N) anchor of every client when step ``t`` begins.
+    name : a label.
+
+    A (T, U) array is read as one configuration (B = 1).
+    """
+
+    client: Any
+    start: Any
+    weight: Any
+    time: Any
+    N: int
+    local_steps: Any = None
+    virtual_start: Any = None
+    name: str = "schedule"
+
+    def __post_init__(self):
+        client = _as_int_array("client", self.client, 2)
+        start = _as_int_array("start", self.start, 2)
+        if client.ndim == 2:
+            client, start = client[None], start[None]
+        if client.ndim != 3 or start.shape != client.shape:
+            raise ScheduleError(f"client and start must both have shape (B, T, U); got {client.shape} and {start.shape}")
+        B, T, U = client.shape
+        N = int(self.N)
+        if N < 1:
+            raise ScheduleError(f"N must be >= 1, got {self.N}")
+        empty = client < 0
+        if np.any(empty != (start < 0)):
+            raise ScheduleError("client and start must mark the same slots empty (-1)")
+        if np.any(client >= N):
+            b, t, u = np.argwhere(client >= N)[0]
+            raise ScheduleError(f"client index {client[b, t, u]} >= N={N} at configuration {b}, step {t}, slot {u}")
+        steps = np.arange(T)[None, :, None]
+        late = (start > steps) & ~empty
+        if np.any(late):
+            b, t, u = np.argwhere(late)[0]
+            raise ScheduleError(
+                f"update at configuration {b}, step {t}, slot {u} starts from step {start[b, t, u]} > {t}: "
+                "a schedule never knows a model before it exists")
+        w = np.asarray(self.weight, dtype=float)
+        if w.ndim == 2 and w.shape == (T, U):
+            w = w[None]
+        try:
+            w = np.broadcast_to(w, (B, T, U))
+        except ValueError:
+            raise ScheduleError(f"weight must broadcast to (B, T, U) = {(B, T, U)}; got {w.shape}") from None
+        if not np.all(np.isfinite(w)):
+            raise ScheduleError("weight must be finite")
+        if np.any((w != 0) & empty):
+            w = np.where(empty, 0.0, w)
+        time = np.arange(1.0, T + 1)[None] if self.time is None else np.asarray(self.time, dtype=float)
+        if time.ndim == 1:
+            time = time[None]
+        time = np.broadcast_to(time, (B, T))
+        if not np.all(np.isfinite(time)):
+            raise ScheduleError("time must be finite")
+        if T > 1 and np.any(np.diff(time, axis=1) < 0):
+            raise ScheduleError("time must be non-decreasing over steps")
+        ls = self.local_steps
+        if ls is not None:
+            ls = _as_int_array("local_steps", ls, 1)
+            ls = np.broadcast_to(ls[None] if ls.ndim == 2 else ls, (B, T, U))
+            if np.any((ls < 1) & ~empty):
+                raise ScheduleError("local_steps must be >= 1 on every update")
+        vs = self.virtual_start
+        if vs is not None:
+            vs = _as_int_array("virtual_start", vs, 2)
+            vs = vs[None] if vs.ndim == 2 else vs
+            if vs.shape != (B, T, N):
+                raise ScheduleError(f"virtual_start must have shape (B, T, N) = {(B, T, N)}; got {vs.shape}")
+        for k, v in dict(client=client, start=start, weight=w, time=time, N=N, local_steps=ls, virtual_start=vs).items():
+            object.__setattr__(self, k, v)
+
+    # ----------------------------------------------------------------- shape
+    @property
+    def B(self) -> int:
+        return self.client.shape[0]
+
+    @property
+    def T(self) -> int:
+        return self.client.shape[1]
+
+    @property
+    def U(self) -> int:
+        return self.client.shape[2]
+
+    @property
+    def mask(self):
+        """True on the slots that hold an update (B, T, U)."""
+        return self.client >= 0
+
+    def __repr__(self) -> str:
+        return f"Schedule({self.name!r}, B={self.B}, T={self.T}, U={self.U}, N={self.N}, lambda={int(self.max_staleness.max()) if self.T else 0})"
+
+    def take(self, index) -> "Schedule":
+        """A sub-batch of configurations (an integer keeps a batch axis of one)."""
+        idx = [index] if isinstance(index, (int, np.integer)) else index
+        pick = lambda a: None if a is None else np.asarray(a)[idx]  # noqa: E731
+        return Schedule(pick(self.client), pick(self.start), pick(self.weight), pick(self.time), self.N,
+                        pick(self.local_steps), pick(self.virtual_start), self.name)
+
+    def steps(self, stop: int) -> "Schedule":
+        """The first ``stop`` server steps."""
+        cut = lambda a: None if a is None else np.asarray(a)[:, :stop]  # noqa: E731
+        return Schedule(cut(self.client), cut(self.start), cut(self.weight), cut(self.time), self.N,
+                        cut(self.local_steps), cut(self.virtual_start), self.name)
+
+    # ----------------------------------------------------------------- staleness
+    @property
+    def staleness(self):
+        """``t - start`` of every update (B, T, U); -1 on empty slots."""
+        s = np.arange(self.T)[None, :, None] - self.start
+        return np.where(self.mask, s, -1)
+
+    @property
+    def max_staleness(self):
+        """lambda per configuration (B,): the largest staleness of any applied update."""
+        st = self.staleness
+        return st.reshape(self.B, -1).max(axis=1, initial=0) if st.size else np.zeros(self.B, int)
+
+    @property
+    def client_staleness(self):
+        """Staleness of client i's update at step t (B, T, N); -1 where it has none (max if several)."""
+        out = np.full((self.B, self.T, self.N), -1, dtype=np.int64)
+        b, t, u = np.nonzero(self.mask)
+        np.maximum.at(out, (b, t, self.client[b, t, u]), self.staleness[b, t, u])
+        return out
+
+    @property
+    def virtual_staleness(self):
+        """``t - virtual_start`` (B, T, N): how stale every client's current work is at step t."""
+        if self.virtual_start is None:
+            raise ScheduleError("this schedule did not record virtual anchors (virtual_start)")
+        return np.arange(self.T)[None, :, None] - self.virtual_start
+
+    @property
+    def participation(self):
+        """Number of updates applied per client (B, N), counting each slot once."""
+        out = np.zeros((self.B, self.N), dtype=np.int64)
+        b, t, u = np.nonzero(self.mask)
+        np.add.at(out, (b, self.client[b, t, u]), 1)
+        return out
+
+    @property
+    def lags(self):
+        """Sorted distinct staleness values used anywhere (the delays the dynamics must remember)."""
+        st = self.staleness
+        return np.unique(st[st >= 0])
+
+    def check_delay(self, lam: int, *, kind: str = "staleness") -> "Schedule":
+        """Raise unless every update has staleness <= ``lam`` (bounded delay, e.g. DeFedAvg's
+        Assumption 4); the error names configuration, step, slot, client and its staleness.
+
+        ``kind="virtual"`` checks the recorded virtual staleness of every client instead.
+        """
+        if isinstance(lam, bool) or int(lam) != lam or lam < 0:
+            raise ScheduleError(f"lam must be a non-negative integer, got {lam!r}")
+        if kind == "virtual":
+            vs = self.virtual_staleness
+            bad = np.argwhere(vs > lam)
+            if bad.size:
+                b, t, i = bad[0]
+                raise ScheduleError(f"virtual staleness {vs[b, t, i]} > lambda={lam} for client {i} at step {t} "
+                                    f"of configuration {b}")
+            return self
+        st = self.staleness
+        bad = np.argwhere(st > lam)
+        if bad.size:
+            b, t, u = bad[0]
+            raise ScheduleError(f"staleness {st[b, t, u]} > lambda={lam} for client {self.client[b, t, u]} "
+                                f"(slot {u}) at step {t} of configuration {b}")
+        return self
+
+    # ----------------------------------------------------------------- construction
+    @classmethod
+    def from_lists(cls, steps: Sequence[Sequence[Sequence]], *, N: int, times: Sequence[float] | None = None,
+                   name: str = "from lists") -> "Schedule":
+        """One configuration from a list, per step, of ``(client, start)`` or ``(client, start, weight)``.
+
+        Missing weights are ``1/len(step)``.  This is the replay mode: a schedule written by hand
+        or recorded elsewhere runs through the same dynamics as a generated one.
+
+        >>> s = Schedule.from_lists([[(0, 0), (1, 0)], [(1, 0)], [(0, 1, 1.0)]], N=2)
+        >>> s.staleness[0].tolist(), s.weight[0].tolist()
+        ([[0, 0], [1, -1], [1, -1]], [[0.5, 0.5], [1.0, 0.0], [1.0, 0.0]])
+        """
+        T = len(steps)
+        U = max((len(s) for s in steps), default=0)
+        client = np.full((T, U), -1, dtype=np.int64)
+        start = np.full((T, U), -1, dtype=np.int64)
+        weight = np.zeros((T, U))
+        for t, step in enumerate(steps):
+            for u, item in enumerate(step):
+                if len(item) not in (2, 3):
+                    raise ScheduleError(f"step {t}, slot {u}: expected (client, start[, weight]), got {item!r}")
+                client[t, u], start[t, u] = int(item[0]), int(item[1])
+                weight[t, u] = float(item[2]) if len(item) == 3 else 1.0 / len(step)
+        if np.any((client[client != -1] < 0)):
+            raise ScheduleError("client indices must be >= 0")
+        return cls(client, start, weight, None if times is None else np.asarray(times, float), N, name=name)
+
+
+# ======================================================================================
+# generators
+# ======================================================================================
+def _count(name, v, low=1):
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) and not (isinstance(v, float) and v.is_integer()):
+        raise ScheduleError(f"{name} must be an integer, got {v!r}")
+    v = int(v)
+    if v < low:
+        raise ScheduleError(f"{name} must be >= {low}, got {v}")
+    return v
+
+
+def round_robin(*, N: int, S: int, T: int) -> Schedule:
+    """Asynchronous FL over TDMA with equal computation times: ``S`` of ``N`` devices per round.
+
+    Devices are served first-in first-out by ``(khat, index)``: at round ``k`` the ``S`` devices
+    with the oldest anchor transmit an update computed at ``w_{khat}`` (``khat = 0`` before their
+    first transmission, else one past the round they last transmitted in), and those ``S``
+    restart on ``w_{k+1}``.  When ``S`` divides ``N`` (``G = N/S`` groups) this is a strict round
+    robin of the groups and the staleness is ``min(k, G - 1)``; otherwise groups mix and, after
+    the first cycles, the staleness is ``floor(N/S) - 1`` or ``ceil(N/S) - 1`` (mean ``N/S - 1``).
+    Weights are ``1/S``.  Wall-clock times are the round index + 1 (the slot-level timing of the
+    channel is the paper's own event rule).
+
+    >>> round_robin(N=5, S=2, T=5).client[0].tolist()
+    [[0, 1], [2, 3], [4, 0], [1, 2], [3, 0]]
+    """
+    N, S, T = _count("N", N), _count("S", S), _count("T", T, 0)
+    if S > N:
+        raise ScheduleError(f"group size S={S} must be <= N={N}")
+    queue = [(0, i) for i in range(N)]  # (khat, index), kept sorted
+    client = np.empty((T, S), dtype=np.int64)
+    start = np.empty((T, S), dtype=np.int64)
+    for k in range(T):
+        chosen, queue = queue[:S], queue[S:]
+        client[k] = [i for _, i in chosen]
+        start[k] = [kh for kh, _ in chosen]
+        queue.extend(sorted((k + 1, i) for _, i in chosen))  # restart on w_{k+1}, re-enter by index
+    return Schedule(client, start, np.full((T, S), 1.0 / S), None, N, name=f"round robin N={N} S={S}")
+
+
+def from_delays(*, clients, delays, N: int, weights=None, times=None, name: str = "delay oracle") -> Schedule:
+    """An oblivious delay oracle: step ``t`` applies the updates of ``clients[..., t, :]``,
+    started from ``max(0, t - delays[..., t, :])`` (delays fixed in advance, independent of noise).
+
+    ``clients`` and ``delays`` are (T, U) or (B, T, U) integer arrays (``-1`` clients are empty
+    slots); ``weights`` defaults to ``1/U``.
+
+    >>> import numpy as np
+    >>> s = from_delays(clients=np.tile([0, 1], (4, 1)), delays=np.full((4, 2), 2), N=2)
+    >>> s.start[0].tolist()
+    [[0, 0], [0, 0], [0, 0], [1, 1]]
+    """
+    c = _as_int_array("clients", clients, 2)
+    D = _as_int_array("delays", delays, 2)
+    try:
+        D = np.broadcast_to(D, c.shape)
+    except ValueError:
+        raise ScheduleError(f"delays must broadcast to the shape of clients {c.shape}; got {D.shape}") from None
+    if np.any(D[c >= 0] < 0):
+        raise ScheduleError("delays must be >= 0")
+    T = c.shape[-2]
+    t = np.arange(T)[:, None]
+    start = np.where(c >= 0, np.maximum(0, t - D), -1)
+    w = np.full(c.shape, 1.0 / c.shape[-1]) if weights is None else weights
+    return Schedule(c, start, w, times, N, name=name)
+
+
+def compute_times(*, seeds, N: int, low: float = 1.0, high: float = 5.0, unit: float = 1.0, seed: int = 0):
+    """Per-client compute time per local step ``c_i = rho_i * unit``, ``rho_i ~ U[low, high]``,
+    drawn once per client and timing seed from the keyed stream (B, N).
+
+    >>> compute_times(seeds=[0, 1], N=3).shape
+    (2, 3)
+    """
+    seeds = np.asarray(seeds, dtype=np.int64)
+    if seeds.ndim != 1 or np.any(seeds < 0):
+        raise ScheduleError("seeds must be a 1-D array of non-negative integers")
+    if not (np.isfinite(low) and np.isfinite(high) and 0 < low <= high):
+        raise ScheduleError(f"need 0 < low <= high (finite), got low={low}, high={high}")
+    u = KeyedStream(seed, "compute speed").uniform(config=seeds[:, None], round=0, client=np.arange(N)[None, :])
+    return (low + (high - low) * u) * float(unit)
+
+
+def _first_n_inputs(N, n, T, K, compute, t_dl, t_ul):
+    N, n, T, K = _count("N", N), _count("n", n), _count("T", T, 0), _count("K", K)
+    if n > N:
+        raise ScheduleError(f"n={n} must be <= N={N} (the server waits for n updates per step)")
+    c = np.asarray(compute, dtype=float)
+    if c.ndim == 1:
+        c = c[None]
+    if c.ndim != 2 or c.shape[1] != N:
+        raise ScheduleError(f"compute must have shape (B, N={N}) (per-step compute time of each client); got {c.shape}")
+    if not np.all(np.isfinite(c)) or np.any(c <= 0):
+        raise ScheduleError("compute times must be finite and > 0")
+    for name, v in (("t_dl", t_dl), ("t_ul", t_ul)):
+        if not (np.isfinite(v) and v >= 0):
+            raise ScheduleError(f"{name} must be finite and >= 0, got {v}")
+    return N, n, T, K, c, float(t_dl), float(t_ul)
+
+
+def first_n_arrivals(*, N: int, n: int, T: int, K: int = 1, compute, t_dl: float = 0.0, t_ul: float = 0.0,
+                     record_virtual: bool = False) -> Schedule:
+    """Event-driven asynchronous aggregation of the first ``n`` updates to arrive, batched over seeds.
+
+    The rules (DeFedAvg-IID; AsySG with ``K = 1``): the server broadcasts ``w_0``, which reaches
+    every client after ``t_dl``.  A client that holds an unused model starts ``K`` local steps
+    on the newest one, taking ``K * compute[b, i]``, and uploads the result (``t_ul``).  On
+    arrival the update joins a FIFO queue and the client starts again at once if a newer model
+    was delivered while it worked, else it waits for the next broadcast.  Every ``n``-th
+    arrival completes a server step (FIFO over updates: a fast client may contribute twice to a
+    step), and ``w_{t+1}`` reaches every client ``t_dl`` later.
+
+    Ties in time: within one instant, deliveries come first, then arrivals by client index
+    (which may complete steps and, with ``t_dl = 0``, deliver at the same instant), and a client
+    that starts at that instant works on the newest model delivered at it.  The
+    :class:`EventQueue` reference :func:`first_n_arrivals_events` follows the same order.
+
+    All ``B`` seeds advance together, one server step per iteration, with the ``n`` earliest
+    arrivals found by a partition over clients; a seed in which a client would arrive twice
+    within one step falls back to one arrival at a time for that step.  Weights are ``1/n``.
+
+    Parameters
+    ----------
+    compute : (B, N) or (N,) compute time per local step of every client (see :func:`compute_times`).
+    record_virtual : also record ``virtual_start`` (B, T, N): for every client, the anchor of its next
+        update not applied before step ``t``, capped at ``t`` (a waiting client counts as ``t``),
+        the virtual anchor of the DeFedAvg analysis (memory ``B*T*N`` integers).
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> s = first_n_arrivals(N=3, n=3, T=4, compute=np.ones(3))
+    >>> s.staleness[0].tolist()            # identical speeds, n = N: synchronous FedAvg
+    [[0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0]]
+    >>> s = first_n_arrivals(N=4, n=1, T=6, compute=np.array([1.0, 2.0, 3.0, 4.0]))
+    >>> s.client[0, :, 0].tolist(), s.staleness[0, :, 0].tolist()
+    ([0, 0, 1, 0, 2, 0], [0, 0, 2, 0, 4, 0])
+    """
+    N, n, T, K, c, t_dl, t_ul = _first_n_inputs(N, n, T, K, compute, t_dl, t_ul)
+    B = c.shape[0]
+    period = K * c + t_ul  # start -> arrival
+    rows = np.arange(B)[:, None]
+    offs = rows * N                                     # flat offsets of the (B, N) state rows
+    st = _ArrivalState(arr=t_dl + period, used=np.zeros((B, N), dtype=np.int64), start_at=np.full((B, N), t_dl),
+                       waiting=np.zeros((B, N), dtype=bool))
+    out_c = np.empty((T, B, n), dtype=np.int32)    # step-major: each step writes one block
+    out_s = np.empty((T, B, n), dtype=np.int32)
+    out_time = np.empty((T, B))
+    virt = np.empty((T, B, N), dtype=np.int32) if record_virtual else None
+    deliv = np.full((B, T + 2), np.inf)                 # deliv[:, s]: when w_s reaches the clients
+    deliv[:, 0] = t_dl
+    any_waiting = False
+    for t in range(T):
+        if any_waiting:                                 # waiting clients start on w_t when it arrives
+            w = st.waiting
+            D_t = deliv[:, t, None]
+            st = _ArrivalState(np.where(w, D_t + period, st.arr), np.where(w, t, st.used),
+                               np.where(w, D_t, st.start_at), np.zeros_like(w))
+        if virt is not None:
+            virt[t] = np.minimum(st.used, t)
+        arr = st.arr
+        # the n earliest arrivals by (time, index): a partition, and exact tie handling where needed
+        if n < N:
+            order = np.argsort(arr, axis=1)
+            v = arr.take(order[:, n - 1] + offs[:, 0])
+            tied = np.flatnonzero(arr.take(order[:, n] + offs[:, 0]) == v)  # a tie across the boundary
+            sc = np.sort(order[:, :n], axis=1)          # the step's clients, by index
+            if tied.size:
+                a_t, v_t = arr[tied], v[tied, None]
+                eq = a_t == v_t
+                need = n - (a_t < v_t).sum(axis=1)
+                pick = (a_t < v_t) | (eq & (np.cumsum(eq, axis=1) <= need[:, None]))
+                sc[tied] = np.nonzero(pick)[1].reshape(-1, n)
+        else:
+            v, sc = arr.max(axis=1), np.broadcast_to(np.arange(N), (B, N))
+        flat = (sc + offs).ravel()
+        mine = _ArrivalState(*(a.take(flat).reshape(B, n) for a in st))
+        nxt = _after_arrival(mine, t, deliv, period.take(flat).reshape(B, n))
+        last = np.where(mine.arr == v[:, None], sc, -1).max(axis=1, keepdims=True)  # the step's last arrival
+        conflict = (nxt.arr < v[:, None]) | ((nxt.arr == v[:, None]) & (sc < last))
+        out_c[t] = sc
+        out_s[t] = mine.used
+        out_time[t] = v
+        for a_st, a_nxt in zip(st, nxt):
+            a_st.put(flat, a_nxt)
+        bad = np.flatnonzero(conflict.any(axis=1))
+        any_waiting = bool(nxt.waiting.any())
+        if bad.size:  # redo these seeds one arrival at a time (a client arrives twice in the step)
+            before = _ArrivalState(*(a[bad] for a in st))
+            for a_b, a_m in zip(before, mine):          # restore the selected clients' entering state
+                a_b[np.arange(bad.size)[:, None], sc[bad]] = a_m[bad]
+            sub, out_c[t, bad], out_s[t, bad], out_time[t, bad] = _step_sequential(
+                before, t, deliv[bad], period[bad], n)
+            for a_st, a_sub in zip(st, sub):
+                a_st[bad] = a_sub
+            any_waiting = bool(st.waiting.any())
+        deliv[:, t + 1] = out_time[t] + t_dl
+        # a client starting exactly when w_{t+1} is delivered works on it (newest at that instant);
+        # only this step's clients can, unless two steps completed at the same instant
+        if np.any(deliv[:, t + 1] == deliv[:, t]) or bad.size:
+            bump = ~st.waiting & (st.start_at == deliv[:, t + 1, None]) & (st.used < t + 1)
+            st.used[bump] = t + 1
+        elif t_dl == 0.0:
+            sub = _ArrivalState(*(a[rows, sc] for a in st))
+            bump = ~sub.waiting & (sub.start_at == deliv[:, t + 1, None]) & (sub.used < t + 1)
+            st.used[rows, sc] = np.where(bump, t + 1, sub.used)
+    out_c, out_s = out_c.transpose(1, 0, 2), out_s.transpose(1, 0, 2)   # (B, T, n) views
+    return Schedule(out_c, out_s, np.broadcast_to(1.0 / n, out_c.shape), out_time.T, N, None,
+                    None if virt is None else virt.transpose(1, 0, 2), name=f"first {n} of {N} arrivals")
+
+
+class _ArrivalState(tuple):
+    """Per (seed, client): next arrival time, anchor of the current run, its start time, waiting flag."""
+
+    def __new__(cls, arr, used, start_at, waiting):
+        return super().__new__(cls, (arr, used, start_at, waiting))
+
+    arr = property(lambda self: self[0])
+    used = property(lambda self: self[1])
+    start_at = property(lambda self: self[2])
+    waiting = property(lambda self: self[3])
+
+
+def _newest(x, lo, t, deliv):
+    """max{s in [lo, t]: deliv[s] <= x} per entry (``deliv[lo] <= x`` is assumed and ``deliv`` is
+    non-decreasing along its rows, which follow the leading axis of ``x``).
+
+    The answer is usually within a few steps of ``t``: count the late deliveries in a window of
+    the last four, and bisect only the entries whose answer lies below the window.
+    """
+    W = min(4, t + 1)
+    shape = (deliv.shape[0],) + (1,) * (x.ndim - 1)
+    late = (deliv[:, t].reshape(shape) > x).astype(np.int64)
+    for k in range(1, W):
+        late += deliv[:, t - k].reshape(shape) > x
+    s = t - late
+    deep = late == W
+    if not deep.any():
+        return s
+    r = np.broadcast_to(np.arange(x.shape[0]).reshape((-1,) + (1,) * (x.ndim - 1)), x.shape)[deep]
+    lo_d, hi_d, x_d = np.asarray(lo)[deep].astype(np.int64), np.full(int(deep.sum()), t - W), x[deep]
+    while True:
+        open_ = lo_d < hi_d
+        if not open_.any():
+            break
+        mid = (lo_d + hi_d + 1) // 2
+        ok = deliv[r, mid] <= x_d
+        lo_d = np.where(open_ & ok, mid, lo_d)
+        hi_d = np.where(open_ & ~ok, mid - 1, hi_d)
+    s[deep] = lo_d
+    return s
+
+
+def _after_arrival(st, t, deliv, period):
+    """What a client that arrives at ``st.arr`` during step ``t`` does next.
+
+    If a model newer than the one it used was delivered by then (``w_0 .. w_t`` are the models
+    whose delivery times are known), it restarts at once on the newest.  Otherwise it starts on
+    ``w_{used+1}`` when that is delivered, or, if it already used ``w_t``, waits for the next
+    broadcast (time not known yet).
+    """
+    arr, used = st.arr, st.used
+    newest = _newest(arr, used, t, deliv)
+    restart = newest > used
+    later = ~restart & (used < t)
+    r = np.arange(arr.shape[0]).reshape((-1,) + (1,) * (arr.ndim - 1))
+    d_next = deliv.take(r * deliv.shape[1] + np.minimum(used + 1, deliv.shape[1] - 1))
+    start_at = np.where(restart, arr, np.where(later, d_next, np.inf))
+    model = np.where(restart, newest, used)
+    if later.any():
+        model = np.where(later, _newest(d_next, np.minimum(used + 1, t), t, deliv), model)
+    return _ArrivalState(start_at + period, model, start_at, ~(restart | later))
+
+
+def _step_sequential(st, t, deliv, period, n):
+    """One server step for a few seeds, one arrival at a time (argmin picks the lowest index on ties)."""
+    st = _ArrivalState(*(a.copy() for a in st))
+    Bc = st.arr.shape[0]
+    r = np.arange(Bc)
+    cl = np.empty((Bc, n), dtype=np.int32)
+    an = np.empty((Bc, n), dtype=np.int32)
+    time = np.empty(Bc)
+    for j in range(n):
+        i = np.argmin(st.arr, axis=1)
+        one = _ArrivalState(*(a[r, i] for a in st))
+        cl[:, j], an[:, j], time[:] = i, one.used, one.arr
+        for a, b in zip(st, _after_arrival(one, t, deliv, period[r, i])):
+            a[r, i] = b
+    order = np.argsort(cl, axis=1, kind="stable")  # by client; a client's two updates by arrival
+    return st, np.take_along_axis(cl, order, 1), np.take_along_axis(an, order, 1), time
+
+
+def first_n_arrivals_events(*, N: int, n: int, T: int, K: int = 1, compute, t_dl: float = 0.0, t_ul: float = 0.0,
+                            record_virtual: bool = False, log: list | None = None) -> Schedule:
+    """The rules of :func:`first_n_arrivals`, run through the :class:`EventQueue` seed by seed.
+
+    This is the reference: each client is a small state machine (``recv`` buffer, IDLE /
+    TRAINING / UPLOADING) driven by DELIVER, DONE, ARRIVE and START events with priorities
+    ``(0, client)``, ``(2, client)``, ``(3, client)`` and ``(9, client)``: a START is the last
+    event of its instant, so it takes the newest model delivered at that instant.  Virtual
+    anchors are read off the recorded arrivals (after the last step the queue drains without
+    new steps, so every run in progress arrives).  Pass a list as ``log`` to receive every
+    processed event of every seed.
+    """
+    N, n, T, K, c, t_dl, t_ul = _first_n_inputs(N, n, T, K, compute, t_dl, t_ul)
+    B = c.shape[0]
+    out_c = np.empty((B, T, n), dtype=np.int32)
+    out_s = np.empty((B, T, n), dtype=np.int32)
+    out_time = np.empty((B, T))
+    virt = np.empty((B, T, N), dtype=np.int32) if record_virtual else None
+    for b in range(B):
+        q = EventQueue(record=log is not None)
+        recv: list[int | None] = [None] * N
+        status = ["IDLE"] * N
+        pending = [False] * N
+        used = [0] * N
+        fifo: list[tuple[int, int]] = []
+        arrivals: list[list[tuple[int, int]]] = [[] for _ in range(N)]  # (arrival number, anchor)
+        state = {"t": 0, "count": 0}
+
+        def request_start(i):
+            if not pending[i]:
+                pending[i] = True
+                q.push(q.now, "START", i, priority=(9, i))
+
+        def start(ev):
+            i = ev.payload
+            pending[i] = False
+            used[i], recv[i], status[i] = recv[i], None, "TRAINING"
+            q.push(q.now + K * c[b, i], "DONE", i, priority=(2, i))
+
+        def deliver(ev):
+            i, s = ev.payload
+            recv[i] = s
+            if status[i] == "IDLE":
+                request_start(i)
+
+        def done(ev):
+            status[ev.payload] = "UPLOADING"
+            q.push(q.now + t_ul, "ARRIVE", ev.payload, priority=(3, ev.payload))
+
+        def arrive(ev):
+            i = ev.payload
+            status[i] = "IDLE"
+            fifo.append((i, used[i]))
+            arrivals[i].append((state["count"], used[i]))
+            state["count"] += 1
+            if recv[i] is not None:
+                request_start(i)
+            while len(fifo) >= n and state["t"] < T:
+                t = state["t"]
+                batch = sorted(fifo[:n])
+                del fifo[:n]
+                out_c[b, t] = [i for i, _ in batch]
+                out_s[b, t] = [s for _, s in batch]
+                out_time[b, t] = q.now
+                state["t"] = t + 1
+                for j in range(N):
+                    q.push(q.now + t_dl, "DELIVER", (j, t + 1), priority=(0, j))
+
+        handlers = {"DELIVER": deliver, "DONE": done, "ARRIVE": arrive, "START": start}
+        for i in range(N):
+            q.push(t_dl, "DELIVER", (i, 0), priority=(0, i))
+        if T:
+            q.run(handlers, until=lambda: state["t"] >= T, max_events=(T + 1) * (4 * N + 4 * n) + 10)
+            q.run(handlers, max_events=(T + 2) * (4 * N + 4 * n) + 10)  # drain: no new steps
+        if virt is not None:
+            for i in range(N):
+                nums = np.array([a for a, _ in arrivals[i]] + [np.iinfo(np.int64).max])
+                anchors = np.array([s for _, s in arrivals[i]] + [T])
+                nxt = anchors[np.searchsorted(nums, n * np.arange(T))]  # first update not applied before t
+                virt[b, :, i] = np.minimum(nxt, np.arange(T))
+        if log is not None:
+            log.append(q.log)
+    return Schedule(out_c, out_s, np.broadcast_to(1.0 / n, out_c.shape), out_time, N, None, virt,
+                    name=f"first {n} of {N} arrivals (events)")
+
+
+# ======================================================================================
+# AFL-DGA: participation matrix, local iterations, global-gradient delays
+# ======================================================================================
+@dataclass(frozen=True, eq=False)
+class Participation:
+    """Anarchic participation with delayed gradient averaging: ``P``, ``K``, ``D`` (N x T).
+
+    ``P[i, r] = 1`` when client ``i`` computes in round ``r`` (every client must participate in
+    round 0, so the server holds a gradient of everyone from the start); ``K[i, r] >= 1`` local
+    iterations (read where ``P = 1``); ``D[i, r] >= 0`` local iterations the client performs after
+    round ``r`` before the global gradient of round ``r`` reaches it.  Server step ``t`` uses the
+    stored gradient of every client from round ``lambda_i(t) = max{r <= t: P[i, r] = 1}``.
+
+    Derived (all N x T): ``lam`` (``lambda_i(t)``), ``tau = t - lam + 1`` (the paper's local
+    computation delay), ``lam_prev`` (the participation before ``lam``, -1 if none),
+    ``delay_sum = tau + tau' - 1 = t - lam_prev``, cumulative local iterations ``C`` and the
+    arrival counts ``A[i, r] = max(A[i, r-1], C[i, r] + D[i, r])`` (in-order delivery).
+
+    :meth:`check` validates Assumption 4 (``tau <= t_d``) naming the client and round, and
+    :meth:`schedule` gives the :class:`Schedule` of the server steps (U = N, start = lam).
+
+    >>> import numpy as np
+    >>> p = Participation(np.array([[1, 0, 1, 0], [1, 1, 1, 1]]))
+    >>> p.lam.tolist(), p.tau.tolist()
+    ([[0, 0, 2, 2], [0, 1, 2, 3]], [[1, 2, 1, 2], [1, 1, 1, 1]])
+    >>> p.check(t_d=1)
+    Traceback (most recent call last):
+    ...
+    fltheory.schedules.ScheduleError: Assumption 4 fails: client 0 at round 1 has tau = 2 > t_d = 1 (last participation in round 0)
+    """
+
+    P: Any
+    K: Any = None
+    D: Any = None
+    weights: Any = None
+
+    def __post_init__(self):
+        P = np.asarray(self.P)
+        if P.ndim != 2:
+            raise ScheduleError(f"P must be an (N, T) 0/1 matrix, got shape {P.shape}")
+        if not np.all((P == 0) | (P == 1)):
+            raise ScheduleError("P must contain only 0 and 1")
+        P = P.astype(bool)
+        N, T = P.shape
+        if T and not np.all(P[:, 0]):
+            i = int(np.flatnonzero(~P[:, 0])[0])
+            raise ScheduleError(f"P[{i}, 0] = 0: every client must participate in round 0 (the server needs a gradient "
+                                "of every client at step 0)")
+        K = np.ones((N, T), dtype=np.int64) if self.K is None else np.broadcast_to(_as_int_array("K", self.K, 0), (N, T))
+        if np.any(K[P] < 1):
+            i, r = np.argwhere(P & (K < 1))[0]
+            raise ScheduleError(f"K[{i}, {r}] = {K[i, r]}: a participating client runs >= 1 local iteration")
+        D = np.zeros((N, T), dtype=np.int64) if self.D is None else np.broadcast_to(_as_int_array("D", self.D, 0), (N, T))
+        if np.any(D < 0):
+            i, r = np.argwhere(D < 0)[0]
+            raise ScheduleError(f"D[{i}, {r}] = {D[i, r]} must be >= 0")
+        w = np.full(N, 1.0 / N) if self.weights is None else np.asarray(self.weights, float)
+        if w.shape != (N,) or not np.all(np.isfinite(w)) or np.any(w < 0) or abs(w.sum() - 1) > 1e-9:
+            raise ScheduleError("weights must be N finite non-negative numbers summing to 1")
+        for k, v in dict(P=P, K=K, D=D, weights=w).items():
+            object.__setattr__(self, k, v)
+
+    @property
+    def N(self) -> int:
+        return self.P.shape[0]
+
+    @property
+    def T(self) -> int:
+        return self.P.shape[1]
+
+    @property
+    def lam(self):
+        r = np.where(self.P, np.arange(self.T)[None, :], -1)
+        return np.maximum.accumulate(r, axis=1)
+
+    @property
+    def tau(self):
+        return np.arange(self.T)[None, :] - self.lam + 1
+
+    @property
+    def lam_prev(self):
+        lam = self.lam
+        prev = np.full_like(lam, -1)
+        for i in range(self.N):
+            rounds = np.flatnonzero(self.P[i])
+            pos = np.searchsorted(rounds, lam[i])  # lam[i, t] == rounds[pos]
+            prev[i] = np.where(pos > 0, rounds[np.maximum(pos - 1, 0)], -1)
+        return prev
+
+    @property
+    def delay_sum(self):
+        """``tau_i^t + tau_i^{t - tau_i^t} - 1 = t - lam_prev`` (<= 2 t_d - 1 under Assumption 4)."""
+        return np.arange(self.T)[None, :] - self.lam_prev
+
+    @property
+    def C(self):
+        return np.cumsum(np.where(self.P, self.K, 0), axis=1)
+
+    @property
+    def A(self):
+        return np.maximum.accumulate(self.C + self.D, axis=1)
+
+    @property
+    def t_d(self) -> int:
+        """The smallest t_d for which Assumption 4 holds."""
+        return int(self.tau.max(initial=1))
+
+    def check(self, *, t_d: int) -> "Participation":
+        """Assumption 4: ``tau_i^t <= t_d`` for every client and round (error names the first failure)."""
+        t_d = _count("t_d", t_d)
+        bad = np.argwhere(self.tau > t_d)
+        if bad.size:
+            i, t = bad[np.argmin(bad[:, 1])]
+            raise ScheduleError(f"Assumption 4 fails: client {i} at round {t} has tau = {self.tau[i, t]} > t_d = {t_d} "
+                                f"(last participation in round {self.lam[i, t]})")
+        return self
+
+    def schedule(self) -> Schedule:
+        """Server step ``t`` applies every client's stored gradient of round ``lam_i(t)`` with weight ``p_i``."""
+        lam = self.lam.T  # (T, N)
+        client = np.broadcast_to(np.arange(self.N), lam.shape)
+        ks = np.take_along_axis(self.K, self.lam, axis=1).T
+        return Schedule(client, lam, np.broadcast_to(self.weights, lam.shape), None, self.N, ks,
+                        name="participation")
