@@ -575,27 +575,44 @@ def period_map(fed, schedule: Schedule, local: LocalSGD, *, eta: float, period: 
 # ======================================================================================
 # schedule-driven dynamics: simulated
 # ======================================================================================
-def sampled_schedule(*, N: int, n: int, T: int, seeds, delay_probs=(1.0,)) -> Schedule:
-    """DeFedAvg-nIID with a delay oracle: at each step ``n`` uniform draws from ``N`` clients with
-    replacement (a client drawn ``m`` times has weight ``m/n``) and, for each client, a delay drawn
-    i.i.d. from ``delay_probs`` (start ``max(0, t - D)``); batched over ``seeds`` (keyed streams).
+def sampled_schedule(*, N: int, T: int, seeds, n: int | None = None, p=None, weights=None,
+                     delay_probs=(1.0,)) -> Schedule:
+    """Random participation with a delay oracle, drawn i.i.d. per step from keyed streams (batched over ``seeds``).
+
+    * ``n`` given: ``n`` uniform draws from ``N`` clients with replacement, a client drawn ``m`` times
+      has weight ``m/n`` (DeFedAvg-nIID, FedAvg with client sampling);
+    * ``p`` given: client ``i`` takes part with probability ``p_i`` and weight ``weights_i / p_i``.
+
+    Each client's delay is drawn i.i.d. from ``delay_probs`` ((L,), or (N, L) per client) and its
+    update starts from ``max(0, t - D)``.  This is the random process whose expectation
+    :func:`random_participation_moments` computes exactly.
     """
-    seeds = np.asarray(seeds, dtype=np.int64)
-    p = np.asarray(delay_probs, float)
-    if np.any(p < 0) or not np.isclose(p.sum(), 1.0) or p.ndim != 1:
-        raise ScheduleError("delay_probs must be a 1-D probability vector")
+    seeds = np.asarray(seeds, dtype=np.int64).reshape(-1)
+    pd = np.asarray(delay_probs, float)
+    if pd.ndim not in (1, 2) or np.any(pd < 0) or not np.allclose(pd.sum(axis=-1), 1.0):
+        raise ScheduleError("delay_probs must be probabilities ((L,) or (N, L)) summing to 1")
+    if (n is None) == (p is None):
+        raise ScheduleError("give exactly one of n (draws with replacement) or p (Bernoulli participation)")
     B = seeds.size
-    ks = KeyedStream(0, "client draws")
-    u = ks.uniform(config=seeds[:, None, None], round=np.arange(T)[None, :, None], client=0, size=(n,))
-    draws = np.minimum((u * N).astype(np.int64), N - 1).reshape(B, T, n)
-    counts = np.zeros((B, T, N))
-    np.add.at(counts, (np.arange(B)[:, None, None], np.arange(T)[None, :, None], draws), 1.0)
-    ud = KeyedStream(0, "delays").uniform(config=seeds[:, None, None], round=np.arange(T)[None, :, None],
-                                          client=np.arange(N)[None, None, :])
-    D = np.searchsorted(np.cumsum(p)[:-1], ud, side="right")
+    sd, rd = seeds[:, None, None], np.arange(T)[None, :, None]
+    if n is not None:
+        u = KeyedStream(0, "client draws").uniform(config=sd, round=rd, client=0, size=(n,)).reshape(B, T, n)
+        draws = np.minimum((u * N).astype(np.int64), N - 1)
+        counts = np.zeros((B, T, N))
+        np.add.at(counts, (np.arange(B)[:, None, None], np.arange(T)[None, :, None], draws), 1.0)
+        weight = counts / n
+    else:
+        pp = np.broadcast_to(np.asarray(p, float), (N,))
+        w = np.full(N, 1.0 / N) if weights is None else np.asarray(weights, float)
+        u = KeyedStream(0, "participation").uniform(config=sd, round=rd, client=np.arange(N)[None, None, :])
+        counts = (u < pp).astype(float)
+        weight = counts * (w / pp)
+    ud = KeyedStream(0, "delays").uniform(config=sd, round=rd, client=np.arange(N)[None, None, :])
+    cdf = np.cumsum(np.broadcast_to(pd, (N, pd.shape[-1])), axis=-1)[:, :-1]           # (N, L-1)
+    D = (ud[..., None] >= cdf).sum(axis=-1)
     client = np.where(counts > 0, np.arange(N), -1)
     start = np.where(counts > 0, np.maximum(0, np.arange(T)[None, :, None] - D), -1)
-    return Schedule(client, start, counts / n, None, N, name=f"{n} draws of {N} with replacement")
+    return Schedule(client, start, weight, None, N, name="sampled participation")
 
 
 def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0, seed: int = 0,

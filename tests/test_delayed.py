@@ -1,0 +1,248 @@
+"""Exact delayed dynamics: closed forms against iteration, exact moments against Monte Carlo (with a
+stated statistical tolerance), and the reductions (zero delay is FedAvg, a constant delay is the
+companion map, permuting clients changes nothing)."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import fltheory as flt
+from fltheory import delayed as D
+from fltheory import schedules as S
+from fltheory.linear import companion
+from fltheory.schedules import ScheduleError
+
+Z_TOL = 5.0  # Monte Carlo tolerance: |mean - exact| <= 5 standard errors (two-sided p ~ 6e-7 per check)
+
+
+def noiseless(fed):
+    return flt.QuadraticFederation(fed.H, fed.x_opt, fed.weights)
+
+
+def test_local_sgd_is_affine_in_the_anchor():
+    fed = flt.random_quadratic_federation(M=3, d=4, seed=2, sigma2=0.3)
+    loc = D.LocalSGD(eta_local=0.07, K=(1, 4))
+    runs = loc.affine(fed)
+    x0 = np.linspace(-1, 2, 4)
+    for s, K in enumerate((1, 4)):
+        x = np.tile(x0, (3, 1))
+        for _ in range(K):
+            x = x - 0.07 * fed.grad_clients(x)
+        assert np.allclose(x0 - x, (runs.P[s] @ x0) + runs.q[s], atol=1e-14)
+        # noise covariance: eta^2 sum_j A^j Sigma A^j
+        A = np.eye(4) - 0.07 * fed.H
+        ref = sum(np.linalg.matrix_power(A, j) @ fed.noise_cov @ np.linalg.matrix_power(A, j) for j in range(K)) * 0.07**2
+        assert np.allclose(runs.Q[s], ref, atol=1e-15)
+    g = D.LocalSGD(eta_local=0.07, K=1, output="gradient_sum").affine(fed)
+    assert np.allclose(g.P[0], fed.H) and np.allclose(g.Q[0], fed.noise_cov)
+
+
+def test_register_assign_matches_dense_moment_propagation():
+    rng = np.random.default_rng(4)
+    n, d = 4, 2
+    m0 = rng.normal(size=n * d)
+    L = rng.normal(size=(n * d, n * d))
+    S0 = L @ L.T + np.outer(m0, m0)
+    rm = D.RegisterMoments(n, d, mean=m0, second=S0)
+    dst, src = [1, 3], [[0, 1, 3], [2, 2, 1]]
+    A = rng.normal(size=(2, 3, d, d))
+    b = rng.normal(size=(2, d))
+    Q = np.stack([np.eye(d) * 0.3, np.diag([0.1, 0.5])])
+    # dense: z' = M z + c + nu
+    M = np.eye(n * d)
+    c = np.zeros(n * d)
+    Qd = np.zeros((n * d, n * d))
+    for w, reg in enumerate(dst):
+        M[reg * d:(reg + 1) * d] = 0
+        for j, s_ in enumerate(src[w]):
+            M[reg * d:(reg + 1) * d, s_ * d:(s_ + 1) * d] += A[w, j]
+        c[reg * d:(reg + 1) * d] = b[w]
+        Qd[reg * d:(reg + 1) * d, reg * d:(reg + 1) * d] = Q[w]
+    mean_ref = M @ m0 + c
+    second_ref = M @ S0 @ M.T + np.outer(M @ m0, c) + np.outer(c, M @ m0) + np.outer(c, c) + Qd
+    rm.assign(dst, src, A, b, Q)
+    assert np.allclose(rm.mean, mean_ref, atol=1e-12)
+    assert np.allclose(rm.second, second_ref, atol=1e-12)
+
+
+small_schedule = st.tuples(st.integers(2, 5), st.integers(0, 10_000)).map(
+    lambda a: (a[0], S.first_n_arrivals(N=a[0], n=1 + a[1] % a[0], T=25, K=1 + a[1] % 3,
+                                        compute=S.compute_times(seeds=[a[1]], N=a[0]), t_dl=0.3, t_ul=0.1)))
+
+
+@given(small_schedule, st.integers(0, 100))
+def test_exact_mean_is_the_noiseless_simulation(case, seed):
+    N, sched = case
+    fed = flt.random_quadratic_federation(M=N, d=3, seed=seed)
+    loc = D.LocalSGD(eta_local=0.05, K=(1, 2, 3))
+    sched = S.Schedule(sched.client, sched.start, sched.weight, sched.time, N,
+                       local_steps=1 + (np.arange(sched.T)[None, :, None] + sched.client) % 3)
+    x0 = np.arange(3.0)
+    m = D.schedule_moments(fed, sched, loc, eta=0.8, x0=x0)
+    tr = D.simulate_schedule(fed, sched, loc, eta=0.8, x0=x0, return_trajectory=True)
+    assert np.allclose(m.mean, tr, atol=1e-12, rtol=1e-12)
+    e = tr - fed.x_star
+    assert np.allclose(m.mse, (e * e).sum(-1), atol=1e-12, rtol=1e-10)
+    g = e @ fed.Hbar
+    assert np.allclose(m.grad_sq, (g * g).sum(-1), atol=1e-12, rtol=1e-10)
+    gap = fed.loss(tr) - fed.loss(fed.x_star)
+    assert np.allclose(m.gap, gap, atol=1e-12, rtol=1e-10)
+
+
+def test_zero_delay_is_synchronous_fedavg_and_tau_1_gradient_descent():
+    fed = flt.random_quadratic_federation(M=4, d=3, seed=7)
+    T = 12
+    sched = S.from_delays(clients=np.tile(np.arange(4), (T, 1)), delays=np.zeros((T, 4), int), N=4,
+                          weights=np.tile(fed.weights, (T, 1)))
+    loc = D.LocalSGD(eta_local=0.1, K=3)
+    m = D.schedule_moments(fed, sched, loc, eta=1.0, x0=np.ones(3))
+    x = np.ones(3)
+    for t in range(T):  # FedAvg: every client runs 3 local steps from x, the server averages
+        xi = np.tile(x, (4, 1))
+        for _ in range(3):
+            xi = xi - 0.1 * fed.grad_clients(xi)
+        x = fed.weights @ xi
+        assert np.allclose(m.mean[t + 1, 0], x, atol=1e-14)
+    g = D.schedule_moments(fed, sched, D.LocalSGD(eta_local=0.2, K=1, output="gradient_sum"), eta=0.2, x0=np.ones(3))
+    x = np.ones(3)
+    for t in range(T):  # one local step: gradient descent on F
+        x = x - 0.2 * fed.grad(x)
+    assert np.allclose(g.mean[-1, 0], x, atol=1e-14)
+
+
+def test_constant_delay_reduces_to_companion():
+    fed = flt.random_quadratic_federation(M=3, d=2, seed=5)
+    Dl, T = 3, 10
+    sched = S.from_delays(clients=np.tile(np.arange(3), (T, 1)), delays=np.full((T, 3), Dl), N=3)
+    loc = D.LocalSGD(eta_local=0.1, K=2)
+    runs = loc.affine(fed)
+    Pbar = np.einsum("m,mij->ij", np.full(3, 1 / 3), runs.P[0])
+    qbar = np.full(3, 1 / 3) @ runs.q[0]
+    comp = companion([np.eye(2)] + [np.zeros((2, 2))] * (Dl - 1) + [-0.5 * Pbar], b=-0.5 * qbar)
+    maps = D.step_maps(fed, sched, loc, eta=0.5, steps=range(Dl, T))
+    for mp in maps:   # once t >= Delta every step is the same companion map
+        assert np.allclose(mp.A[0], comp.A) and np.allclose(mp.b[0], comp.b)
+
+
+def test_permuting_clients_changes_nothing():
+    fed = flt.random_quadratic_federation(M=5, d=3, seed=11, sigma2=0.05)
+    c = S.compute_times(seeds=[2], N=5)
+    sched = S.first_n_arrivals(N=5, n=2, T=40, K=2, compute=c, t_dl=0.2)
+    loc = D.LocalSGD(eta_local=0.05, K=2)
+    perm = np.array([3, 0, 4, 1, 2])              # client i of the permuted federation is perm[i]
+    inv = np.argsort(perm)
+    sched_p = S.Schedule(np.where(sched.client >= 0, inv[sched.client], -1), sched.start, sched.weight,
+                         sched.time, 5)
+    a = D.schedule_moments(fed, sched, loc, eta=0.7, x0=np.ones(3))
+    b = D.schedule_moments(fed.permuted(perm), sched_p, loc, eta=0.7, x0=np.ones(3))
+    assert np.allclose(a.mse, b.mse, rtol=1e-12) and np.allclose(a.mean, b.mean, atol=1e-13)
+
+
+def test_identical_clients_have_no_bias():
+    H = np.tile(np.array([[2.0, 0.3], [0.3, 1.0]]), (4, 1, 1))
+    fed = flt.QuadraticFederation(H, np.tile([1.0, -1.0], (4, 1)))
+    sched = S.round_robin(N=4, S=1, T=400)
+    m = D.schedule_moments(fed, sched, D.LocalSGD(eta_local=0.1, K=3), eta=0.5, x0=np.zeros(2))
+    assert m.mse[-1, 0] < 1e-20
+
+
+def _mc_check(exact_mse, traj, x_star):
+    e = ((traj - x_star) ** 2).sum(-1)
+    mean, se = e.mean(1), e.std(1) / np.sqrt(e.shape[1])
+    z = np.abs(mean[1:] - exact_mse[1:]) / np.maximum(se[1:], 1e-300)
+    assert z.max() <= Z_TOL, (z.max(), mean, exact_mse)
+
+
+def test_exact_moments_match_monte_carlo_on_event_driven_schedules():
+    """The second consumer pattern: first-n arrivals from clients of random speeds, noisy gradients."""
+    fed = flt.random_quadratic_federation(M=6, d=3, seed=3, sigma2=0.1)
+    c = S.compute_times(seeds=[5], N=6)
+    sched = S.first_n_arrivals(N=6, n=2, T=30, K=2, compute=c, t_dl=0.2, t_ul=0.1)
+    loc = D.LocalSGD(eta_local=0.05, K=2)
+    ex = D.schedule_moments(fed, sched, loc, eta=1.0, x0=np.full(3, 2.0))
+    many = sched.take([0] * 3000)
+    tr = D.simulate_schedule(fed, many, loc, eta=1.0, x0=np.full(3, 2.0), seed=1, return_trajectory=True)
+    _mc_check(ex.mse[:, 0], tr, fed.x_star)
+
+
+def test_tdma_round_robin_pattern_through_the_core():
+    """The first consumer pattern: G groups served in turn, staleness min(k, G-1), one stochastic
+    gradient per update (the pseudo-gradient form), exact moments against Monte Carlo."""
+    fed = flt.random_quadratic_federation(M=6, d=2, seed=8, sigma2=0.2)
+    sched = S.round_robin(N=6, S=2, T=40)
+    assert np.array_equal(sched.staleness[0].max(axis=1), np.minimum(np.arange(40), 2))
+    loc = D.LocalSGD(eta_local=0.1, K=1, output="gradient_sum")
+    ex = D.schedule_moments(fed, sched, loc, eta=0.1, x0=np.ones(2))
+    tr = D.simulate_schedule(fed, sched.take([0] * 3000), loc, eta=0.1, x0=np.ones(2), seed=2, return_trajectory=True)
+    _mc_check(ex.mse[:, 0], tr, fed.x_star)
+    # periodic from step G-1 on: the period map gives the exact rate and limit
+    pm = D.period_map(fed, sched, loc, eta=0.1, period=3, offset=3)
+    rho = float(pm.spectral_radius()[0])
+    assert rho < 1
+    det = D.schedule_moments(noiseless(fed), S.round_robin(N=6, S=2, T=3 + 3 * 400), loc, eta=0.1, x0=np.ones(2))
+    assert np.allclose(det.mean[-1, 0], pm.fixed_point().x[0, :2], atol=1e-10)
+    with pytest.raises(ScheduleError, match="does not repeat"):
+        D.period_map(fed, sched, loc, eta=0.1, period=2, offset=3)
+
+
+@pytest.mark.parametrize("kind", ["with_replacement", "bernoulli"])
+def test_random_participation_exact_over_draws(kind):
+    fed = flt.random_quadratic_federation(M=5, d=2, seed=3, sigma2=0.05)
+    loc = D.LocalSGD(eta_local=0.05, K=3)
+    T, seeds = 20, np.arange(8000)
+    if kind == "with_replacement":
+        pdel = np.array([0.5, 0.3, 0.2])
+        part = D.RandomParticipation.with_replacement(N=5, n=3)
+        sched = D.sampled_schedule(N=5, n=3, T=T, seeds=seeds, delay_probs=pdel)
+    else:
+        p = np.array([0.9, 0.5, 0.3, 0.7, 1.0])
+        pdel = np.array([[1, 0, 0, 0], [0.2, 0.8, 0, 0], [0.1, 0.1, 0.4, 0.4], [0.25] * 4, [0, 0, 0, 1.0]])
+        part = D.RandomParticipation.bernoulli(p=p, weights=fed.weights)
+        sched = D.sampled_schedule(N=5, p=p, weights=fed.weights, T=T, seeds=seeds, delay_probs=pdel)
+    ex = D.random_participation_moments(fed, loc, eta=1.0, T=T, x0=np.ones(2), participation=part, delay_probs=pdel)
+    tr = D.simulate_schedule(fed, sched, loc, eta=1.0, x0=np.ones(2), seed=5, return_trajectory=True)
+    _mc_check(ex.mse, tr, fed.x_star)
+    z = np.abs(tr.mean(1) - ex.mean)[1:] / (tr.std(1)[1:] / np.sqrt(len(seeds)))
+    assert z.max() <= Z_TOL
+
+
+def test_random_participation_reduces_to_the_deterministic_schedule():
+    fed = flt.random_quadratic_federation(M=4, d=3, seed=9, sigma2=0.1)
+    loc = D.LocalSGD(eta_local=0.05, K=2)
+    T, lag = 15, 2
+    pdel = np.eye(3)[lag]                       # every client always delay 2
+    rnd = D.random_participation_moments(fed, loc, eta=0.9, T=T, x0=np.ones(3),
+                                         participation=D.RandomParticipation.full(weights=fed.weights), delay_probs=pdel)
+    sched = S.from_delays(clients=np.tile(np.arange(4), (T, 1)), delays=np.full((T, 4), lag), N=4,
+                          weights=np.tile(fed.weights, (T, 1)))
+    det = D.schedule_moments(fed, sched, loc, eta=0.9, x0=np.ones(3))
+    assert np.allclose(rnd.mse, det.mse[:, 0], rtol=1e-12) and np.allclose(rnd.mean, det.mean[:, 0], atol=1e-13)
+
+
+def test_batched_seeds_and_configurations_broadcast():
+    fed = flt.random_quadratic_federation(M=4, d=2, seed=1, batch=3, sigma2=0.1)
+    c = S.compute_times(seeds=np.arange(3), N=4)
+    sched = S.first_n_arrivals(N=4, n=2, T=20, K=1, compute=c)
+    loc = D.LocalSGD(eta_local=0.1, K=1)
+    both = D.schedule_moments(fed, sched, loc, eta=1.0, x0=np.ones(2))
+    for b in range(3):
+        one = D.schedule_moments(fed.take(b), sched.take(b), loc, eta=1.0, x0=np.ones(2))
+        assert np.allclose(both.mse[:, b], one.mse[:, 0], rtol=1e-13)
+    shared = D.schedule_moments(fed, sched.take(1), loc, eta=1.0, x0=np.ones(2))     # one schedule, 3 configs
+    assert shared.mse.shape == (21, 3)
+    assert np.allclose(shared.mse[:, 1], both.mse[:, 1], rtol=1e-13)
+
+
+def test_doors_name_the_problem():
+    fed = flt.random_quadratic_federation(M=3, d=2, seed=0)
+    sched = S.round_robin(N=4, S=2, T=3)
+    with pytest.raises(ScheduleError, match="N=4 clients but the federation has M=3"):
+        D.schedule_moments(fed, sched, D.LocalSGD(eta_local=0.1), eta=1.0, x0=np.zeros(2))
+    with pytest.raises(ScheduleError, match="eta_local"):
+        D.LocalSGD(eta_local=-1.0)
+    with pytest.raises(ScheduleError, match="K must hold integers"):
+        D.LocalSGD(eta_local=0.1, K=0)
+    with pytest.raises(ScheduleError, match="eta must be"):
+        D.schedule_moments(fed, S.round_robin(N=3, S=1, T=3), D.LocalSGD(eta_local=0.1), eta=float("nan"), x0=np.zeros(2))
+    with pytest.raises(ScheduleError, match="exactly one of n"):
+        D.sampled_schedule(N=3, T=2, seeds=[0])
