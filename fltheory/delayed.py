@@ -612,7 +612,11 @@ def sampled_schedule(*, N: int, T: int, seeds, n: int | None = None, p=None, wei
     D = (ud[..., None] >= cdf).sum(axis=-1)
     client = np.where(counts > 0, np.arange(N), -1)
     start = np.where(counts > 0, np.maximum(0, np.arange(T)[None, :, None] - D), -1)
-    return Schedule(client, start, weight, None, N, name="sampled participation")
+    # compact: occupied slots first (by client), as few slots as the busiest step needs
+    order = np.argsort(counts == 0, axis=-1, kind="stable")
+    U = max(int((counts > 0).sum(axis=-1).max(initial=0)), 1)
+    take = lambda a: np.take_along_axis(a, order, axis=-1)[..., :U]  # noqa: E731
+    return Schedule(take(client), take(start), take(weight), None, N, name="sampled participation")
 
 
 def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0, seed: int = 0,
