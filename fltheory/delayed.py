@@ -102,12 +102,20 @@ class LocalRuns:
         return pos
 
 
+_OUTPUT_SCALE = {  # factor applied to x_0 - x_K, given (eta_local, K)
+    "displacement": lambda eta, K: 1.0,
+    "gradient_sum": lambda eta, K: 1.0 / eta,
+    "gradient_mean": lambda eta, K: 1.0 / (eta * K),
+}
+
+
 @dataclass(frozen=True)
 class LocalSGD:
     """``K`` local SGD steps with step size ``eta_local`` from the anchor; the update sent is the
-    displacement ``x_0 - x_K`` (``output="displacement"``, DeFedAvg's Delta) or the sum of the
+    displacement ``x_0 - x_K`` (``output="displacement"``, DeFedAvg's Delta), the sum of the
     local gradients ``(x_0 - x_K) / eta_local`` (``output="gradient_sum"``, the TDMA pseudo-gradient;
-    with ``K = 1`` it is one stochastic gradient).
+    with ``K = 1`` it is one stochastic gradient) or their average ``(x_0 - x_K) / (K eta_local)``
+    (``output="gradient_mean"``, AFL-DGA's stored gradient).
 
     ``K`` may be a sequence: the runs are then built for each value (for schedules whose updates
     carry their own ``local_steps``).
@@ -118,8 +126,8 @@ class LocalSGD:
     output: str = "displacement"
 
     def __post_init__(self):
-        if self.output not in ("displacement", "gradient_sum"):
-            raise ScheduleError(f"output must be 'displacement' or 'gradient_sum', got {self.output!r}")
+        if self.output not in _OUTPUT_SCALE:
+            raise ScheduleError(f"output must be one of {sorted(_OUTPUT_SCALE)}, got {self.output!r}")
         eta = self.eta_local
         if isinstance(eta, bool) or not isinstance(eta, (int, float, np.floating, np.integer)) or not np.isfinite(eta) or eta <= 0:
             raise ScheduleError(f"eta_local must be a finite number > 0, got {eta!r}")
@@ -147,11 +155,10 @@ class LocalSGD:
                 noise = noise + Ak @ Sig @ Ak
             Ak = Ak @ A
             if k in self.Ks:
-                Ps.append(xp.eye(d) - Ak)
-                Qs.append(self.eta_local**2 * noise)
+                c = _OUTPUT_SCALE[self.output](self.eta_local, k)
+                Ps.append(c * (xp.eye(d) - Ak))
+                Qs.append((c * self.eta_local) ** 2 * noise)
         P, Q = xp.stack(Ps), xp.stack(Qs)
-        if self.output == "gradient_sum":
-            P, Q = P / self.eta_local, Q / self.eta_local**2
         q = -xp.einsum("s...ij,...j->s...i", P, fed.x_opt)
         return LocalRuns(P, q, Q, self.Ks)
 
@@ -162,7 +169,7 @@ class LocalSGD:
 class RegisterMoments:
     """Exact means and second moments of ``n`` registers ``y_0 .. y_{n-1}`` in ``R^d``.
 
-    ``mean`` is ``(*batch, n*d)`` and ``second`` is ``(*batch, n*d, n*d)`` with
+    ``mean`` is ``(*batch, n*d)`` (``(*batch, n, d)`` is accepted) and ``second`` is ``(*batch, n*d, n*d)`` with
     ``second[a*d:(a+1)*d, b*d:(b+1)*d] = E[y_a y_b^T]`` (raw moments: choose the coordinates so
     that the quantities you need are small, e.g. ``y = x - x*``).
 
@@ -183,6 +190,8 @@ class RegisterMoments:
         self.n, self.d, self.xp = int(n), int(d), xp
         nd = self.n * self.d
         m = xp.zeros(tuple(batch_shape) + (nd,)) if mean is None else asarray(mean, xp)
+        if m.ndim >= 2 and m.shape[-1] != nd and m.shape[-2:] == (self.n, self.d):
+            m = m.reshape(m.shape[:-2] + (nd,))           # (..., n, d) -> (..., n*d)
         if m.shape[-1] != nd:
             raise ScheduleError(f"mean must have n*d = {nd} entries on its last axis, got {m.shape}")
         if second is None:
@@ -408,6 +417,14 @@ def _per_step_terms(runs, r, kpos, schedule, t, eta, xp, B, cfg_batch):
     return lags, -eta * G, -eta * b, eta * eta * Q
 
 
+def _refuse_shared_noise(fed, schedule):
+    if schedule.reuses_updates and fed.noise_cov is not None and bool(fed.xp.any(fed.noise_cov != 0)):
+        raise ScheduleError(
+            "this schedule applies one stored update at several steps (reuses_updates), so its gradient noise is "
+            "shared across steps; the fresh-run dynamics here would draw it anew each step. Keep the stored "
+            "updates as registers of RegisterMoments, or use a noise-free federation")
+
+
 def _check_batch(fed, schedule):
     """The common batch size of a federation (at most one batch axis) and a schedule."""
     fb = fed.batch_shape
@@ -441,6 +458,7 @@ def schedule_moments(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0
     T = schedule.T if T is None else int(T)
     if T > schedule.T or T < 0:
         raise ScheduleError(f"T={T} must be between 0 and the schedule's {schedule.T} steps")
+    _refuse_shared_noise(fed, schedule)
     B, cfg_batch = _check_batch(fed, schedule)
     runs = local.affine(fed)
     kpos, r = _gather_runs(runs, schedule, fed, xp)
@@ -630,6 +648,7 @@ def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x
     """
     xp = fed.xp
     T = schedule.T if T is None else int(T)
+    _refuse_shared_noise(fed, schedule)
     B, cfg_batch = _check_batch(fed, schedule)
     d, U = fed.d, schedule.U
     R = _ring_size(schedule.steps(T)) if T else 1
@@ -645,7 +664,6 @@ def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x
     slots = np.arange(U)[None, :]
     kpos = None if schedule.local_steps is None else schedule.local_steps
     traj = [ring[:, 0].copy()] if return_trajectory else None
-    scale = 1.0 / local.eta_local if local.output == "gradient_sum" else 1.0
     for t in range(T):
         cc, lag, w, Ks, valid = _step_arrays(schedule, kpos, t, B)
         if kpos is None:
@@ -661,7 +679,8 @@ def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x
                 z = xp.asarray(noise.normal(config=bidx, round=t, client=slots + U * k, size=(d,)))
                 g = g + xp.einsum("buij,buj->bui", root[bidx, cc], z)
             x = xp.where(xp.asarray(k < Ks)[..., None], x - local.eta_local * g, x)
-        delta = (anchor - x) * scale
+        scale = _OUTPUT_SCALE[local.output](local.eta_local, np.maximum(Ks, 1))
+        delta = (anchor - x) * xp.asarray(np.broadcast_to(scale, Ks.shape))[..., None]
         ring[:, (t + 1) % R] = ring[:, t % R] - eta * xp.einsum("bu,bui->bi", xp.asarray(w), delta)
         if return_trajectory:
             traj.append(ring[:, (t + 1) % R].copy())

@@ -177,6 +177,13 @@ class Schedule:
     local_steps : optional (B, T, U) local iterations of each update.
     virtual_start : optional (B, T, N) anchor of every client when step ``t`` begins.
     name : a label.
+    reuses_updates : True when one computed update is applied at several steps (a server that
+        keeps each client's latest update, as AFL-DGA).  Every slot is otherwise a run of its own,
+        with its own gradient noise; with reuse the noise is shared across steps, which the
+        fresh-run dynamics of :mod:`fltheory.delayed` refuse to model for noisy clients.
+
+    The weights are the aggregation weights of the server step; the objective's weights (which
+    define ``x*``) belong to the federation.
 
     A (T, U) array is read as one configuration (B = 1).
     """
@@ -189,6 +196,7 @@ class Schedule:
     local_steps: Any = None
     virtual_start: Any = None
     name: str = "schedule"
+    reuses_updates: bool = False
 
     def __post_init__(self):
         client = _as_int_array("client", self.client, 2)
@@ -274,13 +282,13 @@ class Schedule:
         idx = [index] if isinstance(index, (int, np.integer)) else index
         pick = lambda a: None if a is None else np.asarray(a)[idx]  # noqa: E731
         return Schedule(pick(self.client), pick(self.start), pick(self.weight), pick(self.time), self.N,
-                        pick(self.local_steps), pick(self.virtual_start), self.name)
+                        pick(self.local_steps), pick(self.virtual_start), self.name, self.reuses_updates)
 
     def steps(self, stop: int) -> "Schedule":
         """The first ``stop`` server steps."""
         cut = lambda a: None if a is None else np.asarray(a)[:, :stop]  # noqa: E731
         return Schedule(cut(self.client), cut(self.start), cut(self.weight), cut(self.time), self.N,
-                        cut(self.local_steps), cut(self.virtual_start), self.name)
+                        cut(self.local_steps), cut(self.virtual_start), self.name, self.reuses_updates)
 
     # ----------------------------------------------------------------- staleness
     @property
@@ -519,27 +527,130 @@ def first_n_arrivals(*, N: int, n: int, T: int, K: int = 1, compute, t_dl: float
     N, n, T, K, c, t_dl, t_ul = _first_n_inputs(N, n, T, K, compute, t_dl, t_ul)
     B = c.shape[0]
     period = K * c + t_ul  # start -> arrival
-    rows = np.arange(B)[:, None]
-    offs = rows * N                                     # flat offsets of the (B, N) state rows
     st = _ArrivalState(arr=t_dl + period, used=np.zeros((B, N), dtype=np.int64), start_at=np.full((B, N), t_dl),
                        waiting=np.zeros((B, N), dtype=bool))
-    out_c = np.empty((T, B, n), dtype=np.int32)    # step-major: each step writes one block
-    out_s = np.empty((T, B, n), dtype=np.int32)
-    out_time = np.empty((T, B))
-    virt = np.empty((T, B, N), dtype=np.int32) if record_virtual else None
+    out = _Out(np.empty((T, B, n), dtype=np.int32), np.empty((T, B, n), dtype=np.int32), np.empty((T, B)),
+               np.empty((T, B, N), dtype=np.int32) if record_virtual else None)   # step-major blocks
     deliv = np.full((B, T + 2), np.inf)                 # deliv[:, s]: when w_s reaches the clients
     deliv[:, 0] = t_dl
-    any_waiting = False
-    for t in range(T):
+    everyone = np.arange(B)
+    m = max(1, min(8, (N - 1) // n))                    # steps per chunk (adapted below)
+    t = 0
+    while t < T:
+        mm = min(m, T - t)
+        groups = _chunk(st, t, mm, deliv, period, n, t_dl, out) if mm >= 2 else [(everyone, 0)]
+        short = sum(seeds.size for seeds, _ in groups)
+        if short > B // 4 and m > 2:
+            m -= 1                                      # many seeds stopped early: shorter chunks
+        elif short < B // 16 and m < 8 and (m + 1) * n < N:
+            m += 1
+        for seeds, k in groups:
+            _single_steps(st, t + k, t + mm, deliv, period, n, t_dl, out, seeds)
+        t += mm
+    out_c, out_s = out.client.transpose(1, 0, 2), out.start.transpose(1, 0, 2)   # (B, T, n) views
+    return Schedule(out_c, out_s, np.broadcast_to(1.0 / n, out_c.shape), out.time.T, N, None,
+                    None if out.virt is None else out.virt.transpose(1, 0, 2), name=f"first {n} of {N} arrivals")
+
+
+@dataclass
+class _Out:
+    client: Any
+    start: Any
+    time: Any
+    virt: Any
+
+
+def _chunk(st, t0, m, deliv, period, n, t_dl, out):
+    """Steps ``t0 .. t0+m-1`` in one pass, for each seed as far as that is exact.
+
+    For a seed, the first ``k`` steps of the chunk are its ``k*n`` earliest arrivals when those
+    ``k*n + 1`` times are distinct (and later than the previous step) and every follow-up run of
+    those clients arrives after step ``t0+k-1`` ends (no client arrives twice, no tie rule is
+    needed).  Such ``k`` form a prefix; each seed takes its longest one here and returns, in
+    ``(seeds, k)`` groups, what :func:`_single_steps` must finish.
+    """
+    B, N = st.arr.shape
+    M = m * n
+    rows = np.arange(B)[:, None]
+    offs = rows * N
+    if st.waiting.any():                                # waiting clients start on w_t0 when it arrives
+        w = st.waiting
+        D = deliv[:, t0, None]
+        st.arr[w], st.start_at[w] = np.broadcast_to(D + period, w.shape)[w], np.broadcast_to(D, w.shape)[w]
+        st.used[w], st.waiting[w] = t0, False
+    order = np.argsort(st.arr, axis=1)[:, :M + 1]
+    a = st.arr.take(order + offs)
+    prev = out.time[t0 - 1] if t0 else np.full(B, -np.inf)
+    inc = np.concatenate([(a[:, :1] > prev[:, None]), a[:, 1:] > a[:, :-1]], axis=1)   # (B, M+1)
+    first_bad = np.where(inc.all(axis=1), M + 1, np.argmin(inc, axis=1))
+    k_tie = np.minimum(np.maximum(first_bad - 1, 0) // n, m)   # a[0..k n] strictly increasing, > prev
+    cl = order[:, :M]
+    flat = cl + offs
+    aa = a[:, :M]
+    used = st.used.take(flat)
+    E = aa[:, n - 1::n]                                 # (B, m): E_{t0+j}
+    saved = deliv[:, t0 + 1:t0 + m + 1].copy()
+    deliv[:, t0 + 1:t0 + m + 1] = E + t_dl
+    tt = t0 + np.arange(M) // n                         # the step of each arrival
+    newest = _newest(aa, used, tt + 1, deliv)           # counts the delivery of w_{t+1} (t_dl = 0)
+    restart = newest > used
+    start, model = aa.copy(), newest.copy()
+    lat = ~restart
+    if lat.any():                                       # start on w_{used+1} when it is delivered
+        r_l = np.broadcast_to(rows, aa.shape)[lat]
+        d_next = deliv.take(r_l * deliv.shape[1] + used[lat] + 1)
+        start[lat] = d_next
+        model[lat] = _newest(d_next[:, None], (used[lat] + 1)[:, None], tt.take(np.nonzero(lat)[1])[:, None] + 1,
+                             deliv[r_l])[:, 0]
+    new_arr = start + period.take(flat)
+    # longest prefix k whose arrivals' follow-ups all come after E_{t0+k-1}: the running minimum of
+    # each step's earliest follow-up must exceed the step's end, for every step of the prefix
+    cm = np.minimum.accumulate(new_arr.reshape(B, m, n).min(axis=2), axis=1)
+    good = (cm > E) & (np.arange(1, m + 1)[None, :] <= k_tie[:, None])
+    k_ok = np.where(good.all(axis=1), m, np.argmin(good, axis=1))
+    # outputs of all m steps for every seed (past a seed's prefix, _single_steps overwrites them)
+    cl3 = cl.reshape(B, m, n)
+    srt = np.argsort(cl3, axis=2)
+    out.client[t0:t0 + m] = np.take_along_axis(cl3, srt, 2).transpose(1, 0, 2)
+    out.start[t0:t0 + m] = np.take_along_axis(used.reshape(B, m, n), srt, 2).transpose(1, 0, 2)
+    out.time[t0:t0 + m] = E.T
+    valid = (np.arange(M) // n)[None, :] < k_ok[:, None]
+    if out.virt is not None:
+        u_now = st.used.copy()
+        for j in range(m):
+            out.virt[t0 + j] = np.minimum(u_now, t0 + j)
+            vj = valid[:, j * n:(j + 1) * n]
+            u_now.put(flat[:, j * n:(j + 1) * n][vj], model[:, j * n:(j + 1) * n][vj])
+    fv = flat[valid]
+    st.arr.put(fv, new_arr[valid])
+    st.used.put(fv, model[valid])
+    st.start_at.put(fv, start[valid])
+    short = k_ok < m
+    if short.any():                                     # deliveries past each seed's prefix are unknown
+        keep = np.arange(m)[None, :] < k_ok[:, None]
+        deliv[:, t0 + 1:t0 + m + 1] = np.where(keep, deliv[:, t0 + 1:t0 + m + 1], saved)
+    return [(np.flatnonzero(k_ok == k), k) for k in range(m) if np.any(k_ok == k)]
+
+
+def _single_steps(st, t_from, t_to, deliv, period, n, t_dl, out, seeds):
+    """Steps ``t_from .. t_to-1`` for the given seeds, one server step at a time (exact on ties)."""
+    sub = _ArrivalState(*(a[seeds] for a in st))
+    dl = deliv[seeds]
+    per = period[seeds]
+    B, N = sub.arr.shape
+    rows = np.arange(B)[:, None]
+    offs = rows * N
+    any_waiting = bool(sub.waiting.any())
+    for t in range(t_from, t_to):
         if any_waiting:                                 # waiting clients start on w_t when it arrives
-            w = st.waiting
-            D_t = deliv[:, t, None]
-            st = _ArrivalState(np.where(w, D_t + period, st.arr), np.where(w, t, st.used),
-                               np.where(w, D_t, st.start_at), np.zeros_like(w))
-        if virt is not None:
-            virt[t] = np.minimum(st.used, t)
-        arr = st.arr
-        # the n earliest arrivals by (time, index): a partition, and exact tie handling where needed
+            w = sub.waiting
+            D_t = dl[:, t, None]
+            sub = _ArrivalState(np.where(w, D_t + per, sub.arr), np.where(w, t, sub.used),
+                                np.where(w, D_t, sub.start_at), np.zeros_like(w))
+        if out.virt is not None:
+            out.virt[t, seeds] = np.minimum(sub.used, t)
+        arr = sub.arr
+        # the n earliest arrivals by (time, index), with exact tie handling where needed
         if n < N:
             order = np.argsort(arr, axis=1)
             v = arr.take(order[:, n - 1] + offs[:, 0])
@@ -554,39 +665,37 @@ def first_n_arrivals(*, N: int, n: int, T: int, K: int = 1, compute, t_dl: float
         else:
             v, sc = arr.max(axis=1), np.broadcast_to(np.arange(N), (B, N))
         flat = (sc + offs).ravel()
-        mine = _ArrivalState(*(a.take(flat).reshape(B, n) for a in st))
-        nxt = _after_arrival(mine, t, deliv, period.take(flat).reshape(B, n))
+        mine = _ArrivalState(*(a.take(flat).reshape(B, n) for a in sub))
+        nxt = _after_arrival(mine, t, dl, per.take(flat).reshape(B, n))
         last = np.where(mine.arr == v[:, None], sc, -1).max(axis=1, keepdims=True)  # the step's last arrival
         conflict = (nxt.arr < v[:, None]) | ((nxt.arr == v[:, None]) & (sc < last))
-        out_c[t] = sc
-        out_s[t] = mine.used
-        out_time[t] = v
-        for a_st, a_nxt in zip(st, nxt):
+        c_t, s_t, time_t = np.array(sc, dtype=np.int32), mine.used.astype(np.int32), v.copy()
+        for a_st, a_nxt in zip(sub, nxt):
             a_st.put(flat, a_nxt)
         bad = np.flatnonzero(conflict.any(axis=1))
         any_waiting = bool(nxt.waiting.any())
         if bad.size:  # redo these seeds one arrival at a time (a client arrives twice in the step)
-            before = _ArrivalState(*(a[bad] for a in st))
+            before = _ArrivalState(*(a[bad] for a in sub))
             for a_b, a_m in zip(before, mine):          # restore the selected clients' entering state
                 a_b[np.arange(bad.size)[:, None], sc[bad]] = a_m[bad]
-            sub, out_c[t, bad], out_s[t, bad], out_time[t, bad] = _step_sequential(
-                before, t, deliv[bad], period[bad], n)
-            for a_st, a_sub in zip(st, sub):
-                a_st[bad] = a_sub
-            any_waiting = bool(st.waiting.any())
-        deliv[:, t + 1] = out_time[t] + t_dl
+            redo, c_t[bad], s_t[bad], time_t[bad] = _step_sequential(before, t, dl[bad], per[bad], n)
+            for a_st, a_r in zip(sub, redo):
+                a_st[bad] = a_r
+            any_waiting = bool(sub.waiting.any())
+        out.client[t, seeds], out.start[t, seeds], out.time[t, seeds] = c_t, s_t, time_t
+        dl[:, t + 1] = time_t + t_dl
         # a client starting exactly when w_{t+1} is delivered works on it (newest at that instant);
         # only this step's clients can, unless two steps completed at the same instant
-        if np.any(deliv[:, t + 1] == deliv[:, t]) or bad.size:
-            bump = ~st.waiting & (st.start_at == deliv[:, t + 1, None]) & (st.used < t + 1)
-            st.used[bump] = t + 1
+        if np.any(dl[:, t + 1] == dl[:, t]) or bad.size:
+            bump = ~sub.waiting & (sub.start_at == dl[:, t + 1, None]) & (sub.used < t + 1)
+            sub.used[bump] = t + 1
         elif t_dl == 0.0:
-            sub = _ArrivalState(*(a[rows, sc] for a in st))
-            bump = ~sub.waiting & (sub.start_at == deliv[:, t + 1, None]) & (sub.used < t + 1)
-            st.used[rows, sc] = np.where(bump, t + 1, sub.used)
-    out_c, out_s = out_c.transpose(1, 0, 2), out_s.transpose(1, 0, 2)   # (B, T, n) views
-    return Schedule(out_c, out_s, np.broadcast_to(1.0 / n, out_c.shape), out_time.T, N, None,
-                    None if virt is None else virt.transpose(1, 0, 2), name=f"first {n} of {N} arrivals")
+            mine2 = _ArrivalState(*(a[rows, sc] for a in sub))
+            bump = ~mine2.waiting & (mine2.start_at == dl[:, t + 1, None]) & (mine2.used < t + 1)
+            sub.used[rows, sc] = np.where(bump, t + 1, mine2.used)
+    for a_st, a_sub in zip(st, sub):
+        a_st[seeds] = a_sub
+    deliv[seeds] = dl
 
 
 class _ArrivalState(tuple):
@@ -603,28 +712,31 @@ class _ArrivalState(tuple):
 
 def _newest(x, lo, t, deliv):
     """max{s in [lo, t]: deliv[s] <= x} per entry (``deliv[lo] <= x`` is assumed and ``deliv`` is
-    non-decreasing along its rows, which follow the leading axis of ``x``).
+    non-decreasing along its rows, which follow the leading axis of ``x``; ``t`` is a scalar or
+    broadcasts against ``x``).
 
     The answer is usually within a few steps of ``t``: count the late deliveries in a window of
     the last four, and bisect only the entries whose answer lies below the window.
     """
-    W = min(4, t + 1)
-    shape = (deliv.shape[0],) + (1,) * (x.ndim - 1)
-    late = (deliv[:, t].reshape(shape) > x).astype(np.int64)
-    for k in range(1, W):
-        late += deliv[:, t - k].reshape(shape) > x
+    S_ = deliv.shape[1]
+    base = np.arange(x.shape[0]).reshape((-1,) + (1,) * (x.ndim - 1)) * S_
+    t = np.broadcast_to(t, x.shape)
+    late = np.zeros(x.shape, dtype=np.int64)
+    for k in range(4):
+        tk = t - k
+        late += (tk >= 0) & (deliv.take(base + np.maximum(tk, 0)) > x)
     s = t - late
-    deep = late == W
+    deep = (late == 4) & (t - 4 >= 0)
     if not deep.any():
         return s
-    r = np.broadcast_to(np.arange(x.shape[0]).reshape((-1,) + (1,) * (x.ndim - 1)), x.shape)[deep]
-    lo_d, hi_d, x_d = np.asarray(lo)[deep].astype(np.int64), np.full(int(deep.sum()), t - W), x[deep]
+    b_d = np.broadcast_to(base, x.shape)[deep]
+    lo_d, hi_d, x_d = np.broadcast_to(lo, x.shape)[deep].astype(np.int64), t[deep] - 4, x[deep]
     while True:
         open_ = lo_d < hi_d
         if not open_.any():
             break
         mid = (lo_d + hi_d + 1) // 2
-        ok = deliv[r, mid] <= x_d
+        ok = deliv.take(b_d + mid) <= x_d
         lo_d = np.where(open_ & ok, mid, lo_d)
         hi_d = np.where(open_ & ~ok, mid - 1, hi_d)
     s[deep] = lo_d
@@ -874,9 +986,18 @@ class Participation:
         return self
 
     def schedule(self) -> Schedule:
-        """Server step ``t`` applies every client's stored gradient of round ``lam_i(t)`` with weight ``p_i``."""
+        """Server step ``t`` applies every client's stored gradient of round ``lam_i(t)`` with weight ``p_i``.
+
+        ``local_steps`` is ``K[i, lam_i(t)]``; AFL-DGA's stored gradient is the *average* of those
+        local gradients (``LocalSGD(..., output="gradient_mean")``).  A stored gradient is applied
+        again at every step until its client participates anew (``reuses_updates`` unless every
+        client participates in every round), so with noisy gradients its noise is shared across
+        steps: the exact dynamics of such a server keep the stored gradients as registers of
+        :class:`fltheory.delayed.RegisterMoments`.  The means (and everything without noise) follow
+        this schedule exactly, and so do client states when ``D = 0`` and every ``K = 1``.
+        """
         lam = self.lam.T  # (T, N)
         client = np.broadcast_to(np.arange(self.N), lam.shape)
         ks = np.take_along_axis(self.K, self.lam, axis=1).T
         return Schedule(client, lam, np.broadcast_to(self.weights, lam.shape), None, self.N, ks,
-                        name="participation")
+                        name="participation", reuses_updates=not bool(self.P.all()))

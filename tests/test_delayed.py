@@ -70,16 +70,17 @@ small_schedule = st.tuples(st.integers(2, 5), st.integers(0, 10_000)).map(
                                         compute=S.compute_times(seeds=[a[1]], N=a[0]), t_dl=0.3, t_ul=0.1)))
 
 
-@given(small_schedule, st.integers(0, 100))
-def test_exact_mean_is_the_noiseless_simulation(case, seed):
+@given(small_schedule, st.integers(0, 100), st.sampled_from(["displacement", "gradient_sum", "gradient_mean"]))
+def test_exact_mean_is_the_noiseless_simulation(case, seed, output):
     N, sched = case
     fed = flt.random_quadratic_federation(M=N, d=3, seed=seed)
-    loc = D.LocalSGD(eta_local=0.05, K=(1, 2, 3))
+    loc = D.LocalSGD(eta_local=0.05, K=(1, 2, 3), output=output)
     sched = S.Schedule(sched.client, sched.start, sched.weight, sched.time, N,
                        local_steps=1 + (np.arange(sched.T)[None, :, None] + sched.client) % 3)
     x0 = np.arange(3.0)
-    m = D.schedule_moments(fed, sched, loc, eta=0.8, x0=x0)
-    tr = D.simulate_schedule(fed, sched, loc, eta=0.8, x0=x0, return_trajectory=True)
+    eta = 0.8 if output == "displacement" else 0.04
+    m = D.schedule_moments(fed, sched, loc, eta=eta, x0=x0)
+    tr = D.simulate_schedule(fed, sched, loc, eta=eta, x0=x0, return_trajectory=True)
     assert np.allclose(m.mean, tr, atol=1e-12, rtol=1e-12)
     e = tr - fed.x_star
     assert np.allclose(m.mse, (e * e).sum(-1), atol=1e-12, rtol=1e-10)

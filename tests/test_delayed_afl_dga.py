@@ -440,6 +440,10 @@ def test_d0_with_local_steps_is_delayed_local_sgd():
     sm = delayed.schedule_moments(fed, _averaged_schedule(part), delayed.LocalSGD(eta_local=eta, K=(1, 2, 3),
                                   output="gradient_sum"), eta=eta, x0=w0)
     np.testing.assert_allclose(sm.mean[:, 0], traj, rtol=0, atol=1e-12)
+    # the same through the averaged local update and the participation's own schedule
+    mean_out = delayed.schedule_moments(fed, part.schedule(), delayed.LocalSGD(eta_local=eta, K=(1, 2, 3),
+                                        output="gradient_mean"), eta=eta, x0=w0)
+    np.testing.assert_allclose(mean_out.mean[:, 0], traj, rtol=0, atol=1e-12)
 
 
 def test_noisy_full_participation_d0_matches_schedule_moments_second_moments():
@@ -460,16 +464,22 @@ def test_noisy_full_participation_d0_matches_schedule_moments_second_moments():
 
 def test_noisy_anarchic_stored_gradients_are_reused_not_redrawn():
     """With anarchic P a stored gradient (and its noise) is reused at every server step until the
-    client participates again; schedule_moments on part.schedule() draws fresh noise at every step.
-    The means agree (noise is zero-mean), the second moments must not."""
+    client participates again; a fresh-run model (a schedule that does not say it reuses updates)
+    would draw fresh noise at every step.  The means agree (noise is zero-mean), the second moments
+    must not, and schedule_moments refuses part.schedule() on noisy clients for that reason."""
     N, T, d, eta = 3, 8, 2, 0.1
     P = np.array([[1, 0, 0, 1, 0, 0, 1, 0], [1, 1, 0, 0, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1, 1, 1]])
     fed = make_fed(N, d, seed=6, sigma2=0.2)
     part = make_part(fed, P)
     w0 = np.zeros(d)
     means, mse = afl_dga_exact(fed, part, eta, w0)
-    sm = delayed.schedule_moments(fed, part.schedule(), delayed.LocalSGD(eta_local=1.0, K=1, output="gradient_sum"),
-                                  eta=eta, x0=w0)
+    loc = delayed.LocalSGD(eta_local=1.0, K=1, output="gradient_sum")
+    sched = part.schedule()
+    assert sched.reuses_updates
+    with pytest.raises(schedules.ScheduleError, match="reuses_updates"):
+        delayed.schedule_moments(fed, sched, loc, eta=eta, x0=w0)
+    fresh = schedules.Schedule(sched.client, sched.start, sched.weight, None, sched.N, sched.local_steps)
+    sm = delayed.schedule_moments(fed, fresh, loc, eta=eta, x0=w0)
     np.testing.assert_allclose(means, sm.mean[:, 0], rtol=0, atol=1e-12)
     assert abs(mse[-1] - sm.mse[-1, 0]) > 1e-4
 
@@ -543,6 +553,8 @@ def test_assumption4_check():
         part.check(t_d=1)
     # a synchronous schedule satisfies t_d = 1
     Participation(np.ones((3, 5), int)).check(t_d=1)
+    with pytest.raises(ScheduleError, match="t_d must be >= 1"):
+        part.check(t_d=0)
 
 
 def test_participation_rejects_invalid_input():
