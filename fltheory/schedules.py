@@ -256,6 +256,16 @@ class Schedule:
         for k, v in dict(client=client, start=start, weight=w, time=time, N=N, local_steps=ls, virtual_start=vs).items():
             object.__setattr__(self, k, v)
 
+    @classmethod
+    def _trusted(cls, client, start, weight, time, N, local_steps=None, virtual_start=None, name="schedule",
+                 reuses_updates=False) -> "Schedule":
+        """A schedule that a generator of this module built (already valid): no O(B*T*U) re-checks."""
+        obj = object.__new__(cls)
+        for k, v in dict(client=client, start=start, weight=weight, time=time, N=int(N), local_steps=local_steps,
+                         virtual_start=virtual_start, name=name, reuses_updates=reuses_updates).items():
+            object.__setattr__(obj, k, v)
+        return obj
+
     # ----------------------------------------------------------------- shape
     @property
     def B(self) -> int:
@@ -529,8 +539,9 @@ def first_n_arrivals(*, N: int, n: int, T: int, K: int = 1, compute, t_dl: float
     period = K * c + t_ul  # start -> arrival
     st = _ArrivalState(arr=t_dl + period, used=np.zeros((B, N), dtype=np.int64), start_at=np.full((B, N), t_dl),
                        waiting=np.zeros((B, N), dtype=bool))
-    out = _Out(np.empty((T, B, n), dtype=np.int32), np.empty((T, B, n), dtype=np.int32), np.empty((T, B)),
-               np.empty((T, B, N), dtype=np.int32) if record_virtual else None)   # step-major blocks
+    cdt = np.int16 if N < 2**15 else np.int32          # client indices: half the memory when they fit
+    out = _Out(np.empty((B, T, n), dtype=cdt), np.empty((B, T, n), dtype=np.int32), np.empty((B, T)),
+               np.empty((B, T, N), dtype=np.int32) if record_virtual else None)
     deliv = np.full((B, T + 2), np.inf)                 # deliv[:, s]: when w_s reaches the clients
     deliv[:, 0] = t_dl
     everyone = np.arange(B)
@@ -547,9 +558,8 @@ def first_n_arrivals(*, N: int, n: int, T: int, K: int = 1, compute, t_dl: float
         for seeds, k in groups:
             _single_steps(st, t + k, t + mm, deliv, period, n, t_dl, out, seeds)
         t += mm
-    out_c, out_s = out.client.transpose(1, 0, 2), out.start.transpose(1, 0, 2)   # (B, T, n) views
-    return Schedule(out_c, out_s, np.broadcast_to(1.0 / n, out_c.shape), out.time.T, N, None,
-                    None if out.virt is None else out.virt.transpose(1, 0, 2), name=f"first {n} of {N} arrivals")
+    return Schedule._trusted(out.client, out.start, np.broadcast_to(1.0 / n, out.client.shape), out.time, N, None,
+                             out.virt, name=f"first {n} of {N} arrivals")
 
 
 @dataclass
@@ -580,7 +590,7 @@ def _chunk(st, t0, m, deliv, period, n, t_dl, out):
         st.used[w], st.waiting[w] = t0, False
     order = np.argsort(st.arr, axis=1)[:, :M + 1]
     a = st.arr.take(order + offs)
-    prev = out.time[t0 - 1] if t0 else np.full(B, -np.inf)
+    prev = out.time[:, t0 - 1] if t0 else np.full(B, -np.inf)
     inc = np.concatenate([(a[:, :1] > prev[:, None]), a[:, 1:] > a[:, :-1]], axis=1)   # (B, M+1)
     first_bad = np.where(inc.all(axis=1), M + 1, np.argmin(inc, axis=1))
     k_tie = np.minimum(np.maximum(first_bad - 1, 0) // n, m)   # a[0..k n] strictly increasing, > prev
@@ -592,7 +602,7 @@ def _chunk(st, t0, m, deliv, period, n, t_dl, out):
     saved = deliv[:, t0 + 1:t0 + m + 1].copy()
     deliv[:, t0 + 1:t0 + m + 1] = E + t_dl
     tt = t0 + np.arange(M) // n                         # the step of each arrival
-    newest = _newest(aa, used, tt + 1, deliv)           # counts the delivery of w_{t+1} (t_dl = 0)
+    newest = _newest_in_chunk(aa, used, t0, m, n, deliv)    # counts the delivery of w_{t+1} (t_dl = 0)
     restart = newest > used
     start, model = aa.copy(), newest.copy()
     lat = ~restart
@@ -600,25 +610,27 @@ def _chunk(st, t0, m, deliv, period, n, t_dl, out):
         r_l = np.broadcast_to(rows, aa.shape)[lat]
         d_next = deliv.take(r_l * deliv.shape[1] + used[lat] + 1)
         start[lat] = d_next
-        model[lat] = _newest(d_next[:, None], (used[lat] + 1)[:, None], tt.take(np.nonzero(lat)[1])[:, None] + 1,
-                             deliv[r_l])[:, 0]
+        model[lat] = _newest(d_next, used[lat] + 1, tt.take(np.nonzero(lat)[1]) + 1, deliv, rows=r_l)
     new_arr = start + period.take(flat)
     # longest prefix k whose arrivals' follow-ups all come after E_{t0+k-1}: the running minimum of
     # each step's earliest follow-up must exceed the step's end, for every step of the prefix
-    cm = np.minimum.accumulate(new_arr.reshape(B, m, n).min(axis=2), axis=1)
+    na3 = new_arr.reshape(B, m, n)
+    step_min = na3[:, :, 0].copy()
+    for i in range(1, n):                               # a min over a short axis, as n elementwise ops
+        np.minimum(step_min, na3[:, :, i], out=step_min)
+    cm = np.minimum.accumulate(step_min, axis=1)
     good = (cm > E) & (np.arange(1, m + 1)[None, :] <= k_tie[:, None])
     k_ok = np.where(good.all(axis=1), m, np.argmin(good, axis=1))
     # outputs of all m steps for every seed (past a seed's prefix, _single_steps overwrites them)
-    cl3 = cl.reshape(B, m, n)
-    srt = np.argsort(cl3, axis=2)
-    out.client[t0:t0 + m] = np.take_along_axis(cl3, srt, 2).transpose(1, 0, 2)
-    out.start[t0:t0 + m] = np.take_along_axis(used.reshape(B, m, n), srt, 2).transpose(1, 0, 2)
-    out.time[t0:t0 + m] = E.T
+    key = np.sort((cl.astype(np.int64) << 40 | used).reshape(B, m, n), axis=2)   # by client, anchor along
+    out.client[:, t0:t0 + m] = (key >> 40).reshape(B, m, n)
+    out.start[:, t0:t0 + m] = (key & ((1 << 40) - 1)).reshape(B, m, n)
+    out.time[:, t0:t0 + m] = E
     valid = (np.arange(M) // n)[None, :] < k_ok[:, None]
     if out.virt is not None:
         u_now = st.used.copy()
         for j in range(m):
-            out.virt[t0 + j] = np.minimum(u_now, t0 + j)
+            out.virt[:, t0 + j] = np.minimum(u_now, t0 + j)
             vj = valid[:, j * n:(j + 1) * n]
             u_now.put(flat[:, j * n:(j + 1) * n][vj], model[:, j * n:(j + 1) * n][vj])
     fv = flat[valid]
@@ -635,7 +647,8 @@ def _chunk(st, t0, m, deliv, period, n, t_dl, out):
 def _single_steps(st, t_from, t_to, deliv, period, n, t_dl, out, seeds):
     """Steps ``t_from .. t_to-1`` for the given seeds, one server step at a time (exact on ties)."""
     sub = _ArrivalState(*(a[seeds] for a in st))
-    dl = deliv[seeds]
+    dl = deliv                                          # full array, rows addressed through `seeds`
+    rs = seeds[:, None]
     per = period[seeds]
     B, N = sub.arr.shape
     rows = np.arange(B)[:, None]
@@ -644,11 +657,11 @@ def _single_steps(st, t_from, t_to, deliv, period, n, t_dl, out, seeds):
     for t in range(t_from, t_to):
         if any_waiting:                                 # waiting clients start on w_t when it arrives
             w = sub.waiting
-            D_t = dl[:, t, None]
+            D_t = dl[seeds, t][:, None]
             sub = _ArrivalState(np.where(w, D_t + per, sub.arr), np.where(w, t, sub.used),
                                 np.where(w, D_t, sub.start_at), np.zeros_like(w))
         if out.virt is not None:
-            out.virt[t, seeds] = np.minimum(sub.used, t)
+            out.virt[seeds, t] = np.minimum(sub.used, t)
         arr = sub.arr
         # the n earliest arrivals by (time, index), with exact tie handling where needed
         if n < N:
@@ -666,7 +679,7 @@ def _single_steps(st, t_from, t_to, deliv, period, n, t_dl, out, seeds):
             v, sc = arr.max(axis=1), np.broadcast_to(np.arange(N), (B, N))
         flat = (sc + offs).ravel()
         mine = _ArrivalState(*(a.take(flat).reshape(B, n) for a in sub))
-        nxt = _after_arrival(mine, t, dl, per.take(flat).reshape(B, n))
+        nxt = _after_arrival(mine, t, dl, per.take(flat).reshape(B, n), rows=rs)
         last = np.where(mine.arr == v[:, None], sc, -1).max(axis=1, keepdims=True)  # the step's last arrival
         conflict = (nxt.arr < v[:, None]) | ((nxt.arr == v[:, None]) & (sc < last))
         c_t, s_t, time_t = np.array(sc, dtype=np.int32), mine.used.astype(np.int32), v.copy()
@@ -678,24 +691,24 @@ def _single_steps(st, t_from, t_to, deliv, period, n, t_dl, out, seeds):
             before = _ArrivalState(*(a[bad] for a in sub))
             for a_b, a_m in zip(before, mine):          # restore the selected clients' entering state
                 a_b[np.arange(bad.size)[:, None], sc[bad]] = a_m[bad]
-            redo, c_t[bad], s_t[bad], time_t[bad] = _step_sequential(before, t, dl[bad], per[bad], n)
+            redo, c_t[bad], s_t[bad], time_t[bad] = _step_sequential(before, t, dl, per[bad], n, rows=seeds[bad])
             for a_st, a_r in zip(sub, redo):
                 a_st[bad] = a_r
             any_waiting = bool(sub.waiting.any())
-        out.client[t, seeds], out.start[t, seeds], out.time[t, seeds] = c_t, s_t, time_t
-        dl[:, t + 1] = time_t + t_dl
+        out.client[seeds, t], out.start[seeds, t], out.time[seeds, t] = c_t, s_t, time_t
+        dl[seeds, t + 1] = time_t + t_dl
+        d_new, d_old = dl[seeds, t + 1], dl[seeds, t]
         # a client starting exactly when w_{t+1} is delivered works on it (newest at that instant);
         # only this step's clients can, unless two steps completed at the same instant
-        if np.any(dl[:, t + 1] == dl[:, t]) or bad.size:
-            bump = ~sub.waiting & (sub.start_at == dl[:, t + 1, None]) & (sub.used < t + 1)
+        if np.any(d_new == d_old) or bad.size:
+            bump = ~sub.waiting & (sub.start_at == d_new[:, None]) & (sub.used < t + 1)
             sub.used[bump] = t + 1
         elif t_dl == 0.0:
             mine2 = _ArrivalState(*(a[rows, sc] for a in sub))
-            bump = ~mine2.waiting & (mine2.start_at == dl[:, t + 1, None]) & (mine2.used < t + 1)
+            bump = ~mine2.waiting & (mine2.start_at == d_new[:, None]) & (mine2.used < t + 1)
             sub.used[rows, sc] = np.where(bump, t + 1, mine2.used)
     for a_st, a_sub in zip(st, sub):
         a_st[seeds] = a_sub
-    deliv[seeds] = dl
 
 
 class _ArrivalState(tuple):
@@ -710,16 +723,19 @@ class _ArrivalState(tuple):
     waiting = property(lambda self: self[3])
 
 
-def _newest(x, lo, t, deliv):
+def _newest(x, lo, t, deliv, rows=None):
     """max{s in [lo, t]: deliv[s] <= x} per entry (``deliv[lo] <= x`` is assumed and ``deliv`` is
-    non-decreasing along its rows, which follow the leading axis of ``x``; ``t`` is a scalar or
-    broadcasts against ``x``).
+    non-decreasing along its rows, which follow the leading axis of ``x`` unless ``rows`` gives the
+    row of every entry; ``t`` is a scalar or broadcasts against ``x``).
 
     The answer is usually within a few steps of ``t``: count the late deliveries in a window of
     the last four, and bisect only the entries whose answer lies below the window.
     """
     S_ = deliv.shape[1]
-    base = np.arange(x.shape[0]).reshape((-1,) + (1,) * (x.ndim - 1)) * S_
+    if rows is None:
+        base = np.arange(x.shape[0]).reshape((-1,) + (1,) * (x.ndim - 1)) * S_
+    else:
+        base = np.broadcast_to(np.asarray(rows) * S_, x.shape)
     t = np.broadcast_to(t, x.shape)
     late = np.zeros(x.shape, dtype=np.int64)
     for k in range(4):
@@ -743,7 +759,33 @@ def _newest(x, lo, t, deliv):
     return s
 
 
-def _after_arrival(st, t, deliv, period):
+_WINDOW = 6  # deliveries compared directly in a chunk; older answers are bisected
+
+
+def _newest_in_chunk(aa, used, t0, m, n, deliv):
+    """:func:`_newest` over ``[used, t+1]`` for the chunk's arrivals ``aa`` (B, m*n) sorted by step:
+    step ``j`` (``t = t0 + j``) compares with the window ``D_{t+2-W} .. D_{t+1}`` of one contiguous
+    slice of ``deliv`` (no gathers); only answers below the window are bisected."""
+    B, W = aa.shape[0], _WINDOW
+    lo_i = t0 + 2 - W
+    win = deliv[:, max(lo_i, 0):t0 + m + 2]
+    if lo_i < 0:
+        win = np.concatenate([np.full((B, -lo_i), -np.inf), win], axis=1)   # no such deliveries
+    x = aa.reshape(B, m, n)
+    late = np.zeros(x.shape, dtype=np.int8)
+    for k in range(W):                                  # D_{t+1-k} is win[:, j + W - 1 - k]
+        late += win[:, W - 1 - k:W - 1 - k + m, None] > x
+    t = t0 + np.arange(m)[None, :, None]
+    s = (t + 1 - late.astype(np.int64)).reshape(B, m * n)
+    deep = (late == W).reshape(B, m * n) & np.repeat(((t + 1 - W) >= 0).reshape(1, m), n, axis=1)
+    if deep.any():
+        rows = np.broadcast_to(np.arange(B)[:, None], deep.shape)[deep]
+        tt = np.broadcast_to((t0 + np.arange(m * n) // n)[None, :], deep.shape)[deep]
+        s[deep] = _newest(aa[deep], used[deep], tt + 1 - W, deliv, rows=rows)
+    return s
+
+
+def _after_arrival(st, t, deliv, period, rows=None):
     """What a client that arrives at ``st.arr`` during step ``t`` does next.
 
     If a model newer than the one it used was delivered by then (``w_0 .. w_t`` are the models
@@ -752,19 +794,19 @@ def _after_arrival(st, t, deliv, period):
     broadcast (time not known yet).
     """
     arr, used = st.arr, st.used
-    newest = _newest(arr, used, t, deliv)
+    r = np.arange(arr.shape[0]).reshape((-1,) + (1,) * (arr.ndim - 1)) if rows is None else rows
+    newest = _newest(arr, used, t, deliv, rows=r)
     restart = newest > used
     later = ~restart & (used < t)
-    r = np.arange(arr.shape[0]).reshape((-1,) + (1,) * (arr.ndim - 1))
     d_next = deliv.take(r * deliv.shape[1] + np.minimum(used + 1, deliv.shape[1] - 1))
     start_at = np.where(restart, arr, np.where(later, d_next, np.inf))
     model = np.where(restart, newest, used)
     if later.any():
-        model = np.where(later, _newest(d_next, np.minimum(used + 1, t), t, deliv), model)
+        model = np.where(later, _newest(d_next, np.minimum(used + 1, t), t, deliv, rows=r), model)
     return _ArrivalState(start_at + period, model, start_at, ~(restart | later))
 
 
-def _step_sequential(st, t, deliv, period, n):
+def _step_sequential(st, t, deliv, period, n, rows=None):
     """One server step for a few seeds, one arrival at a time (argmin picks the lowest index on ties)."""
     st = _ArrivalState(*(a.copy() for a in st))
     Bc = st.arr.shape[0]
@@ -772,11 +814,12 @@ def _step_sequential(st, t, deliv, period, n):
     cl = np.empty((Bc, n), dtype=np.int32)
     an = np.empty((Bc, n), dtype=np.int32)
     time = np.empty(Bc)
+    rr = r if rows is None else np.asarray(rows).reshape(-1)
     for j in range(n):
         i = np.argmin(st.arr, axis=1)
         one = _ArrivalState(*(a[r, i] for a in st))
         cl[:, j], an[:, j], time[:] = i, one.used, one.arr
-        for a, b in zip(st, _after_arrival(one, t, deliv, period[r, i])):
+        for a, b in zip(st, _after_arrival(one, t, deliv, period[r, i], rows=rr)):
             a[r, i] = b
     order = np.argsort(cl, axis=1, kind="stable")  # by client; a client's two updates by arrival
     return st, np.take_along_axis(cl, order, 1), np.take_along_axis(an, order, 1), time
