@@ -247,3 +247,38 @@ def test_doors_name_the_problem():
         D.schedule_moments(fed, S.round_robin(N=3, S=1, T=3), D.LocalSGD(eta_local=0.1), eta=float("nan"), x0=np.zeros(2))
     with pytest.raises(ScheduleError, match="exactly one of n"):
         D.sampled_schedule(N=3, T=2, seeds=[0])
+
+
+@st.composite
+def schedules_within(draw, *, max_N=4, max_T=15):
+    """Arbitrary delay-oracle schedules with staleness <= lam: random clients (or empty slots),
+    weights and delays, batched over two configurations."""
+    N = draw(st.integers(1, max_N))
+    T = draw(st.integers(1, max_T))
+    U = draw(st.integers(1, 3))
+    lam = draw(st.integers(0, 5))
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    clients = rng.integers(-1, N, size=(2, T, U))
+    clients[..., 0] = np.maximum(clients[..., 0], 0)
+    delays = rng.integers(0, lam + 1, size=(2, T, U))
+    weights = rng.uniform(0.1, 1.0, size=(2, T, U)) / U
+    return N, lam, S.from_delays(clients=clients, delays=delays, N=N, weights=weights)
+
+
+@given(schedules_within(), st.integers(0, 50))
+def test_hypothesis_schedules_within_lambda(case, seed):
+    N, lam, sched = case
+    sched.check_delay(lam)
+    assert sched.max_staleness.max() <= lam
+    if sched.max_staleness.max() > 0:
+        with pytest.raises(ScheduleError, match=r"staleness \d+ > lambda="):
+            sched.check_delay(int(sched.max_staleness.max()) - 1)
+    fed = flt.random_quadratic_federation(M=N, d=2, seed=seed, sigma2=0.05)
+    loc = D.LocalSGD(eta_local=0.1, K=2)
+    ex = D.schedule_moments(noiseless(fed), sched, loc, eta=0.7, x0=np.ones(2))
+    tr = D.simulate_schedule(noiseless(fed), sched, loc, eta=0.7, x0=np.ones(2), return_trajectory=True)
+    assert np.allclose(ex.mean, tr, atol=1e-12, rtol=1e-12)
+    noisy = D.schedule_moments(fed, sched, loc, eta=0.7, x0=np.ones(2))
+    assert np.all(noisy.mse >= ex.mse - 1e-12)          # noise only adds to the error
+    assert np.allclose(noisy.mean, ex.mean, atol=1e-12)  # and leaves the mean alone
