@@ -28,11 +28,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from .backend import asarray, is_cupy, namespace, to_numpy
+from .validation import InputError
 
 __all__ = ["AffineMap", "FixedPoint", "Moments", "companion", "spectral_radius", "matrix_power"]
 
 
-class LinearMapError(ValueError):
+class LinearMapError(InputError):
     """An affine map without the property asked of it (e.g. no unique fixed point)."""
 
 

@@ -32,12 +32,13 @@ from typing import Any
 import numpy as np
 
 from .backend import KeyedStream, asarray, namespace
+from .validation import InputError
 
 __all__ = ["QuadraticFederation", "random_quadratic_federation", "validate_weights", "weights_from_sizes", "ProblemError",
            "SeparableCosineFederation", "LogisticFederation"]
 
 
-class ProblemError(ValueError):
+class ProblemError(InputError):
     """An invalid problem description (the message names the parameter and the condition)."""
 
 

@@ -60,6 +60,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from .backend import KeyedStream
+from .validation import InputError
 
 __all__ = [
     "ScheduleError", "EventQueue", "Event", "Schedule", "round_robin", "from_delays",
@@ -67,7 +68,7 @@ __all__ = [
 ]
 
 
-class ScheduleError(ValueError):
+class ScheduleError(InputError):
     """An invalid schedule, or one that breaks the assumption it is checked against."""
 
 

@@ -37,30 +37,70 @@ import numpy as np
 import sympy as sp
 
 from .backend import namespace, to_numpy
+from .validation import InputError, InputTypeError, shown
 
 __all__ = ["Statement", "Condition", "ConditionError", "StatementError"]
 
 _RELATIONS = {"<=": r"\le", ">=": r"\ge", "==": "=", "<": "<", ">": ">"}
 
 
-class StatementError(ValueError):
+class StatementError(InputError):
     """A statement used wrongly (a missing or unknown parameter)."""
 
 
-class ConditionError(ValueError):
+class ConditionError(InputError):
     """A statement evaluated where one of its conditions fails."""
 
 
-def _exact(v):
+EXACT_DIGITS_LIMIT = 10**6  # exact evaluation refuses powers that would build numbers longer than this
+
+
+def _exact(v, name: str):
+    """An exact SymPy number for a user value; text and non-numbers are refused, never parsed."""
+    from decimal import Decimal  # noqa: PLC0415
+
+    if isinstance(v, np.ndarray) and v.ndim == 0:
+        v = v.item()
+    if isinstance(v, (bool, np.bool_)) or isinstance(v, (str, bytes)) or isinstance(v, (complex, np.complexfloating)):
+        raise InputTypeError(f"{name} must be a real number (int, Fraction, float or a SymPy number); got "
+                             f"{shown(v)} ({type(v).__name__})")
     if isinstance(v, Fraction):
         return sp.Rational(v.numerator, v.denominator)
-    if isinstance(v, (bool, np.bool_)):
-        return sp.true if v else sp.false
+    if isinstance(v, Decimal):
+        if not v.is_finite():
+            raise InputError(f"{name} must be finite; got {v}")
+        f = Fraction(v)
+        return sp.Rational(f.numerator, f.denominator)
     if isinstance(v, (int, np.integer)):
         return sp.Integer(int(v))
     if isinstance(v, (float, np.floating)):
+        if not np.isfinite(v):
+            raise InputError(f"{name} must be a finite real number; got {v}")
         return sp.Float(float(v), 30)
-    return sp.sympify(v)
+    if isinstance(v, sp.Basic):
+        if not v.is_number or v.free_symbols:
+            raise InputTypeError(f"{name} must be a number; got the expression {shown(v)}")
+        if v.has(sp.nan, sp.zoo, sp.oo, -sp.oo) or v.is_real is False:
+            raise InputError(f"{name} must be a finite real number; got {v}")
+        return v
+    if isinstance(v, np.ndarray):
+        raise InputTypeError(f"{name}: exact evaluation takes one number; for arrays call the statement "
+                             f"(vectorised mode) instead of .evaluate()")
+    raise InputTypeError(f"{name} must be a real number; got {shown(v)} ({type(v).__name__})")
+
+
+def _check_exact_cost(expr, subs, name: str):
+    """Refuse at once a power whose exact value would have more than EXACT_DIGITS_LIMIT digits."""
+    for p in expr.atoms(sp.Pow):
+        base, ex = p.base.xreplace(subs), p.exp.xreplace(subs)
+        if not (base.is_Rational and ex.is_Integer):
+            continue
+        if base in (0, 1, -1) or abs(int(ex)) < 64:
+            continue
+        digits = abs(int(ex)) * max(len(str(abs(base.p))), len(str(base.q)))
+        if digits > EXACT_DIGITS_LIMIT:
+            raise StatementError(f"{name}: exact evaluation would build a number of about {digits:,} digits "
+                                 f"({base}**{ex}); call the statement (float mode) or use smaller exponents")
 
 
 @dataclass(frozen=True)
@@ -157,9 +197,11 @@ class Statement:
 
     # ------------------------------------------------------------------ exact mode
     def evaluate(self, **values):
-        """Exact value on Python/SymPy numbers (ints and Fractions stay rational)."""
+        """Exact value on Python/SymPy numbers: ints and Fractions stay rational (never rounded),
+        floats become 30-digit SymPy floats; text, complex numbers, NaN and arrays are refused."""
         self._check_names(values)
-        subs = {s: _exact(values[s.name]) for s in self.symbols}
+        subs = {s: _exact(values[s.name], s.name) for s in self.symbols}
+        _check_exact_cost(self.expr, subs, self.name)
         for c in self.conditions:
             ok = sp.sympify(c.expr).xreplace(subs)
             ok = sp.simplify(ok) if ok not in (sp.true, sp.false) else ok
@@ -167,7 +209,11 @@ class Statement:
                 shown = ", ".join(f"{k}={values[k]}" for k in sorted(values) if sp.Symbol(k) in c.symbols() or k in {s.name for s in c.symbols()})
                 raise ConditionError(f"{self.name}: condition '{c.text}' fails at {shown}")
         out = self.expr.xreplace(subs)
-        return sp.nsimplify(out) if out.is_Rational else sp.simplify(out)
+        if out.is_Rational or out.is_Float:
+            return out
+        if out.has(sp.nan, sp.zoo):
+            raise StatementError(f"{self.name}: the value is undefined (0/0 or a complex infinity) at these parameters")
+        return sp.simplify(out) if sp.count_ops(out) < 200 else out
 
     # ------------------------------------------------------------------ vectorised mode
     @staticmethod
@@ -190,9 +236,26 @@ class Statement:
         boundary points) and the first failing one raises :class:`ConditionError`.
         """
         self._check_names(values)
-        xp = namespace(*values.values(), backend=backend)
+        from .validation import array as _array, flag as _flag, real as _real  # noqa: PLC0415
+
+        _flag(check, "check")
+        _real(rtol, "rtol", low=0.0)
+        try:
+            xp = namespace(*(v for v in values.values() if not isinstance(v, (str, bytes))), backend=backend)
+        except TypeError as exc:
+            raise InputTypeError(f"{self.name}: {exc}") from None
         module = "cupy" if xp.__name__ == "cupy" else "numpy"
-        args = [xp.asarray(values[s.name], dtype=xp.float64) for s in self.symbols]
+        args = []
+        for sym in self.symbols:
+            v = values[sym.name]
+            if isinstance(v, Fraction):
+                v = float(v)
+            args.append(_array(v, sym.name, xp=xp).astype(xp.float64))
+        try:
+            np.broadcast_shapes(*(a.shape for a in args))
+        except ValueError:
+            raise StatementError(f"{self.name}: the parameter shapes do not broadcast: "
+                                 + ", ".join(f"{sym.name} {tuple(a.shape)}" for sym, a in zip(self.symbols, args))) from None
         f = self._compiled(module)
         if check:
             for c in self.conditions:

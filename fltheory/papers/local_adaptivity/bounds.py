@@ -83,6 +83,7 @@ import sympy as sp
 from ...backend import asarray, namespace
 from ...problems import validate_weights
 from ...symbolic import Condition, Statement
+from ...validation import InputError
 
 __all__ = [
     "STATEMENTS", "theorem1_aggregates", "Theorem1Aggregates", "theorem3_aggregates", "Theorem3Aggregates",
@@ -606,7 +607,7 @@ STATEMENTS = [
 
 
 # ============================================================================ helpers
-class BoundsError(ValueError):
+class BoundsError(InputError):
     """Bad input to a helper of this module (the message names the parameter and condition)."""
 
 
