@@ -28,6 +28,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .backend import asarray, is_cupy, namespace, to_numpy
+from . import validation as V
 from .validation import InputError
 
 __all__ = ["AffineMap", "FixedPoint", "Moments", "companion", "spectral_radius", "matrix_power"]
@@ -42,12 +43,17 @@ class FixedPoint:
     """A fixed point ``x`` of a map with its residual ``||T(x) - x||`` (per configuration).
 
     ``iterations`` is ``None`` for a closed form, else the number of map applications used.
+    ``spectral_radius`` is that of the map's linear part and ``converges`` says, per
+    configuration, whether the iteration reaches ``x`` (radius < 1): a fixed point of a divergent
+    map exists but is not the limit of anything, and this field says so.
     """
 
     x: Any
     residual: Any
     iterations: int | None = None
     method: str = "closed form"
+    spectral_radius: Any = None
+    converges: Any = None
 
 
 @dataclass(frozen=True)
@@ -82,8 +88,7 @@ def spectral_radius(A):
 def matrix_power(A, t: int):
     """``A**t`` for a batch of matrices by binary powering (t >= 0)."""
     xp = namespace(A)
-    if t < 0:
-        raise ValueError(f"t must be >= 0, got {t}")
+    t = V.integer(t, "t", low=0, high=2**62)
     n = A.shape[-1]
     result = xp.broadcast_to(xp.eye(n), A.shape).copy()
     base = A
@@ -100,11 +105,14 @@ class AffineMap:
     """The map ``x -> A x + b`` on a batch of configurations."""
 
     def __init__(self, A, b=None):
-        xp = namespace(A)
-        A = asarray(A, xp)
-        if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        try:
+            xp = namespace(A)
+        except TypeError:
+            xp = np
+        A = V.array(A, "A", xp=xp, min_ndim=2)
+        if A.shape[-1] != A.shape[-2]:
             raise LinearMapError(f"A must have shape (..., n, n); got {tuple(A.shape)}")
-        b = xp.zeros(A.shape[:-1]) if b is None else asarray(b, xp)
+        b = xp.zeros(A.shape[:-1]) if b is None else V.array(b, "b", xp=xp, min_ndim=1)
         if b.shape[-1] != A.shape[-1]:
             raise LinearMapError(f"b must have shape (..., n={A.shape[-1]}); got {tuple(b.shape)}")
         self.A, self.b = A, b
@@ -140,8 +148,7 @@ class AffineMap:
 
     def power(self, t: int) -> "AffineMap":
         """The map applied ``t`` times, by binary powering (O(log t) products)."""
-        if t < 0:
-            raise ValueError(f"t must be >= 0, got {t}")
+        t = V.integer(t, "t", low=0, high=2**62)
         xp = self.xp
         result = AffineMap(xp.broadcast_to(xp.eye(self.n), self.A.shape).copy(), xp.zeros(self.b.shape))
         base = self
@@ -159,7 +166,11 @@ class AffineMap:
         return spectral_radius(self.A)
 
     def fixed_point(self) -> FixedPoint:
-        """The unique fixed point ``(I - A)^{-1} b`` (requires ``I - A`` invertible)."""
+        """The unique fixed point ``(I - A)^{-1} b`` (requires ``I - A`` invertible).
+
+        The result carries ``spectral_radius`` and ``converges``: where the radius is >= 1 the
+        point is a fixed point of a divergent map, not a limit.
+        """
         xp = self.xp
         I = xp.eye(self.n)
         try:
@@ -169,23 +180,31 @@ class AffineMap:
         if not bool(xp.all(xp.isfinite(x))):
             raise LinearMapError("I - A is singular: the map has no unique fixed point (1 is an eigenvalue of A)")
         r = self(x) - x
-        return FixedPoint(x, xp.sqrt((r * r).sum(axis=-1)))
+        rho = self.spectral_radius()
+        return FixedPoint(x, xp.sqrt((r * r).sum(axis=-1)), spectral_radius=rho, converges=rho < 1)
 
     def iterate_to_fixed_point(self, x0=None, *, tol: float = 1e-10, max_iter: int = 100_000) -> FixedPoint:
         """Iterate from ``x0`` until every configuration's step ``||x_{t+1} - x_t||`` <= tol."""
         xp = self.xp
+        tol = V.tolerance(tol, "tol")
+        max_iter = V.integer(max_iter, "max_iter", low=1, high=10**8)
         x = xp.zeros(self.b.shape) if x0 is None else xp.broadcast_to(asarray(x0, xp), self.b.shape)
         for k in range(1, max_iter + 1):
             y = self(x)
             step = xp.sqrt(((y - x) ** 2).sum(axis=-1))
             x = y
             if bool(xp.all(step <= tol)):
-                return FixedPoint(x, step, k, "iteration")
+                return FixedPoint(x, step, k, "iteration", converges=xp.ones(step.shape, dtype=bool))
+            if not bool(xp.all(xp.isfinite(x))):
+                raise LinearMapError(f"the iteration diverged (non-finite iterate after {k} steps): the spectral "
+                                     "radius is >= 1 for some configuration")
         raise LinearMapError(f"no convergence to tol={tol} in {max_iter} iterations (spectral radius may be >= 1)")
 
     def trajectory(self, x0, T: int):
         """``(x_0, x_1, ..., x_T)`` stacked on a new leading axis (exact iteration)."""
         xp = self.xp
+        T = V.integer(T, "T", low=0, high=10**9)
+        V.check_size((T + 1) * int(np.prod(self.b.shape)), "the trajectory", hint="use after(x0, t) for one step")
         x = xp.broadcast_to(asarray(x0, xp), np.broadcast_shapes(asarray(x0, xp).shape, self.b.shape))
         out = [x]
         for _ in range(T):
@@ -195,7 +214,7 @@ class AffineMap:
 
     def after(self, x0, t: int):
         """``x_t`` in O(log t) matrix products."""
-        return self.power(t)(x0)
+        return self.power(t)(V.array(x0, "x0", xp=self.xp))
 
     # -------------------------------------------------------------- noise moments
     def moments(self, mean0, cov0=None, Q=None, T: int = 1) -> Moments:
@@ -204,6 +223,9 @@ class AffineMap:
         ``Q`` is ``(..., n, n)`` (zero when omitted); ``cov0`` is the initial covariance.
         """
         xp = self.xp
+        T = V.integer(T, "T", low=0, high=10**9)
+        V.check_size((T + 1) * int(np.prod(self.A.shape)), "the moment trajectory")
+        mean0 = V.array(mean0, "mean0", xp=xp)
         m = xp.broadcast_to(asarray(mean0, xp), np.broadcast_shapes(asarray(mean0, xp).shape, self.b.shape))
         S = xp.zeros(m.shape + (self.n,)) if cov0 is None else asarray(cov0, xp)
         Q = xp.zeros(self.A.shape) if Q is None else asarray(Q, xp)
@@ -219,6 +241,9 @@ class AffineMap:
     def stationary_covariance(self, Q, *, tol: float = 1e-15, max_doublings: int = 64):
         """The solution of ``S = A S A^T + Q`` (requires rho(A) < 1), by Smith's doubling."""
         xp = self.xp
+        tol = V.tolerance(tol, "tol")
+        max_doublings = V.integer(max_doublings, "max_doublings", low=1, high=200)
+        Q = V.array(Q, "Q", xp=xp)
         if bool(xp.any(self.spectral_radius() >= 1)):
             raise LinearMapError("stationary covariance needs spectral radius < 1")
         S = asarray(Q, xp) + xp.zeros(self.A.shape)

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from .backend import KeyedStream, asarray, namespace
+from . import validation as V
 from .validation import InputError
 
 __all__ = ["QuadraticFederation", "random_quadratic_federation", "validate_weights", "weights_from_sizes", "ProblemError",
@@ -42,19 +43,19 @@ class ProblemError(InputError):
     """An invalid problem description (the message names the parameter and the condition)."""
 
 
-def validate_weights(weights, xp=np, name: str = "weights", atol: float = 1e-12):
-    """Check ``weights >= 0`` and ``sum == 1`` along the last axis; return them as an array."""
-    w = asarray(weights, xp)
-    if w.ndim < 1:
-        raise ProblemError(f"{name} must have a client axis, got a scalar")
-    if bool(xp.any(~xp.isfinite(w))):
-        raise ProblemError(f"{name} must be finite")
+def validate_weights(weights, xp=np, name: str = "weights", atol: float | None = None):
+    """Check ``weights >= 0`` and ``sum == 1`` along the last axis; return them as an array.
+
+    The tolerance on the sum follows the dtype (float32 weights summing to one in float32 pass).
+    """
+    w = V.array(weights, name, xp=xp, min_ndim=1)
     if bool(xp.any(w < 0)):
         raise ProblemError(f"{name} must be >= 0; smallest is {float(w.min())}")
     s = w.sum(axis=-1)
-    err = float(xp.max(xp.abs(s - 1.0)))
-    if err > atol:
-        raise ProblemError(f"{name} must sum to 1 over clients; off by {err:.3g}")
+    err = float(xp.max(xp.abs(s - 1.0))) if s.size else 0.0
+    tol = V.tolerance_for(w.dtype, w.shape[-1]) if atol is None else atol
+    if err > tol:
+        raise ProblemError(f"{name} must sum to 1 over clients; off by {err:.3g} (tolerance {tol:.1g})")
     return w
 
 
@@ -138,14 +139,24 @@ class QuadraticFederation(_Federation):
     const: Any = None
 
     def __post_init__(self):
-        xp = namespace(self.H)
-        H = asarray(self.H, xp)
-        x_opt = asarray(self.x_opt, xp)
-        if H.ndim < 3 or H.shape[-1] != H.shape[-2]:
+        try:
+            xp = namespace(self.H)
+        except TypeError:
+            xp = np
+        H = V.array(self.H, "H", xp=xp, min_ndim=3)
+        if H.shape[-1] != H.shape[-2]:
             raise ProblemError(f"H must have shape (..., M, d, d); got {tuple(H.shape)}")
         M, d = H.shape[-3], H.shape[-1]
+        if M < 1 or d < 1:
+            raise ProblemError(f"H must have at least one client and one dimension; got shape {tuple(H.shape)}")
+        x_opt = V.array(self.x_opt, "x_opt", xp=xp, min_ndim=2)
         if x_opt.shape[-2:] != (M, d):
             raise ProblemError(f"x_opt must have shape (..., M={M}, d={d}); got {tuple(x_opt.shape)}")
+        try:
+            np.broadcast_shapes(H.shape[:-3], x_opt.shape[:-2])
+        except ValueError:
+            raise ProblemError(f"the batch axes of H {tuple(H.shape[:-3])} and x_opt {tuple(x_opt.shape[:-2])} "
+                               "do not broadcast") from None
         batch = np.broadcast_shapes(H.shape[:-3], x_opt.shape[:-2])
         asym = float(xp.max(xp.abs(H - H.swapaxes(-1, -2)))) if H.size else 0.0
         scale = float(xp.max(xp.abs(H))) if H.size else 1.0
@@ -158,18 +169,22 @@ class QuadraticFederation(_Federation):
                 f"H must be positive definite: smallest eigenvalue {float(lam[..., 0].min()):.3g} <= 0"
             )
         w = xp.full(batch + (M,), 1.0 / M) if self.weights is None else validate_weights(self.weights, xp)
+        if self.const is not None:
+            object.__setattr__(self, "const", V.array(self.const, "const", xp=xp))
         if w.shape[-1] != M:
             raise ProblemError(f"weights must have M={M} entries on the last axis; got {tuple(w.shape)}")
         cov = self.noise_cov
+        if cov is not None and self.sigma2 is not None:
+            raise ProblemError("give noise_cov or sigma2, not both")
         if cov is None and self.sigma2 is not None:
-            s2 = asarray(self.sigma2, xp)
-            if bool(xp.any(s2 < 0)):
-                raise ProblemError("sigma2 must be >= 0")
+            s2 = V.array(self.sigma2, "sigma2", xp=xp, low=0.0)
+            if s2.ndim and s2.shape[-1] != M:
+                raise ProblemError(f"sigma2 must be a scalar or have M={M} entries on its last axis; got {tuple(s2.shape)}")
             if s2.ndim == 0:
                 s2 = xp.full(batch + (M,), float(s2))
             cov = s2[..., None, None] * xp.eye(d)
         if cov is not None:
-            cov = asarray(cov, xp)
+            cov = V.array(cov, "noise_cov", xp=xp, min_ndim=3)
             if cov.shape[-3:] != (M, d, d):
                 raise ProblemError(f"noise_cov must have shape (..., M={M}, d={d}, d={d}); got {tuple(cov.shape)}")
             if float(xp.max(xp.abs(cov - cov.swapaxes(-1, -2)))) > 1e-10 * max(float(xp.max(xp.abs(cov))), 1.0):
@@ -349,15 +364,19 @@ def random_quadratic_federation(
     ``(seed, configuration, client)``: configuration b of a batch equals the same seed's
     configuration b of any other batch size.
     """
-    if M < 1 or d < 1:
-        raise ProblemError(f"M and d must be >= 1; got M={M}, d={d}")
-    if kappa < 1:
-        raise ProblemError(f"kappa must be >= 1; got {kappa}")
-    if mu <= 0:
-        raise ProblemError(f"mu must be > 0; got {mu}")
-    if hessian not in ("random", "common", "diagonal"):
-        raise ProblemError(f"hessian must be 'random', 'common' or 'diagonal'; got {hessian!r}")
-    B = 1 if batch is None else int(batch)
+    M = V.integer(M, "M", low=1, high=10**6)
+    d = V.integer(d, "d", low=1, high=10**5)
+    B = 1 if batch is None else V.integer(batch, "batch", low=1, high=10**9)
+    V.check_size(B * M * d * d, "the Hessians of this federation", hint="use fewer configurations, clients or dimensions")
+    kappa = V.real(kappa, "kappa", low=1.0, high=1e15)
+    mu = V.real(mu, "mu", low=0.0, open_low=True, high=1e150)
+    heterogeneity = V.real(heterogeneity, "heterogeneity", low=0.0, high=1e150)
+    V.choice(weights, "weights", ("uniform", "dirichlet"))
+    V.choice(hessian, "hessian", ("random", "common", "diagonal"))
+    if sigma2 is not None:
+        sigma2 = V.real(sigma2, "sigma2", low=0.0)
+    seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
+    V.choice(backend, "backend", ("numpy", "cupy"))
     cfg = np.arange(B)[:, None]
     cli = np.arange(M)[None, :] if hessian != "common" else np.zeros((1, M), dtype=np.int64)
     G = KeyedStream(seed, "hessian-basis").normal(config=cfg, client=cli, size=(d, d))
@@ -453,7 +472,7 @@ class SeparableCosineFederation(_Federation):
             raise ProblemError(f"weights must have M={M} entries on the last axis; got {tuple(w.shape)}")
         cov = self.noise_cov
         if cov is not None:
-            cov = asarray(cov, xp)
+            cov = V.array(cov, "noise_cov", xp=xp, min_ndim=3)
             if cov.shape[-3:] != (M, d, d):
                 raise ProblemError(f"noise_cov must have shape (..., M={M}, d={d}, d={d}); got {tuple(cov.shape)}")
             if bool(xp.any(xp.linalg.eigvalsh(_sym(cov))[..., 0] < -1e-12)):

@@ -64,7 +64,7 @@ def test_example_constants(example_fed):
     ],
 )
 def test_invalid_federations_name_the_problem(kwargs, match):
-    with pytest.raises(ProblemError, match=match):
+    with pytest.raises(flt.InputError, match=match):   # ProblemError, or the door layer's InputError
         flt.QuadraticFederation(np.asarray(kwargs.pop("H"), float), **kwargs)
 
 
