@@ -66,6 +66,7 @@ import numpy as np
 
 from .backend import KeyedStream, asarray, namespace
 from .linear import AffineMap
+from . import validation as V
 from .schedules import Schedule, ScheduleError
 
 __all__ = [
@@ -126,16 +127,15 @@ class LocalSGD:
     output: str = "displacement"
 
     def __post_init__(self):
-        if self.output not in _OUTPUT_SCALE:
-            raise ScheduleError(f"output must be one of {sorted(_OUTPUT_SCALE)}, got {self.output!r}")
-        eta = self.eta_local
-        if isinstance(eta, bool) or not isinstance(eta, (int, float, np.floating, np.integer)) or not np.isfinite(eta) or eta <= 0:
-            raise ScheduleError(f"eta_local must be a finite number > 0, got {eta!r}")
+        V.choice(self.output, "output", sorted(_OUTPUT_SCALE))
+        object.__setattr__(self, "eta_local", V.real(self.eta_local, "eta_local", low=0.0, open_low=True))
+        if isinstance(self.K, (str, bytes)) or np.ndim(self.K) > 1:
+            raise V.InputTypeError(f"K must be an integer or a sequence of integers; got {V.shown(self.K)}")
         Ks = (self.K,) if np.ndim(self.K) == 0 else tuple(self.K)
-        for k in Ks:
-            if isinstance(k, bool) or int(k) != k or k < 1:
-                raise ScheduleError(f"K must hold integers >= 1, got {self.K!r}")
-        object.__setattr__(self, "K", tuple(sorted({int(k) for k in Ks})) if np.ndim(self.K) else int(self.K))
+        if not Ks:
+            raise ScheduleError("K must hold at least one number of local steps")
+        Ks = tuple(V.integer(k, "K", low=1, high=10**6) for k in Ks)
+        object.__setattr__(self, "K", tuple(sorted(set(Ks))) if np.ndim(self.K) else Ks[0])
 
     @property
     def Ks(self) -> tuple:
@@ -338,20 +338,25 @@ class RandomParticipation:
 
     @classmethod
     def with_replacement(cls, *, N: int, n: int) -> "RandomParticipation":
-        if n < 1 or N < 1:
-            raise ScheduleError(f"need N >= 1 and n >= 1, got N={N}, n={n}")
+        N = V.integer(N, "N", low=1, high=10**7)
+        n = V.integer(n, "n", low=1, high=10**9)
         return cls(np.full(N, 1.0 / N), (n - 1) / n, np.full(N, 1.0 / (n * N)))
 
     @classmethod
     def bernoulli(cls, *, p, weights) -> "RandomParticipation":
-        p, w = np.asarray(p, float), np.asarray(weights, float)
+        from .problems import validate_weights  # noqa: PLC0415
+
+        w = validate_weights(weights)
+        p = np.broadcast_to(V.array(p, "p", xp=np), w.shape)
         if np.any((p <= 0) | (p > 1)):
             raise ScheduleError("participation probabilities p must lie in (0, 1]")
         return cls(w, 1.0, w * w * (1 - p) / p)
 
     @classmethod
     def full(cls, *, weights) -> "RandomParticipation":
-        w = np.asarray(weights, float)
+        from .problems import validate_weights  # noqa: PLC0415
+
+        w = validate_weights(weights)
         return cls(w, 1.0, np.zeros_like(w))
 
 
@@ -417,6 +422,19 @@ def _per_step_terms(runs, r, kpos, schedule, t, eta, xp, B, cfg_batch):
     return lags, -eta * G, -eta * b, eta * eta * Q
 
 
+def _check_types(fed, schedule, local):
+    from .problems import QuadraticFederation  # noqa: PLC0415
+
+    if not isinstance(fed, QuadraticFederation):
+        raise V.InputTypeError(f"fed must be a QuadraticFederation; got {V.shown(fed)}")
+    if not isinstance(schedule, Schedule):
+        raise V.InputTypeError(f"schedule must be a fltheory.schedules.Schedule; got {V.shown(schedule)}")
+    if not isinstance(local, LocalSGD):
+        raise V.InputTypeError(f"local must be a LocalSGD; got {V.shown(local)}")
+    if schedule.N != fed.M:
+        raise ScheduleError(f"the schedule has N={schedule.N} clients but the federation has M={fed.M}")
+
+
 def _refuse_shared_noise(fed, schedule):
     if schedule.reuses_updates and fed.noise_cov is not None and bool(fed.xp.any(fed.noise_cov != 0)):
         raise ScheduleError(
@@ -451,21 +469,22 @@ def schedule_moments(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0
     is gradient descent.
     """
     xp = fed.xp
-    if isinstance(eta, bool) or not np.isfinite(eta) or eta <= 0:
-        raise ScheduleError(f"eta must be a finite number > 0, got {eta!r}")
+    eta = V.real(eta, "eta", low=0.0, open_low=True)
+    record_cov = V.flag(record_cov, "record_cov")
+    _check_types(fed, schedule, local)
     if schedule.N != fed.M:
         raise ScheduleError(f"the schedule has N={schedule.N} clients but the federation has M={fed.M}")
-    T = schedule.T if T is None else int(T)
-    if T > schedule.T or T < 0:
-        raise ScheduleError(f"T={T} must be between 0 and the schedule's {schedule.T} steps")
+    T = schedule.T if T is None else V.integer(T, "T", low=0, high=schedule.T)
     _refuse_shared_noise(fed, schedule)
     B, cfg_batch = _check_batch(fed, schedule)
+    V.check_size((T + 1) * B * fed.d * fed.d + B * (_ring_size(schedule.steps(T)) * fed.d) ** 2,
+                 "the exact moments along the schedule", hint="use fewer steps or configurations at a time")
     runs = local.affine(fed)
     kpos, r = _gather_runs(runs, schedule, fed, xp)
     d = fed.d
     R = _ring_size(schedule.steps(T)) if T else 1
     x_star = fed.x_star
-    y0 = xp.broadcast_to(asarray(x0, xp) - x_star, (B, d))
+    y0 = xp.broadcast_to(V.array(x0, "x0", xp=xp, shape=(d,)) - x_star, (B, d))
     second0 = y0[:, :, None] * y0[:, None, :]
     if cov0 is not None:
         second0 = second0 + asarray(cov0, xp)
@@ -507,9 +526,19 @@ def random_participation_moments(fed, local: LocalSGD, *, eta: float, T: int, x0
     multiplicity, as in DeFedAvg-nIID.
     """
     xp = fed.xp
+    from .problems import QuadraticFederation  # noqa: PLC0415
+
+    if not isinstance(fed, QuadraticFederation):
+        raise V.InputTypeError(f"fed must be a QuadraticFederation; got {V.shown(fed)}")
+    if not isinstance(local, LocalSGD):
+        raise V.InputTypeError(f"local must be a LocalSGD; got {V.shown(local)}")
+    if not isinstance(participation, RandomParticipation):
+        raise V.InputTypeError(f"participation must be a RandomParticipation; got {V.shown(participation)}")
+    eta = V.real(eta, "eta", low=0.0, open_low=True)
+    T = V.integer(T, "T", low=0, high=10**8)
     if len(local.Ks) != 1:
         raise ScheduleError("random participation needs one K")
-    p = np.asarray(delay_probs, float)
+    p = V.array(delay_probs, "delay_probs", xp=np, low=0.0)
     if p.ndim not in (1, 2) or np.any(p < 0) or not np.allclose(p.sum(axis=-1), 1.0):
         raise ScheduleError("delay_probs must be probabilities over delays 0..L-1 summing to 1 ((L,) or (N, L))")
     if p.ndim == 2 and p.shape[0] != fed.M:
@@ -523,8 +552,10 @@ def random_participation_moments(fed, local: LocalSGD, *, eta: float, T: int, x0
     d = fed.d
     batch = fed.batch_shape
     x_star = fed.x_star
+    V.check_size((T + 1) * int(np.prod(batch or (1,))) * d * d + int(np.prod(batch or (1,))) * (R * d) ** 2,
+                 "the exact moments")
     r = runs.q[0] + (P @ x_star[..., None, :, None])[..., 0]        # Delta = P y + r, y = x - x*
-    y0 = xp.broadcast_to(asarray(x0, xp) - x_star, batch + (d,))
+    y0 = xp.broadcast_to(V.array(x0, "x0", xp=xp, shape=(d,)) - x_star, batch + (d,))
     second0 = y0[..., :, None] * y0[..., None, :]
     if cov0 is not None:
         second0 = second0 + asarray(cov0, xp)
@@ -647,18 +678,25 @@ def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x
     models (B, d), or the whole trajectory (T+1, B, d).
     """
     xp = fed.xp
-    T = schedule.T if T is None else int(T)
+    _check_types(fed, schedule, local)
+    eta = V.real(eta, "eta", low=0.0, open_low=True)
+    seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
+    return_trajectory = V.flag(return_trajectory, "return_trajectory")
+    T = schedule.T if T is None else V.integer(T, "T", low=0, high=schedule.T)
     _refuse_shared_noise(fed, schedule)
     B, cfg_batch = _check_batch(fed, schedule)
     d, U = fed.d, schedule.U
+    x0 = V.array(x0, "x0", xp=xp, shape=(d,))
+    if return_trajectory:
+        V.check_size((T + 1) * B * d, "the trajectory")
     R = _ring_size(schedule.steps(T)) if T else 1
     ring = xp.tile(xp.broadcast_to(asarray(x0, xp), (B, d))[:, None, :], (1, R, 1))
     H = xp.broadcast_to(fed.H, (B,) + fed.H.shape[-3:])
     xo = xp.broadcast_to(fed.x_opt, (B,) + fed.x_opt.shape[-2:])
     root = None
     if fed.noise_cov is not None:                 # a symmetric square root (Sigma may be singular)
-        lam_, V = xp.linalg.eigh(xp.broadcast_to(fed.noise_cov, (B,) + fed.noise_cov.shape[-3:]))
-        root = (V * xp.sqrt(xp.clip(lam_, 0, None))[..., None, :]) @ V.swapaxes(-1, -2)
+        lam_, evec = xp.linalg.eigh(xp.broadcast_to(fed.noise_cov, (B,) + fed.noise_cov.shape[-3:]))
+        root = (evec * xp.sqrt(xp.clip(lam_, 0, None))[..., None, :]) @ evec.swapaxes(-1, -2)
     noise = KeyedStream(seed, "local noise")
     bidx = np.arange(B)[:, None]
     slots = np.arange(U)[None, :]
@@ -684,4 +722,12 @@ def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x
         ring[:, (t + 1) % R] = ring[:, t % R] - eta * xp.einsum("bu,bui->bi", xp.asarray(w), delta)
         if return_trajectory:
             traj.append(ring[:, (t + 1) % R].copy())
-    return xp.stack(traj) if return_trajectory else ring[:, T % R].copy()
+    out = xp.stack(traj) if return_trajectory else ring[:, T % R].copy()
+    if not bool(xp.all(xp.isfinite(out))):
+        bad = np.flatnonzero(~np.asarray(xp.all(xp.isfinite(out.reshape(-1, B, d) if return_trajectory else out[None]),
+                                             axis=(0, 2))))
+        import warnings  # noqa: PLC0415
+
+        warnings.warn(f"simulate_schedule: configurations {bad[:10].tolist()} diverged (non-finite models); "
+                      "eta or eta_local is too large for them, the others are unaffected", RuntimeWarning, stacklevel=2)
+    return out

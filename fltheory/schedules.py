@@ -60,6 +60,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from .backend import KeyedStream
+from . import validation as V
 from .validation import InputError
 
 __all__ = [
@@ -349,8 +350,8 @@ class Schedule:
 
         ``kind="virtual"`` checks the recorded virtual staleness of every client instead.
         """
-        if isinstance(lam, bool) or int(lam) != lam or lam < 0:
-            raise ScheduleError(f"lam must be a non-negative integer, got {lam!r}")
+        lam = V.integer(lam, "lam", low=0)
+        V.choice(kind, "kind", ("staleness", "virtual"))
         if kind == "virtual":
             vs = self.virtual_staleness
             bad = np.argwhere(vs > lam)
@@ -399,13 +400,8 @@ class Schedule:
 # ======================================================================================
 # generators
 # ======================================================================================
-def _count(name, v, low=1):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) and not (isinstance(v, float) and v.is_integer()):
-        raise ScheduleError(f"{name} must be an integer, got {v!r}")
-    v = int(v)
-    if v < low:
-        raise ScheduleError(f"{name} must be >= {low}, got {v}")
-    return v
+def _count(name, v, low=1, high=10**9):
+    return V.integer(v, name, low=low, high=high)
 
 
 def round_robin(*, N: int, S: int, T: int) -> Schedule:
@@ -423,7 +419,8 @@ def round_robin(*, N: int, S: int, T: int) -> Schedule:
     >>> round_robin(N=5, S=2, T=5).client[0].tolist()
     [[0, 1], [2, 3], [4, 0], [1, 2], [3, 0]]
     """
-    N, S, T = _count("N", N), _count("S", S), _count("T", T, 0)
+    N, S, T = _count("N", N, high=10**7), _count("S", S), _count("T", T, 0)
+    V.check_size(T * S, "the round-robin schedule")
     if S > N:
         raise ScheduleError(f"group size S={S} must be <= N={N}")
     queue = [(0, i) for i in range(N)]  # (khat, index), kept sorted
@@ -471,11 +468,13 @@ def compute_times(*, seeds, N: int, low: float = 1.0, high: float = 5.0, unit: f
     >>> compute_times(seeds=[0, 1], N=3).shape
     (2, 3)
     """
-    seeds = np.asarray(seeds, dtype=np.int64)
-    if seeds.ndim != 1 or np.any(seeds < 0):
-        raise ScheduleError("seeds must be a 1-D array of non-negative integers")
-    if not (np.isfinite(low) and np.isfinite(high) and 0 < low <= high):
-        raise ScheduleError(f"need 0 < low <= high (finite), got low={low}, high={high}")
+    seeds = V.array(seeds, "seeds", xp=np, kind="integer", ndim=1, low=0)
+    N = V.integer(N, "N", low=1, high=10**7)
+    low = V.real(low, "low", low=0.0, open_low=True)
+    high = V.real(high, "high", low=low)
+    unit = V.real(unit, "unit", low=0.0, open_low=True)
+    seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
+    V.check_size(seeds.size * N, "the compute times")
     u = KeyedStream(seed, "compute speed").uniform(config=seeds[:, None], round=0, client=np.arange(N)[None, :])
     return (low + (high - low) * u) * float(unit)
 
@@ -484,17 +483,20 @@ def _first_n_inputs(N, n, T, K, compute, t_dl, t_ul):
     N, n, T, K = _count("N", N), _count("n", n), _count("T", T, 0), _count("K", K)
     if n > N:
         raise ScheduleError(f"n={n} must be <= N={N} (the server waits for n updates per step)")
-    c = np.asarray(compute, dtype=float)
+    try:
+        c = V.array(compute, "compute", xp=np).astype(np.float64)
+    except InputError as exc:
+        raise ScheduleError(str(exc).replace("compute must be finite", "compute times must be finite and > 0")) from None
     if c.ndim == 1:
         c = c[None]
     if c.ndim != 2 or c.shape[1] != N:
         raise ScheduleError(f"compute must have shape (B, N={N}) (per-step compute time of each client); got {c.shape}")
-    if not np.all(np.isfinite(c)) or np.any(c <= 0):
+    if c.size and np.any(c <= 0):
         raise ScheduleError("compute times must be finite and > 0")
-    for name, v in (("t_dl", t_dl), ("t_ul", t_ul)):
-        if not (np.isfinite(v) and v >= 0):
-            raise ScheduleError(f"{name} must be finite and >= 0, got {v}")
-    return N, n, T, K, c, float(t_dl), float(t_ul)
+    t_dl = V.real(t_dl, "t_dl", low=0.0)
+    t_ul = V.real(t_ul, "t_ul", low=0.0)
+    V.check_size(c.shape[0] * T * (2 * n + 1) // 2, "the schedule", hint="generate fewer seeds or steps at a time")
+    return N, n, T, K, c, t_dl, t_ul
 
 
 def first_n_arrivals(*, N: int, n: int, T: int, K: int = 1, compute, t_dl: float = 0.0, t_ul: float = 0.0,
@@ -536,6 +538,9 @@ def first_n_arrivals(*, N: int, n: int, T: int, K: int = 1, compute, t_dl: float
     ([0, 0, 1, 0, 2, 0], [0, 0, 2, 0, 4, 0])
     """
     N, n, T, K, c, t_dl, t_ul = _first_n_inputs(N, n, T, K, compute, t_dl, t_ul)
+    record_virtual = V.flag(record_virtual, "record_virtual")
+    if record_virtual:
+        V.check_size(c.shape[0] * T * N, "the virtual anchors (record_virtual)")
     B = c.shape[0]
     period = K * c + t_ul  # start -> arrival
     st = _ArrivalState(arr=t_dl + period, used=np.zeros((B, N), dtype=np.int64), start_at=np.full((B, N), t_dl),
@@ -839,6 +844,7 @@ def first_n_arrivals_events(*, N: int, n: int, T: int, K: int = 1, compute, t_dl
     processed event of every seed.
     """
     N, n, T, K, c, t_dl, t_ul = _first_n_inputs(N, n, T, K, compute, t_dl, t_ul)
+    record_virtual = V.flag(record_virtual, "record_virtual")
     B = c.shape[0]
     out_c = np.empty((B, T, n), dtype=np.int32)
     out_s = np.empty((B, T, n), dtype=np.int32)

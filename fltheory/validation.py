@@ -111,7 +111,11 @@ def integer(value: Any, name: str, *, low: int | None = None, high: int | None =
     else:
         raise InputTypeError(f"{name} must be an integer; got {shown(value)} ({type(value).__name__})")
     if (low is not None and v < low) or (high is not None and v > high):
-        raise InputError(f"{name} must be an integer {_bounds_text(low, high, False, False)}; got {v}")
+        if low is not None and high is not None:
+            rng = f"in [{low}, {high}]"
+        else:
+            rng = f">= {low}" if low is not None else f"<= {high}"
+        raise InputError(f"{name} must be an integer {rng}; got {v}")
     return v
 
 

@@ -239,11 +239,11 @@ def test_doors_name_the_problem():
     sched = S.round_robin(N=4, S=2, T=3)
     with pytest.raises(ScheduleError, match="N=4 clients but the federation has M=3"):
         D.schedule_moments(fed, sched, D.LocalSGD(eta_local=0.1), eta=1.0, x0=np.zeros(2))
-    with pytest.raises(ScheduleError, match="eta_local"):
+    with pytest.raises(flt.InputError, match="eta_local must be > 0"):
         D.LocalSGD(eta_local=-1.0)
-    with pytest.raises(ScheduleError, match="K must hold integers"):
+    with pytest.raises(flt.InputError, match=r"K must be an integer in \[1, "):
         D.LocalSGD(eta_local=0.1, K=0)
-    with pytest.raises(ScheduleError, match="eta must be"):
+    with pytest.raises(flt.InputError, match="eta must be a finite real number"):
         D.schedule_moments(fed, S.round_robin(N=3, S=1, T=3), D.LocalSGD(eta_local=0.1), eta=float("nan"), x0=np.zeros(2))
     with pytest.raises(ScheduleError, match="exactly one of n"):
         D.sampled_schedule(N=3, T=2, seeds=[0])

@@ -553,7 +553,7 @@ def test_assumption4_check():
         part.check(t_d=1)
     # a synchronous schedule satisfies t_d = 1
     Participation(np.ones((3, 5), int)).check(t_d=1)
-    with pytest.raises(ScheduleError, match="t_d must be >= 1"):
+    with pytest.raises(flt.InputError, match=r"t_d must be an integer in \[1, "):
         part.check(t_d=0)
 
 

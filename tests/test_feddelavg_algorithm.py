@@ -1,5 +1,7 @@
 """FedDelAvg simulator (spec_001 §2): reductions, conventions, batching, invariants, errors."""
 import numpy as np
+
+from fltheory.validation import InputError
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -219,24 +221,24 @@ def test_record_consistency(quad):
 
 def test_errors(quad):
     kw = dict(eta=0.1, tau=4, K=2)
-    with pytest.raises(ProblemError, match=r"Delta.*tau.*Delta=5.*tau=4"):
+    with pytest.raises(InputError, match=r"Delta.*tau.*Delta=5.*tau=4"):
         feddelavg(quad, Delta=5, alpha=0.5, **kw)
-    with pytest.raises(ProblemError, match="Delta must satisfy Delta >= 0"):
+    with pytest.raises(InputError, match="Delta must satisfy Delta >= 0"):
         feddelavg(quad, Delta=-1, alpha=0.5, **kw)
     for bad in (0.0, -0.2, 1.5, np.nan):
-        with pytest.raises(ProblemError, match="alpha must satisfy 0 < alpha <= 1"):
+        with pytest.raises(InputError, match="alpha must satisfy 0 < alpha <= 1"):
             feddelavg(quad, Delta=1, alpha=bad, **kw)
-    with pytest.raises(ProblemError, match="eta must satisfy eta > 0"):
+    with pytest.raises(InputError, match="eta must satisfy eta > 0"):
         feddelavg(quad, Delta=1, alpha=0.5, eta=0.0, tau=4, K=2)
-    with pytest.raises(ProblemError, match="tau must be an integer"):
+    with pytest.raises(InputError, match="tau must be an integer"):
         feddelavg(quad, Delta=1, alpha=0.5, eta=0.1, tau=0, K=2)
-    with pytest.raises(ProblemError, match="Delta must be an integer"):
+    with pytest.raises(InputError, match="Delta must be an integer"):
         feddelavg(quad, Delta=1.5, alpha=0.5, **kw)
-    with pytest.raises(ProblemError, match="output_set"):
+    with pytest.raises(InputError, match="output_set"):
         feddelavg(quad, Delta=1, alpha=0.5, output_set="last", **kw)
-    with pytest.raises(ProblemError, match="noise_cov"):
+    with pytest.raises(InputError, match="noise_cov"):
         feddelavg(quad, Delta=1, alpha=0.5, gradient="sgd", **kw)
-    with pytest.raises(ProblemError, match="not finite.*eta"):
+    with pytest.raises(InputError, match="not finite.*eta"):
         feddelavg(quad, Delta=1, alpha=0.5, eta=50.0, tau=4, K=40)
 
 

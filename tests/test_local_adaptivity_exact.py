@@ -1,5 +1,7 @@
 """Exact analysis of paper 004 on quadratics: spec_004 §5.5 worked example and metamorphic laws."""
 import numpy as np
+
+from fltheory.validation import InputError
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -147,17 +149,17 @@ def test_spectral_radius_criterion(example_fed):
 
 
 def test_invalid_inputs_are_named(example_fed):
-    with pytest.raises(ProblemError, match="eta must be > 0"):
+    with pytest.raises(InputError, match="eta must be > 0"):
         exact.fixed_point(example_fed, eta=0.0, tau=5)
-    with pytest.raises(ProblemError, match="tau must be >= 1"):
+    with pytest.raises(InputError, match="tau must be >= 1"):
         exact.fixed_point(example_fed, eta=0.1, tau=0)
-    with pytest.raises(ProblemError, match="precond must be positive definite"):
+    with pytest.raises(InputError, match="precond must be positive definite"):
         exact.fixed_point(example_fed, eta=0.1, tau=5, precond=-JACOBI)
-    with pytest.raises(ProblemError, match="precond must be symmetric"):
+    with pytest.raises(InputError, match="precond must be symmetric"):
         exact.fixed_point(example_fed, eta=0.1, tau=5, precond=JACOBI + np.array([[0, 1], [0, 0]]))
     with pytest.raises(ValueError, match="correction must be one of"):
         exact.fixed_point(example_fed, eta=0.1, tau=5, correction="global")
-    with pytest.raises(ProblemError, match="alpha"):
+    with pytest.raises(InputError, match="alpha"):
         exact.round_map(example_fed, eta=0.1, tau=5, alpha=-1.0)
 
 

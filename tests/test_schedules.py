@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import fltheory as flt
 from fltheory import schedules as S
 from fltheory.schedules import ScheduleError
 
@@ -157,7 +158,7 @@ def test_first_n_arrivals_refuses_bad_input():
         S.first_n_arrivals(N=2, n=1, T=2, compute=np.array([1.0, np.nan]))
     with pytest.raises(ScheduleError, match="shape"):
         S.first_n_arrivals(N=2, n=1, T=2, compute=np.ones(3))
-    with pytest.raises(ScheduleError, match="K must be an integer"):
+    with pytest.raises(flt.InputTypeError, match="K must be an integer"):
         S.first_n_arrivals(N=2, n=1, T=2, K=1.5, compute=np.ones(2))
 
 

@@ -74,6 +74,7 @@ from typing import Any
 import numpy as np
 
 from ...backend import KeyedStream, asarray, namespace, to_numpy
+from ... import validation as V
 from ...problems import ProblemError, QuadraticFederation
 
 __all__ = [
@@ -89,6 +90,7 @@ __all__ = [
 ]
 
 OUTPUT_SETS = ("paper", "proof", "all")
+TAU_MAX = 10**7  # iterations per period (and periods K): a FedDelAvg run is K * tau iterations
 
 
 # --------------------------------------------------------------------------------------
@@ -101,23 +103,19 @@ def check_parameters(*, tau, Delta, alpha, eta, K=None, xp=np):
     ``alpha`` in (0, 1]; ``eta > 0``; ``K`` integer >= 1.  Errors name the parameter and the
     violated condition.
     """
-    if isinstance(tau, bool) or not float(tau).is_integer() or int(tau) < 1:
-        raise ProblemError(f"tau must be an integer >= 1; got tau={tau}")
-    tau = int(tau)
-    if K is not None and (isinstance(K, bool) or not float(K).is_integer() or int(K) < 1):
-        raise ProblemError(f"K must be an integer >= 1; got K={K}")
-    D = np.asarray(to_numpy(Delta))
-    if D.dtype.kind not in "iu" and not (D.dtype.kind == "f" and np.all(D == np.round(D))):
-        raise ProblemError(f"Delta must be an integer number of iterations; got Delta={Delta}")
+    tau = V.integer(tau, "tau", low=1, high=TAU_MAX)
+    if K is not None:
+        V.integer(K, "K", low=1, high=TAU_MAX)
+    D = V.array(to_numpy(Delta) if not isinstance(Delta, (list, tuple)) else Delta, "Delta", xp=np, kind="integer")
     if np.any(D < 0):
         raise ProblemError(f"Delta must satisfy Delta >= 0; got Delta={D.min()}")
     if np.any(D > tau):
         raise ProblemError(f"Delta must satisfy Delta <= tau (the delay cannot exceed the period); got Delta={D.max()} > tau={tau}")
-    a = asarray(alpha, xp)
-    if bool(xp.any(~xp.isfinite(a))) or bool(xp.any(a <= 0)) or bool(xp.any(a > 1)):
+    a = V.array(alpha, "alpha", xp=xp)
+    if bool(xp.any(a <= 0)) or bool(xp.any(a > 1)):
         raise ProblemError(f"alpha must satisfy 0 < alpha <= 1; got alpha in [{float(a.min())}, {float(a.max())}]")
-    e = asarray(eta, xp)
-    if bool(xp.any(~xp.isfinite(e))) or bool(xp.any(e <= 0)):
+    e = V.array(eta, "eta", xp=xp)
+    if bool(xp.any(e <= 0)):
         raise ProblemError(f"eta must satisfy eta > 0; got eta in [{float(e.min())}, {float(e.max())}]")
     return tau, xp.asarray(D.astype(np.int64)), a, e
 

@@ -53,6 +53,7 @@ import numpy as np
 
 from ...backend import asarray
 from ...linear import AffineMap, FixedPoint, Moments, spectral_radius
+from ... import validation as V
 from ...problems import ProblemError, QuadraticFederation
 
 __all__ = [
@@ -99,22 +100,29 @@ class LocalOperators:
     tau: Any
 
 
+TAU_MAX = 2**31 - 1  # local steps per round (the closed forms power in O(log tau))
+
+
+def _check_fed(fed):
+    if not isinstance(fed, QuadraticFederation):
+        raise V.InputTypeError(f"fed must be a QuadraticFederation; got {V.shown(fed)}")
+
+
 def _as_eta_tau(fed: QuadraticFederation, eta, tau):
+    _check_fed(fed)
     xp = fed.xp
-    eta = asarray(eta, xp)
+    eta = V.array(eta, "eta", xp=xp, low=0.0, open_low=True)
     if eta.ndim and eta.shape[-1] not in (1, fed.M):
         raise ProblemError(f"eta must be a scalar or have a last axis of size M={fed.M} (use shape (B, 1) for one eta per configuration); got shape {tuple(eta.shape)}")
-    if bool(xp.any(~(eta > 0))):
-        raise ProblemError("eta must be > 0 for every client")
-    tau_np = np.asarray(tau.get() if hasattr(tau, "get") else tau)
-    if tau_np.dtype.kind not in "iu" and not np.all(tau_np == np.round(tau_np)):
-        raise ProblemError(f"tau must be integers >= 1; got {tau_np}")
-    if np.any(tau_np < 1):
-        raise ProblemError(f"tau must be >= 1 for every client; got {tau_np}")
+    tau_np = V.array(tau.get() if hasattr(tau, "get") else tau, "tau", xp=np, kind="integer", low=1, high=TAU_MAX)
     if tau_np.ndim and tau_np.shape[-1] not in (1, fed.M):
         raise ProblemError(f"tau must be an int or have a last axis of size M={fed.M}; got shape {tau_np.shape}")
     batch = fed.batch_shape
-    shape = np.broadcast_shapes(batch + (fed.M,), eta.shape, tau_np.shape)
+    try:
+        shape = np.broadcast_shapes(batch + (fed.M,), eta.shape, tau_np.shape)
+    except ValueError:
+        raise ProblemError(f"eta {tuple(eta.shape)} and tau {tuple(tau_np.shape)} do not broadcast against the "
+                           f"federation's (batch, M) = {batch + (fed.M,)}") from None
     return xp.broadcast_to(eta, shape), xp.broadcast_to(xp.asarray(tau_np.astype(np.int64)), shape)
 
 
@@ -149,7 +157,7 @@ def local_operators(fed: QuadraticFederation, *, eta, tau, precond=None) -> Loca
         Ph = Pmh = xp.broadcast_to(xp.eye(d), fed.H.shape)
         S = fed.H
     else:
-        P = asarray(precond, xp)
+        P = V.array(precond, "precond", xp=xp, min_ndim=3)
         if P.shape[-3:] != (fed.M, d, d):
             raise ProblemError(f"precond must have shape (..., M={fed.M}, d={d}, d={d}); got {tuple(P.shape)}")
         Ph, Pmh = _sqrt_spd(P, xp)
@@ -187,7 +195,7 @@ def round_operators(fed: QuadraticFederation, *, eta, tau, precond=None) -> Roun
     if precond is None:
         PH, Pinv = fed.H, xp.broadcast_to(I, fed.H.shape)
     else:
-        P = asarray(precond, xp)
+        P = V.array(precond, "precond", xp=xp, min_ndim=3)
         if P.shape[-3:] != (fed.M, d, d):
             raise ProblemError(f"precond must have shape (..., M={fed.M}, d={d}, d={d}); got {tuple(P.shape)}")
         Ph, Pmh = _sqrt_spd(P, xp)  # validates SPD (elementwise for diagonal P)
@@ -213,8 +221,7 @@ def client_maps(fed: QuadraticFederation, *, eta, tau, precond=None) -> AffineMa
 
 
 def _check_correction(correction: str):
-    if correction not in CORRECTIONS:
-        raise ValueError(f"correction must be one of {CORRECTIONS}; got {correction!r}")
+    V.choice(correction, "correction", CORRECTIONS)
 
 
 def _Cc(fed: QuadraticFederation, ops: LocalOperators, correction: str):
@@ -248,9 +255,7 @@ def round_map(fed: QuadraticFederation, *, eta, tau, alpha=1.0, precond=None, co
 def _round_map(fed: QuadraticFederation, ops: RoundOperators, alpha, correction: str) -> AffineMap:
     xp = fed.xp
     C, c = _Cc(fed, ops, correction)
-    a = asarray(alpha, xp)
-    if bool(xp.any(~(a > 0))):
-        raise ProblemError("alpha (server learning rate) must be > 0")
+    a = V.array(alpha, "alpha", xp=xp, low=0.0, open_low=True)
     a = a[..., None]
     return AffineMap(xp.eye(fed.d) - a[..., None] * C, a * c)
 
@@ -260,7 +265,10 @@ def fixed_point(fed: QuadraticFederation, *, eta, tau, precond=None, correction:
 
     Theorem 2 (paper 004, eq. (94)); exact.  Independent of the server rate ``alpha`` (and of
     ``N_s`` for joint correction).  ``residual`` is ``||C x - c||``, the norm of the
-    pseudo-gradient at ``x`` (the Fig. 1(a) quantity for ``none``).
+    pseudo-gradient at ``x`` (the Fig. 1(a) quantity for ``none``).  ``spectral_radius`` is that
+    of the round map with server rate ``alpha = 1`` and ``converges`` says whether those rounds
+    reach ``x``; where they do not, ``x`` is a fixed point of a divergent map (``alpha_max``
+    gives the server rates that do converge, if any).
     """
     _check_correction(correction)
     ops = round_operators(fed, eta=eta, tau=tau, precond=precond)
@@ -270,7 +278,8 @@ def fixed_point(fed: QuadraticFederation, *, eta, tau, precond=None, correction:
     if not bool(xp.all(xp.isfinite(x))):
         raise ProblemError("sum_i w_i (I - K_i) is singular: no unique fixed point (Theorem 2 needs it invertible, E13)")
     r = xp.einsum("...ij,...j->...i", C, x) - c
-    return FixedPoint(x, xp.sqrt((r * r).sum(axis=-1)))
+    rho = spectral_radius(xp.eye(fed.d) - C)   # the round map of FedOpt with server rate alpha = 1
+    return FixedPoint(x, xp.sqrt((r * r).sum(axis=-1)), spectral_radius=rho, converges=rho < 1)
 
 
 def small_eta_limit(fed: QuadraticFederation, *, tau, gamma=1.0, precond=None, correction: str = "none"):
