@@ -226,7 +226,7 @@ def test_errors(quad):
     with pytest.raises(InputError, match="Delta must satisfy Delta >= 0"):
         feddelavg(quad, Delta=-1, alpha=0.5, **kw)
     for bad in (0.0, -0.2, 1.5, np.nan):
-        with pytest.raises(InputError, match="alpha must satisfy 0 < alpha <= 1"):
+        with pytest.raises(InputError, match="alpha must (satisfy 0 < alpha <= 1|be finite)"):
             feddelavg(quad, Delta=1, alpha=bad, **kw)
     with pytest.raises(InputError, match="eta must satisfy eta > 0"):
         feddelavg(quad, Delta=1, alpha=0.5, eta=0.0, tau=4, K=2)
