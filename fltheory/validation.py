@@ -205,7 +205,7 @@ def array(value: Any, name: str, *, xp=None, ndim: int | None = None, min_ndim: 
     if kind == "integer":
         if k == "f":
             if bool(xp.any(~xp.isfinite(arr))) or bool(xp.any(arr != xp.round(arr))):
-                raise InputTypeError(f"{name} must hold integers; got non-integral values")
+                raise InputTypeError(f"{name} must be an integer or an array of integers; got non-integral values")
             arr = arr.astype(xp.int64)
     elif k in "iu":
         arr = arr.astype(xp.float64)

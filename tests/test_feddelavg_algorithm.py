@@ -1,7 +1,7 @@
 """FedDelAvg simulator (spec_001 §2): reductions, conventions, batching, invariants, errors."""
 import numpy as np
 
-from fltheory.validation import InputError
+from fltheory.validation import FLTheoryError, InputError
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -232,7 +232,7 @@ def test_errors(quad):
         feddelavg(quad, Delta=1, alpha=0.5, eta=0.0, tau=4, K=2)
     with pytest.raises(InputError, match="tau must be an integer"):
         feddelavg(quad, Delta=1, alpha=0.5, eta=0.1, tau=0, K=2)
-    with pytest.raises(InputError, match="Delta must be an integer"):
+    with pytest.raises(FLTheoryError, match="Delta must be an integer"):
         feddelavg(quad, Delta=1.5, alpha=0.5, **kw)
     with pytest.raises(InputError, match="output_set"):
         feddelavg(quad, Delta=1, alpha=0.5, output_set="last", **kw)
