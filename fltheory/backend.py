@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from .validation import InputError, InputTypeError
+
 __all__ = [
     "namespace",
     "get_backend",
@@ -62,7 +64,7 @@ def get_backend(name: str) -> ModuleType:
                 "install the extra: pip install 'fltheory[gpu]'"
             ) from exc
         return cupy
-    raise ValueError(f"backend must be 'numpy' or 'cupy', got {name!r}")
+    raise InputError(f"backend must be 'numpy' or 'cupy', got {name!r}")
 
 
 def namespace(*arrays: Any, backend: str | None = None) -> ModuleType:
@@ -81,7 +83,7 @@ def namespace(*arrays: Any, backend: str | None = None) -> ModuleType:
     try:
         compat = array_namespace(*arrays)
     except TypeError as exc:
-        raise TypeError(f"inputs mix array libraries: {sorted({type(a).__module__ for a in arrays})}") from exc
+        raise InputTypeError(f"inputs mix array libraries: {sorted({type(a).__module__ for a in arrays})}") from exc
     if is_cupy_namespace(compat):
         return get_backend("cupy")
     return np
@@ -135,7 +137,7 @@ class KeyedStream:
 
     def __init__(self, seed: int, purpose: str | int = 0):
         if int(seed) < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed}")
+            raise InputError(f"seed must be a non-negative integer, got {seed}")
         self.seed = int(seed)
         self.purpose = purpose
         with np.errstate(over="ignore"):

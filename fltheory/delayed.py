@@ -484,7 +484,7 @@ def schedule_moments(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0
     d = fed.d
     R = _ring_size(schedule.steps(T)) if T else 1
     x_star = fed.x_star
-    y0 = xp.broadcast_to(V.array(x0, "x0", xp=xp, shape=(d,)) - x_star, (B, d))
+    y0 = xp.broadcast_to(V.array(x0, "x0", xp=xp, ndim=1, shape=(d,)) - x_star, (B, d))
     second0 = y0[:, :, None] * y0[:, None, :]
     if cov0 is not None:
         second0 = second0 + asarray(cov0, xp)
@@ -555,7 +555,7 @@ def random_participation_moments(fed, local: LocalSGD, *, eta: float, T: int, x0
     V.check_size((T + 1) * int(np.prod(batch or (1,))) * d * d + int(np.prod(batch or (1,))) * (R * d) ** 2,
                  "the exact moments")
     r = runs.q[0] + (P @ x_star[..., None, :, None])[..., 0]        # Delta = P y + r, y = x - x*
-    y0 = xp.broadcast_to(V.array(x0, "x0", xp=xp, shape=(d,)) - x_star, batch + (d,))
+    y0 = xp.broadcast_to(V.array(x0, "x0", xp=xp, ndim=1, shape=(d,)) - x_star, batch + (d,))
     second0 = y0[..., :, None] * y0[..., None, :]
     if cov0 is not None:
         second0 = second0 + asarray(cov0, xp)
@@ -580,7 +580,9 @@ def step_maps(fed, schedule: Schedule, local: LocalSGD, *, eta: float, steps: Se
     (or the federation's).
     """
     xp = fed.xp
-    lam = int(schedule.max_staleness.max(initial=0)) if lam is None else int(lam)
+    _check_types(fed, schedule, local)
+    eta = V.real(eta, "eta", low=0.0, open_low=True)
+    lam = int(schedule.max_staleness.max(initial=0)) if lam is None else V.integer(lam, "lam", low=0, high=10**4)
     if lam < int(schedule.max_staleness.max(initial=0)):
         raise ScheduleError(f"lam={lam} is smaller than the schedule's largest staleness")
     B, cfg_batch = _check_batch(fed, schedule)
@@ -609,7 +611,10 @@ def period_map(fed, schedule: Schedule, local: LocalSGD, *, eta: float, period: 
     radius is the exact asymptotic contraction per period and its fixed point
     ``(x, x, ..., x)``-shaped limit is the exact limit of the method (at that phase).
     """
-    if period < 1 or offset < 0 or offset + 2 * period > schedule.T:
+    period = V.integer(period, "period", low=1, high=10**7)
+    offset = V.integer(offset, "offset", low=0, high=10**9)
+    eta = V.real(eta, "eta", low=0.0, open_low=True)
+    if offset + 2 * period > schedule.T:
         raise ScheduleError(f"need period >= 1 and offset + 2*period <= T={schedule.T}")
     a = slice(offset, offset + period)
     b = slice(offset + period, offset + 2 * period)
@@ -636,13 +641,18 @@ def sampled_schedule(*, N: int, T: int, seeds, n: int | None = None, p=None, wei
     update starts from ``max(0, t - D)``.  This is the random process whose expectation
     :func:`random_participation_moments` computes exactly.
     """
-    seeds = np.asarray(seeds, dtype=np.int64).reshape(-1)
-    pd = np.asarray(delay_probs, float)
+    seeds = V.array(seeds, "seeds", xp=np, kind="integer", low=0).reshape(-1)
+    N = V.integer(N, "N", low=1, high=10**7)
+    T = V.integer(T, "T", low=0, high=10**9)
+    pd = V.array(delay_probs, "delay_probs", xp=np, low=0.0)
     if pd.ndim not in (1, 2) or np.any(pd < 0) or not np.allclose(pd.sum(axis=-1), 1.0):
         raise ScheduleError("delay_probs must be probabilities ((L,) or (N, L)) summing to 1")
     if (n is None) == (p is None):
         raise ScheduleError("give exactly one of n (draws with replacement) or p (Bernoulli participation)")
+    if n is not None:
+        n = V.integer(n, "n", low=1, high=10**6)
     B = seeds.size
+    V.check_size(B * T * max(N, n or 0), "the sampled schedule")
     sd, rd = seeds[:, None, None], np.arange(T)[None, :, None]
     if n is not None:
         u = KeyedStream(0, "client draws").uniform(config=sd, round=rd, client=0, size=(n,)).reshape(B, T, n)
@@ -651,8 +661,10 @@ def sampled_schedule(*, N: int, T: int, seeds, n: int | None = None, p=None, wei
         np.add.at(counts, (np.arange(B)[:, None, None], np.arange(T)[None, :, None], draws), 1.0)
         weight = counts / n
     else:
-        pp = np.broadcast_to(np.asarray(p, float), (N,))
-        w = np.full(N, 1.0 / N) if weights is None else np.asarray(weights, float)
+        pp = np.broadcast_to(V.array(p, "p", xp=np, low=0.0, open_low=True, high=1.0), (N,))
+        from .problems import validate_weights  # noqa: PLC0415
+
+        w = np.full(N, 1.0 / N) if weights is None else validate_weights(weights)
         u = KeyedStream(0, "participation").uniform(config=sd, round=rd, client=np.arange(N)[None, None, :])
         counts = (u < pp).astype(float)
         weight = counts * (w / pp)
@@ -686,7 +698,7 @@ def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x
     _refuse_shared_noise(fed, schedule)
     B, cfg_batch = _check_batch(fed, schedule)
     d, U = fed.d, schedule.U
-    x0 = V.array(x0, "x0", xp=xp, shape=(d,))
+    x0 = V.array(x0, "x0", xp=xp, ndim=1, shape=(d,))
     if return_trajectory:
         V.check_size((T + 1) * B * d, "the trajectory")
     R = _ring_size(schedule.steps(T)) if T else 1

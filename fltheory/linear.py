@@ -114,7 +114,8 @@ class AffineMap:
             raise LinearMapError(f"A must have shape (..., n, n); got {tuple(A.shape)}")
         b = xp.zeros(A.shape[:-1]) if b is None else V.array(b, "b", xp=xp, min_ndim=1)
         if b.shape[-1] != A.shape[-1]:
-            raise LinearMapError(f"b must have shape (..., n={A.shape[-1]}); got {tuple(b.shape)}")
+            raise LinearMapError(f"b must have shape (..., n={A.shape[-1]}) to match A of shape {tuple(A.shape)}; "
+                                 f"got {tuple(b.shape)}")
         self.A, self.b = A, b
 
     # -------------------------------------------------------------- basics

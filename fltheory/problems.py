@@ -151,7 +151,8 @@ class QuadraticFederation(_Federation):
             raise ProblemError(f"H must have at least one client and one dimension; got shape {tuple(H.shape)}")
         x_opt = V.array(self.x_opt, "x_opt", xp=xp, min_ndim=2)
         if x_opt.shape[-2:] != (M, d):
-            raise ProblemError(f"x_opt must have shape (..., M={M}, d={d}); got {tuple(x_opt.shape)}")
+            raise ProblemError(f"x_opt must have shape (..., M={M}, d={d}) to match H of shape {tuple(H.shape)}; "
+                               f"got {tuple(x_opt.shape)}")
         try:
             np.broadcast_shapes(H.shape[:-3], x_opt.shape[:-2])
         except ValueError:

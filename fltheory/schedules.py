@@ -208,9 +208,7 @@ class Schedule:
         if client.ndim != 3 or start.shape != client.shape:
             raise ScheduleError(f"client and start must both have shape (B, T, U); got {client.shape} and {start.shape}")
         B, T, U = client.shape
-        N = int(self.N)
-        if N < 1:
-            raise ScheduleError(f"N must be >= 1, got {self.N}")
+        N = V.integer(self.N, "N", low=1, high=10**9)
         empty = client < 0
         if np.any(empty != (start < 0)):
             raise ScheduleError("client and start must mark the same slots empty (-1)")

@@ -240,8 +240,9 @@ class Statement:
 
         _flag(check, "check")
         _real(rtol, "rtol", low=0.0)
+        arrays = [v for v in values.values() if hasattr(v, "__array_namespace__") or isinstance(v, np.ndarray)]
         try:
-            xp = namespace(*(v for v in values.values() if not isinstance(v, (str, bytes))), backend=backend)
+            xp = namespace(*arrays, backend=backend)
         except TypeError as exc:
             raise InputTypeError(f"{self.name}: {exc}") from None
         module = "cupy" if xp.__name__ == "cupy" else "numpy"

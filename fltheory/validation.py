@@ -172,13 +172,13 @@ def check_size(n_elements: int, what: str, *, limit: int = MAX_ELEMENTS, hint: s
 
 def array(value: Any, name: str, *, xp=None, ndim: int | None = None, min_ndim: int | None = None,
           shape: tuple | None = None, kind: str = "real", finite: bool = True, low: float | None = None,
-          high: float | None = None, open_low: bool = False) -> Any:
+          high: float | None = None, open_low: bool = False, empty: bool = False) -> Any:
     """``value`` as an array of namespace ``xp`` (NumPy by default), checked.
 
     ``kind`` is ``"real"`` (float32 kept, other real dtypes become float64) or ``"integer"``
     (integral values only).  ``shape`` may contain ``None`` for a free axis; it matches the
     trailing axes.  Text, objects, complex and bool arrays are refused, and so is NaN/inf when
-    ``finite``.
+    ``finite``, and an empty array unless ``empty``.
     """
     from .backend import namespace  # noqa: PLC0415 - avoid an import cycle
 
@@ -202,11 +202,15 @@ def array(value: Any, name: str, *, xp=None, ndim: int | None = None, min_ndim: 
         raise InputTypeError(f"{name} must be real; got complex dtype {arr.dtype}")
     if k == "b":
         raise InputTypeError(f"{name} must be an array of numbers; got booleans")
+    if arr.size == 0 and not empty:
+        raise InputError(f"{name} must not be empty; got shape {tuple(arr.shape)}")
     if kind == "integer":
         if k == "f":
             if bool(xp.any(~xp.isfinite(arr))) or bool(xp.any(arr != xp.round(arr))):
                 raise InputTypeError(f"{name} must be an integer or an array of integers; got non-integral values")
-            arr = arr.astype(xp.int64)
+        if k in "fu" and arr.size and float(xp.abs(arr).max()) > 2.0**62:
+            raise InputError(f"{name} must hold integers of magnitude <= 2**62; largest is {float(xp.abs(arr).max()):g}")
+        arr = arr.astype(xp.int64)
     elif k in "iu":
         arr = arr.astype(xp.float64)
     elif arr.dtype not in (xp.float32, xp.float64):

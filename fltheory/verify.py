@@ -38,6 +38,8 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from .validation import InputError
+
 __all__ = ["Sample", "Verdict", "Check", "register", "registry", "run", "Report", "PAPERS"]
 
 PAPERS = ("local_adaptivity", "feddelavg")
@@ -123,11 +125,11 @@ class Check:
         description: str = "",
     ):
         if expected not in STATUSES:
-            raise ValueError(f"expected must be one of {STATUSES}, got {expected!r}")
+            raise InputError(f"expected must be one of {STATUSES}, got {expected!r}")
         self.name, self.paper, self.statement, self.sampler = name, paper, statement, sampler
         self.relation = relation or (statement.relation if statement is not None else "==")
         if self.relation not in ("<=", ">=", "=="):
-            raise ValueError(f"relation must be '<=', '>=' or '==', got {self.relation!r}")
+            raise InputError(f"relation must be '<=', '>=' or '==', got {self.relation!r}")
         self.variant = variant or (statement.status if statement is not None else "identity")
         self.expected, self.rtol, self.atol, self.tight_tol = expected, rtol, atol, tight_tol
         self.description = description or (statement.describe() if statement is not None else name)
@@ -207,7 +209,7 @@ _REGISTRY: dict[str, Check] = {}
 def register(check: Check) -> Check:
     """Add a check to the registry (its name must be unique)."""
     if check.name in _REGISTRY and _REGISTRY[check.name] is not check:
-        raise ValueError(f"a check named {check.name!r} is already registered")
+        raise InputError(f"a check named {check.name!r} is already registered")
     _REGISTRY[check.name] = check
     return check
 
@@ -217,7 +219,7 @@ def registry(papers: Iterable[str] | None = None) -> list[Check]:
     wanted = tuple(PAPERS if papers is None else papers)
     for p in wanted:
         if p not in PAPERS:
-            raise ValueError(f"unknown paper {p!r}; known: {PAPERS}")
+            raise InputError(f"unknown paper {p!r}; known: {PAPERS}")
         importlib.import_module(f"fltheory.papers.{p}.checks")
     return [c for c in _REGISTRY.values() if c.paper in wanted]
 

@@ -1,6 +1,7 @@
 """Shared test configuration: hypothesis profiles and the array-backend fixture.
 
-Profiles: ``ci`` (bounded examples, no deadline; the default) and ``dev`` (more examples).
+Profiles: ``ci`` (bounded examples, no deadline; the default), ``dev`` (more examples) and ``fuzz``
+(the door fuzz suite at 200 draws per parameter).
 Choose with ``HYPOTHESIS_PROFILE=dev``.  The ``xp`` fixture runs a test on NumPy and, when CuPy
 is importable and a GPU is present, on CuPy too.
 """
@@ -16,6 +17,9 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 settings.register_profile("dev", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# the door fuzz suite (tests/test_doors.py) draws FUZZ_EXAMPLES bad values per (entry, parameter); this profile
+# raises it to 200 (over 10^4 calls) and lets hypothesis explore instead of replaying a fixed sequence
+settings.register_profile("fuzz", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

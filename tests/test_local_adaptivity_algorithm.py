@@ -286,7 +286,7 @@ def test_weighted_sampling_with_uniform_aggregation_is_unbiased(example_fed):
 ])
 def test_bad_input_raises(example_fed, kwargs, match):
     base = dict(x0=np.zeros(2), rounds=1, eta=0.1, tau=2)
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(flt.FLTheoryError, match=match):   # InputError (ValueError) or InputTypeError (TypeError)
         fedopt(example_fed, **{**base, **kwargs})
 
 

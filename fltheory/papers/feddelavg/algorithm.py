@@ -285,9 +285,23 @@ def feddelavg(
     record : also return a ``FedDelAvgRecord`` (the lemma quantities and effective constants).
     trajectory : also return every iterate (memory ``T M d`` per configuration).
     """
+    from ...problems import LogisticFederation  # noqa: PLC0415
+
+    if not isinstance(fed, (QuadraticFederation, LogisticFederation)):
+        raise V.InputTypeError(f"fed must be a QuadraticFederation or a LogisticFederation; got {V.shown(fed)}")
     xp = namespace(getattr(fed, "H", None) if isinstance(fed, QuadraticFederation) else fed.X)
+    K = V.integer(K, "K", low=1, high=TAU_MAX)
     tau, Delta, alpha, eta = check_parameters(tau=tau, Delta=Delta, alpha=alpha, eta=eta, K=K, xp=xp)
-    K = int(K)
+    if K * tau > 10**9:
+        raise ProblemError(f"K * tau = {K * tau:,} iterations is over the limit of 10**9 for one run; use fewer "
+                           "periods (the exact period map gives long horizons in O(log K) products)")
+    V.choice(output_set, "output_set", OUTPUT_SETS)
+    record, trajectory = V.flag(record, "record"), V.flag(trajectory, "trajectory")
+    seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
+    if n_seeds is not None:
+        n_seeds = V.integer(n_seeds, "n_seeds", low=1, high=10**9)
+    if batch_size is not None:
+        batch_size = V.integer(batch_size, "batch_size", low=1, high=10**9)
     _output_range(output_set, K)
     mode = _gradient_mode(fed, gradient, batch_size)
     M, d = fed.M, fed.d

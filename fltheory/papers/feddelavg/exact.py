@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import validation as V
 from ...backend import asarray, namespace, to_numpy
 from ...linear import AffineMap
 from ...problems import ProblemError, QuadraticFederation
@@ -226,12 +227,18 @@ class ExactTrajectory:
 def exact_trajectory(fed, *, eta, tau, Delta, alpha, K: int, w_init=None) -> ExactTrajectory:
     """The states at the send times, by iterating the period map (the last period without a sync
     when Delta = 0).  Batched over fed, eta, Delta, alpha; equals ``feddelavg`` to rounding."""
+    if not isinstance(fed, QuadraticFederation):
+        raise V.InputTypeError(f"fed must be a QuadraticFederation; got {V.shown(fed)}")
     xp = fed.xp
+    K = V.integer(K, "K", low=1, high=10**7)
     _, D, alpha, _ = check_parameters(tau=tau, Delta=Delta, alpha=alpha, eta=eta, K=K, xp=xp)
+    V.check_size((K + 1) * fed.M * fed.d * max(1, int(np.prod(np.broadcast_shapes(fed.batch_shape, D.shape,
+                                                                                   alpha.shape)))),
+                 "the exact trajectory", hint="use the period map's power for one late period")
     pen = period_pencil(fed, eta=eta, tau=tau, Delta=Delta)
     sync = pen.at(alpha)
     M, d = fed.M, fed.d
-    x0 = xp.zeros(d) if w_init is None else asarray(w_init, xp)
+    x0 = xp.zeros(d) if w_init is None else V.array(w_init, "w_init", xp=xp, shape=(d,))
     z = xp.broadcast_to(x0[..., None, :], x0.shape[:-1] + (M, d)).reshape(x0.shape[:-1] + (M * d,))
     z = xp.broadcast_to(z, np.broadcast_shapes(z.shape, sync.b.shape))
     zs = [z]
@@ -288,12 +295,12 @@ def exact_optimal_alpha(fed, *, eta, tau, Delta, objective: str = "gap", grid=No
     it is at least as good.  Exact up to that 1-D search (a global minimum if the objective is
     unimodal between grid points).
     """
-    if objective not in ("gap", "rate"):
-        raise ProblemError(f"objective must be 'gap' or 'rate'; got {objective!r}")
+    V.choice(objective, "objective", ("gap", "rate"))
+    tol = max(V.tolerance(tol, "tol"), 1e-15)   # golden-section search cannot resolve alpha past round-off
     xp = fed.xp
     pen = period_pencil(fed, eta=eta, tau=tau, Delta=Delta)
     cfg = pen.b0.shape[:-1]
-    g = xp.asarray(DEFAULT_GRID if grid is None else np.unique(np.asarray(grid, float)))
+    g = xp.asarray(DEFAULT_GRID if grid is None else np.unique(V.array(grid, "grid", xp=np, ndim=1)))
     if bool(xp.any(g <= 0)) or bool(xp.any(g > 1)):
         raise ProblemError("grid values must satisfy 0 < alpha <= 1")
     vals = _objective(pen, fed, g.reshape((-1,) + (1,) * len(cfg)), objective, xp)  # (G, ...)
@@ -308,7 +315,9 @@ def exact_optimal_alpha(fed, *, eta, tau, Delta, objective: str = "gap", grid=No
     dd = lo + invphi * (hi - lo)
     fc = _objective(pen, fed, c, objective, xp)
     fd = _objective(pen, fed, dd, objective, xp)
-    while float(xp.max(hi - lo)) > tol:
+    for _ in range(200):                     # each step shrinks the bracket by 0.618: 200 reach 1e-42
+        if float(xp.max(hi - lo)) <= tol:
+            break
         left = fc < fd  # minimum in [lo, dd]
         hi = xp.where(left, dd, hi)
         lo = xp.where(left, lo, c)

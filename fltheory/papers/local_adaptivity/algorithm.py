@@ -65,6 +65,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import validation as V
 from ...backend import KeyedStream, asarray, namespace
 from ...problems import validate_weights
 
@@ -162,23 +163,15 @@ class _Setup:
 
 
 def _choice(name, value, options):
-    if value not in options:
-        raise ValueError(f"{name} must be one of {options}; got {value!r}")
-    return value
+    return V.choice(value, name, options)
 
 
 def _beta(name, value):
-    value = float(value)
-    if not 0.0 <= value < 1.0:
-        raise ValueError(f"{name} must satisfy 0 <= {name} < 1; got {value}")
-    return value
+    return V.real(value, name, low=0.0, high=1.0, open_high=True)
 
 
 def _positive(name, value, xp):
-    arr = asarray(value, xp)
-    if arr.dtype.kind not in "biuf" or bool(xp.any(~xp.isfinite(arr))) or bool(xp.any(arr <= 0)):
-        raise ValueError(f"{name} must be finite and > 0; got {value!r}")
-    return arr.astype(xp.float64)
+    return V.array(value, name, xp=xp, low=0.0, open_low=True).astype(xp.float64)
 
 
 def _factor(cov, xp):
@@ -197,56 +190,55 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
            n_mode, noise, seed, config, client_ids, extra_batch=()):
     for attr in ("grad_clients", "weights", "M", "d"):
         if not hasattr(problem, attr):
-            raise TypeError(f"problem must provide {attr!r} (see the module docstring)")
+            raise V.InputTypeError(f"problem must provide {attr!r} (see the module docstring); got {V.shown(problem)}")
     M, d = int(problem.M), int(problem.d)
     xp = namespace(problem.weights)
     validate_weights(problem.weights, xp)
     client_opt = _choice("client_opt", client_opt, CLIENT_OPTS)
     n_mode = _choice("n_mode", n_mode, ("exact", "alg1"))
-    x0 = asarray(x0, xp)
-    if x0.ndim < 1 or x0.shape[-1] != d:
-        raise ValueError(f"x0 must have shape (..., d={d}); got {tuple(x0.shape)}")
+    x0 = V.array(x0, "x0", xp=xp, min_ndim=1)
+    if x0.shape[-1] != d:
+        raise V.InputError(f"x0 must have shape (..., d={d}); got {tuple(x0.shape)}")
     eta = _positive("eta", eta, xp)
     if eta.ndim == 0:
         eta = xp.full((M,), float(eta))
     if eta.shape[-1] not in (1, M):
-        raise ValueError(f"eta must be a scalar or have shape (..., M={M}); got {tuple(eta.shape)}")
-    tau_arr = asarray(tau, xp)
-    if tau_arr.dtype.kind == "f" and bool(xp.all(tau_arr == xp.round(tau_arr))):
-        tau_arr = tau_arr.astype(xp.int64)
-    if tau_arr.dtype.kind not in "iu" or bool(xp.any(tau_arr < 1)):
-        raise ValueError(f"tau must be integers >= 1; got {tau!r}")
+        raise V.InputError(f"eta must be a scalar or have shape (..., M={M}); got {tuple(eta.shape)}")
+    tau_arr = V.array(tau, "tau", xp=xp, kind="integer", low=1, high=10**6)
     if tau_arr.ndim == 0:
         tau_arr = xp.full((M,), int(tau_arr), dtype=xp.int64)
     if tau_arr.shape[-1] not in (1, M):
-        raise ValueError(f"tau must be an integer or have shape (..., M={M}); got {tuple(tau_arr.shape)}")
+        raise V.InputError(f"tau must be an integer or have shape (..., M={M}); got {tuple(tau_arr.shape)}")
     P = Pinv = None
     if client_opt == "precond":
         if precond is None:
-            raise ValueError('precond (..., M, d, d) SPD matrices P_i are required for client_opt="precond"')
-        P = asarray(precond, xp)
-        if P.ndim < 3 or P.shape[-3:] != (M, d, d):
-            raise ValueError(f"precond must have shape (..., M={M}, d={d}, d={d}); got {tuple(P.shape)}")
+            raise V.InputError('precond (..., M, d, d) SPD matrices P_i are required for client_opt="precond"')
+        P = V.array(precond, "precond", xp=xp, min_ndim=3)
+        if P.shape[-3:] != (M, d, d):
+            raise V.InputError(f"precond must have shape (..., M={M}, d={d}, d={d}); got {tuple(P.shape)}")
         if float(xp.max(xp.abs(P - P.swapaxes(-1, -2)))) > 1e-12 * max(float(xp.max(xp.abs(P))), 1.0):
-            raise ValueError("precond must be symmetric (P_i SPD)")
+            raise V.InputError("precond must be symmetric (P_i SPD)")
         if bool(xp.any(xp.linalg.eigvalsh(P)[..., 0] <= 0)):
-            raise ValueError("precond must be positive definite (P_i SPD)")
+            raise V.InputError("precond must be positive definite (P_i SPD)")
         Pinv = xp.linalg.inv(P)
     elif precond is not None:
-        raise ValueError(f'precond is only used with client_opt="precond"; got client_opt={client_opt!r}')
+        raise V.InputError(f'precond is only used with client_opt="precond"; got client_opt={client_opt!r}')
     beta1 = _beta("beta1", _BETA1_DEFAULT[client_opt] if beta1 is None else beta1)
     beta2 = _beta("beta2", 0.999 if beta2 is None else beta2)
-    v0 = float(_V0_DEFAULT.get(client_opt, 0.0) if v0 is None else v0)
-    eps = float(1e-7 if eps is None else eps)
+    v0 = V.real(_V0_DEFAULT.get(client_opt, 0.0) if v0 is None else v0, "v0", low=0.0)
+    eps = V.real(1e-7 if eps is None else eps, "eps", low=0.0)
+    bias_correction = V.flag(bias_correction, "bias_correction")
+    noise = V.flag(noise, "noise")
+    seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
     if v0 < 0 or eps < 0:
-        raise ValueError(f"v0 and eps must be >= 0; got v0={v0}, eps={eps}")
+        raise V.InputError(f"v0 and eps must be >= 0; got v0={v0}, eps={eps}")
     if client_opt in _ADAPTIVE and v0 == 0 and eps == 0:
-        raise ValueError("v0 and eps must not both be 0 for an adaptive client_opt (P = 1/(sqrt(v)+eps) would be 1/0)")
+        raise V.InputError("v0 and eps must not both be 0 for an adaptive client_opt (P = 1/(sqrt(v)+eps) would be 1/0)")
     batch = tuple(np.broadcast_shapes(
         tuple(getattr(problem, "batch_shape", problem.weights.shape[:-1])), x0.shape[:-1], eta.shape[:-1],
         tau_arr.shape[:-1], () if P is None else P.shape[:-3], tuple(extra_batch)))
     if int(seed) < 0:
-        raise ValueError(f"seed must be a non-negative integer; got {seed}")
+        raise V.InputError(f"seed must be a non-negative integer; got {seed}")
     if config is None:
         config = xp.arange(prod(batch), dtype=xp.int64).reshape(batch)
     config = xp.broadcast_to(asarray(config, xp), batch)
@@ -434,24 +426,22 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
     server_opt = _choice("server_opt", server_opt, SERVER_OPTS)
     sampling_scheme = _choice("sampling_scheme", sampling_scheme, ("uniform", "weighted"))
     aggregation = _choice("aggregation", aggregation, ("weights", "uniform"))
-    if int(rounds) != rounds or rounds < 0:
-        raise ValueError(f"rounds must be an integer >= 0; got {rounds!r}")
-    if int(record_every) != record_every or record_every < 1:
-        raise ValueError(f"record_every must be an integer >= 1; got {record_every!r}")
+    rounds = V.integer(rounds, "rounds", low=0, high=10**8)
+    record_every = V.integer(record_every, "record_every", low=1, high=10**8)
     xp0 = namespace(problem.weights)
     alpha = _positive("alpha", alpha, xp0)
     s, x = _setup(problem, x0, eta=eta, tau=tau, client_opt=client_opt, precond=precond, beta1=beta1, beta2=beta2,
                   v0=v0, eps=eps, bias_correction=bias_correction, n_mode=n_mode, noise=noise, seed=seed,
                   config=config, client_ids=client_ids, extra_batch=alpha.shape)
     M = s.M
-    if sampling is not None and (int(sampling) != sampling or not 1 <= sampling <= M):
-        raise ValueError(f"sampling must be None or an integer in [1, M={M}]; got {sampling!r}")
+    if sampling is not None:
+        sampling = V.integer(sampling, "sampling", low=1, high=M)
     sb1 = _beta("server_beta1", server_beta1)
     sb2 = _beta("server_beta2", server_beta2)
-    server_eps = float(server_eps)
-    server_v0 = server_eps**2 if server_v0 is None else float(server_v0)
-    if server_opt in ("adagrad", "adam", "yogi") and (server_eps < 0 or server_v0 < 0 or server_eps + server_v0 == 0):
-        raise ValueError(f"server_eps and server_v0 must be >= 0 and not both 0; got {server_eps}, {server_v0}")
+    server_eps = V.real(server_eps, "server_eps", low=0.0)
+    server_v0 = server_eps**2 if server_v0 is None else V.real(server_v0, "server_v0", low=0.0)
+    if server_opt in ("adagrad", "adam", "yogi") and server_eps + server_v0 == 0:
+        raise V.InputError(f"server_eps and server_v0 must not both be 0 for server_opt={server_opt!r}")
     xp = s.xp
     a = alpha[..., None]
     x = xp.broadcast_to(x, s.batch + (s.d,)).astype(xp.float64).copy()
@@ -515,7 +505,7 @@ def fedopt_loop(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None
     from ...backend import to_numpy  # noqa: PLC0415
 
     if not (hasattr(problem, "H") and hasattr(problem, "x_opt")):
-        raise TypeError("fedopt_loop needs a QuadraticFederation (H, x_opt)")
+        raise V.InputTypeError("fedopt_loop needs a QuadraticFederation (H, x_opt)")
     _choice("client_opt", client_opt, ("sgd", "precond", "adagrad"))
     _choice("correction", correction, ("none", "local", "joint"))
     M, d = problem.M, problem.d

@@ -83,7 +83,7 @@ import sympy as sp
 from ...backend import asarray, namespace
 from ...problems import validate_weights
 from ...symbolic import Condition, Statement
-from ...validation import InputError
+from ...validation import InputError, InputTypeError
 
 __all__ = [
     "STATEMENTS", "theorem1_aggregates", "Theorem1Aggregates", "theorem3_aggregates", "Theorem3Aggregates",
@@ -316,7 +316,7 @@ sgd_decaying_85_corrected = _st(
 # ============================================================================ Theorem 2 (d = 1)
 def _clients(M_: int, names: Sequence[str]) -> dict:
     if int(M_) != M_ or M_ < 1:
-        raise ValueError(f"M must be a positive integer, got {M_!r}")
+        raise InputError(f"M must be a positive integer, got {M_!r}")
     return {n: [_s(f"{n}_{i}") for i in range(1, M_ + 1)] for n in names}
 
 
@@ -465,14 +465,14 @@ def theorem2_fixed_point_symbolic(M: int, d: int, *, tau, precond: str = "diagon
     """
     M, d = int(M), int(d)
     if M < 1 or d < 1:
-        raise ValueError(f"M and d must be positive integers, got M={M}, d={d}")
+        raise InputError(f"M and d must be positive integers, got M={M}, d={d}")
     taus = (int(tau),) * M if np.ndim(tau) == 0 else tuple(int(t) for t in tau)
     if len(taus) != M or min(taus) < 1:
-        raise ValueError(f"tau must be an int >= 1 or M={M} ints >= 1, got {tau!r}")
+        raise InputError(f"tau must be an int >= 1 or M={M} ints >= 1, got {tau!r}")
     if precond not in ("diagonal", "identity", "general"):
-        raise ValueError(f"precond must be 'diagonal', 'identity' or 'general', got {precond!r}")
+        raise InputError(f"precond must be 'diagonal', 'identity' or 'general', got {precond!r}")
     if hessian not in ("symmetric", "diagonal"):
-        raise ValueError(f"hessian must be 'symmetric' or 'diagonal', got {hessian!r}")
+        raise InputError(f"hessian must be 'symmetric' or 'diagonal', got {hessian!r}")
     # plain symbols (no assumptions): SymPy's assumption queries make products of large symbolic
     # matrices very slow; keys of ``values`` are matched by name
     sub = {(k if isinstance(k, str) else k.name): sp.sympify(v) for k, v in (values or {}).items()}

@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from ...backend import asarray
+from ...backend import asarray, is_cupy, to_numpy
 from ...linear import AffineMap, FixedPoint, Moments, spectral_radius
 from ... import validation as V
 from ...problems import ProblemError, QuadraticFederation
@@ -114,7 +114,7 @@ def _as_eta_tau(fed: QuadraticFederation, eta, tau):
     eta = V.array(eta, "eta", xp=xp, low=0.0, open_low=True)
     if eta.ndim and eta.shape[-1] not in (1, fed.M):
         raise ProblemError(f"eta must be a scalar or have a last axis of size M={fed.M} (use shape (B, 1) for one eta per configuration); got shape {tuple(eta.shape)}")
-    tau_np = V.array(tau.get() if hasattr(tau, "get") else tau, "tau", xp=np, kind="integer", low=1, high=TAU_MAX)
+    tau_np = V.array(to_numpy(tau) if is_cupy(tau) else tau, "tau", xp=np, kind="integer", low=1, high=TAU_MAX)
     if tau_np.ndim and tau_np.shape[-1] not in (1, fed.M):
         raise ProblemError(f"tau must be an int or have a last axis of size M={fed.M}; got shape {tau_np.shape}")
     batch = fed.batch_shape
@@ -288,11 +288,14 @@ def small_eta_limit(fed: QuadraticFederation, *, tau, gamma=1.0, precond=None, c
     ``(sum_i w_i gamma_i tau_i P_i H_i)^{-1} sum_i w_i gamma_i tau_i P_i H_i x_i*``.
     """
     _check_correction(correction)
+    _check_fed(fed)
     xp = fed.xp
+    gamma = V.array(gamma, "gamma", xp=xp, low=0.0, open_low=True)
+    tau_np = V.array(to_numpy(tau) if is_cupy(tau) else tau, "tau", xp=np, kind="integer", low=1, high=TAU_MAX)
+    P = xp.broadcast_to(xp.eye(fed.d), fed.H.shape) if precond is None else V.array(precond, "precond", xp=xp, min_ndim=3)
     if correction != "none":
         return fed.x_star
-    gamma, tau_b = _as_eta_tau(fed, gamma, tau)
-    P = xp.broadcast_to(xp.eye(fed.d), fed.H.shape) if precond is None else asarray(precond, xp)
+    gamma, tau_b = _as_eta_tau(fed, gamma, tau_np)
     Wt = (fed.weights * gamma * tau_b)[..., None, None] * (P @ fed.H)
     A = Wt.sum(axis=-3)
     b = xp.einsum("...mij,...mj->...i", Wt, fed.x_opt)

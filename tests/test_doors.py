@@ -1,0 +1,257 @@
+"""Fuzzing the doors: every public entry point in the table below, one parameter at a time, with bad
+values drawn by hypothesis (wrong kind, NaN/inf, out of range, wrong shape, huge, complex, text).
+
+Each call must raise one of the package's own errors (``fltheory.FLTheoryError``: an
+``InputError``/``ValueError`` or an ``InputTypeError``/``TypeError``) whose message names the
+parameter, within a time bound; returning anything is an accepted invalid input and fails the
+test.  The valid call of every entry is checked to succeed, so a door that refuses everything
+fails too.
+
+CI runs ``FUZZ_EXAMPLES`` draws per (entry, parameter) pair (8 by default); the ``fuzz``
+hypothesis profile runs 300 per pair, over 10^4 calls in all (small finite domains stop early)::
+
+    HYPOTHESIS_PROFILE=fuzz python -m pytest tests/test_doors.py
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fltheory as flt
+from fltheory import delayed as D
+from fltheory import schedules as S
+from fltheory.linear import AffineMap, matrix_power
+from fltheory.papers.feddelavg import algorithm as fd_alg
+from fltheory.papers.feddelavg import bounds as fd_bounds
+from fltheory.papers.feddelavg import exact as fd_exact
+from fltheory.papers.local_adaptivity import algorithm as la_alg
+from fltheory.papers.local_adaptivity import bounds as la_bounds
+from fltheory.papers.local_adaptivity import exact as la_exact
+
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+N_DRAWS = int(os.environ.get("FUZZ_EXAMPLES", 300 if PROFILE == "fuzz" else 8))
+TIME_LIMIT = 2.0  # seconds per call (the issue asks for well under a second; CI machines vary)
+
+# ---------------------------------------------------------------------------------------------
+# bad values by kind of parameter
+# ---------------------------------------------------------------------------------------------
+NOT_NUMBERS = st.sampled_from(["5", "0.1", "__import__('os').getpid()", b"1", None, [], {}, object(), "nan"])
+NON_FINITE = st.sampled_from([float("nan"), float("inf"), -float("inf"), np.float64("nan"), np.float32("inf")])
+COMPLEX = st.sampled_from([1 + 2j, np.complex128(0.5 + 0.1j), 2j])
+BOOLS = st.sampled_from([True, False, np.True_])
+
+BAD = {
+    # eta, sigma2 ... : a positive real
+    "pos_real": st.one_of(NOT_NUMBERS, NON_FINITE, COMPLEX, BOOLS, st.floats(max_value=0.0, allow_nan=False),
+                          st.sampled_from([0, -1, -1e-300, Fraction(-1, 3)])),
+    "nonneg_real": st.one_of(NOT_NUMBERS, NON_FINITE, COMPLEX, BOOLS, st.floats(max_value=-1e-12, allow_nan=False)),
+    "sigma2": st.one_of(NOT_NUMBERS.filter(lambda v: v is not None), NON_FINITE, COMPLEX, BOOLS,
+                        st.floats(max_value=-1e-12, allow_nan=False)),   # None means "no noise"
+    "unit_real": st.one_of(NOT_NUMBERS, NON_FINITE, COMPLEX, BOOLS, st.sampled_from([0.0, -0.5, 1 + 1e-12, 2, 1e308])),
+    "kappa": st.one_of(NOT_NUMBERS, NON_FINITE, COMPLEX, BOOLS, st.floats(max_value=0.999, allow_nan=False)),
+    # tau, K, T ... : an integer >= 1 (or >= 0) with a bound
+    "count": st.one_of(NOT_NUMBERS, NON_FINITE, COMPLEX, BOOLS, st.sampled_from([0, -1, -5, 1.5, 2**63, 2**200, 1e300]),
+                       st.floats(0.01, 1e6).filter(lambda v: v != int(v))),
+    "count0": st.one_of(NOT_NUMBERS, NON_FINITE, COMPLEX, BOOLS, st.sampled_from([-1, -5, 2.5, 2**63, 2**200, 1e300])),
+    "flag": st.sampled_from(["False", "True", 0, 1, None, 0.0, "yes", np.int64(1)]),
+    "choice": st.one_of(st.sampled_from(["nope", "", "NONE", b"none", None, 3, 1.5]), st.text(min_size=1).filter(
+        lambda s: s not in ("none", "local", "joint", "gap", "rate", "uniform", "dirichlet", "random", "common",
+                            "diagonal", "numpy", "cupy", "displacement", "gradient_sum", "gradient_mean", "staleness",
+                            "virtual", "sgd", "paper", "proof", "all"))),
+    "tol": st.one_of(NOT_NUMBERS, NON_FINITE, COMPLEX, BOOLS, st.sampled_from([0.0, -1e-9, -1.0])),
+}
+
+
+def bad_arrays(shape, strict=False):
+    """Bad arrays for a parameter whose valid value has ``shape`` (``strict``: no batch axes allowed)."""
+    def fill(v, dtype=float):
+        return np.full(shape, v, dtype=dtype)
+    wrong = [np.ones(tuple(s + 1 for s in shape))]
+    if len(shape) >= 1:
+        wrong.append(np.ones(shape[:-1] + (shape[-1] + 2,)))
+    if strict:
+        wrong += [np.ones((2,) + shape), np.ones(shape[:-1]) if len(shape) > 1 else np.float64(1.0)]
+    return st.one_of(
+        st.sampled_from([fill(np.nan), fill(np.inf), fill(-np.inf), fill("a", dtype=object).astype(str),
+                         fill(1 + 1j, dtype=complex), "[[1, 0], [0, 1]]", fill(True, dtype=bool)]),
+        st.sampled_from(wrong),
+        st.integers(0, int(np.prod(shape)) - 1).map(lambda k: _poke(shape, k)),
+    )
+
+
+def _poke(shape, k):
+    a = np.ones(shape)
+    a.flat[k] = np.nan
+    return a
+
+
+# ---------------------------------------------------------------------------------------------
+# the table
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class Door:
+    name: str
+    call: Callable[..., Any]
+    valid: dict
+    params: dict                           # parameter -> kind (a key of BAD, or ("array", shape))
+    names: dict = field(default_factory=dict)   # parameter -> text its message must contain (default: its name)
+
+
+H2 = np.array([[[2.0, 0.5], [0.5, 1.0]], [[1.0, 0.0], [0.0, 4.0]], [[3.0, -1.0], [-1.0, 2.0]]])
+XO = np.array([[1.0, 0.0], [0.0, 2.0], [-1.0, -1.0]])
+W3 = np.array([0.5, 0.3, 0.2])
+FED = flt.QuadraticFederation(H2, XO, W3)
+NOISY = flt.QuadraticFederation(H2, XO, W3, sigma2=0.1)
+RR = S.round_robin(N=3, S=1, T=12)
+LOC = D.LocalSGD(eta_local=0.1, K=2)
+AMAP = AffineMap(np.array([[0.5, 0.1], [0.0, 0.3]]), np.ones(2))
+PART = S.Participation(np.array([[1, 0, 1, 1], [1, 1, 0, 1], [1, 1, 1, 1]]))
+
+DOORS = [
+    Door("QuadraticFederation", lambda H, x_opt, weights: flt.QuadraticFederation(H, x_opt, weights),
+         dict(H=H2, x_opt=XO, weights=W3), {"H": ("array", (3, 2, 2)), "x_opt": ("array", (3, 2)),
+                                            "weights": ("array", (3,))}),
+    Door("QuadraticFederation(sigma2)", lambda sigma2: flt.QuadraticFederation(H2, XO, W3, sigma2=sigma2),
+         dict(sigma2=0.1), {"sigma2": "sigma2"}),
+    Door("random_quadratic_federation", lambda **k: flt.random_quadratic_federation(**k),
+         dict(M=3, d=2, kappa=10.0, mu=1.0, heterogeneity=1.0, weights="uniform", hessian="random", seed=0),
+         {"M": "count", "d": "count", "kappa": "kappa", "mu": "pos_real", "heterogeneity": "nonneg_real",
+          "weights": "choice", "hessian": "choice", "seed": "count0"}),
+    Door("AffineMap", lambda A, b: AffineMap(A, b), dict(A=np.eye(2) * 0.5, b=np.ones(2)),
+         {"A": ("array", (2, 2)), "b": ("array", (2,))}),
+    Door("AffineMap.power", lambda t: AMAP.power(t), dict(t=5), {"t": "count0"}),
+    Door("AffineMap.iterate_to_fixed_point", lambda tol, max_iter: AMAP.iterate_to_fixed_point(tol=tol, max_iter=max_iter),
+         dict(tol=1e-10, max_iter=1000), {"tol": "tol", "max_iter": "count"}),
+    Door("AffineMap.trajectory", lambda x0, T: AMAP.trajectory(x0, T), dict(x0=np.zeros(2), T=4), {"T": "count0"}),
+    Door("matrix_power", lambda t: matrix_power(np.eye(2) * 0.5, t), dict(t=3), {"t": "count0"}),
+    Door("round_robin", lambda **k: S.round_robin(**k), dict(N=4, S=2, T=5), {"N": "count", "S": "count", "T": "count0"}),
+    Door("first_n_arrivals", lambda **k: S.first_n_arrivals(**k),
+         dict(N=3, n=2, T=4, K=2, compute=np.ones(3), t_dl=0.1, t_ul=0.1, record_virtual=False),
+         {"N": "count", "n": "count", "T": "count0", "K": "count", "compute": ("array", (3,)),
+          "t_dl": "nonneg_real", "t_ul": "nonneg_real", "record_virtual": "flag"}),
+    Door("compute_times", lambda **k: S.compute_times(**k), dict(seeds=[0, 1], N=3, low=1.0, high=5.0),
+         {"N": "count", "low": "pos_real", "high": "pos_real"}),
+    Door("Schedule.check_delay", lambda lam: RR.check_delay(lam), dict(lam=2), {"lam": "count0"}),
+    Door("Participation.check", lambda t_d: PART.check(t_d=t_d), dict(t_d=2), {"t_d": "count"}),
+    Door("LocalSGD", lambda **k: D.LocalSGD(**k), dict(eta_local=0.1, K=2, output="displacement"),
+         {"eta_local": "pos_real", "K": "count", "output": "choice"}),
+    Door("schedule_moments", lambda eta, x0: D.schedule_moments(FED, RR, LOC, eta=eta, x0=x0),
+         dict(eta=0.5, x0=np.zeros(2)), {"eta": "pos_real", "x0": ("array", (2,), "strict")}),
+    Door("simulate_schedule", lambda eta, x0, seed: D.simulate_schedule(NOISY, RR, LOC, eta=eta, x0=x0, seed=seed),
+         dict(eta=0.5, x0=np.zeros(2), seed=0), {"eta": "pos_real", "x0": ("array", (2,), "strict"), "seed": "count0"}),
+    Door("random_participation_moments",
+         lambda eta, T: D.random_participation_moments(FED, LOC, eta=eta, T=T, x0=np.zeros(2),
+                                                       participation=D.RandomParticipation.with_replacement(N=3, n=2)),
+         dict(eta=0.5, T=5), {"eta": "pos_real", "T": "count0"}),
+    Door("RandomParticipation.with_replacement", lambda N, n: D.RandomParticipation.with_replacement(N=N, n=n),
+         dict(N=3, n=2), {"N": "count", "n": "count"}),
+    # statements: exact and vectorised modes
+    Door("Statement.evaluate", lambda eta: la_bounds.h_sgd.evaluate(eta=eta, mu=1, L=3, k=2), dict(eta=Fraction(1, 10)),
+         {"eta": "pos_real"}),
+    Door("Statement.__call__", lambda eta: la_bounds.h_sgd(eta=eta, mu=1.0, L=3.0, k=2.0), dict(eta=0.1),
+         {"eta": "pos_real"}),
+    # paper 004
+    Door("local_adaptivity.fixed_point", lambda eta, tau, correction: la_exact.fixed_point(FED, eta=eta, tau=tau,
+                                                                                          correction=correction),
+         dict(eta=0.1, tau=5, correction="none"), {"eta": "pos_real", "tau": "count", "correction": "choice"}),
+    Door("local_adaptivity.fixed_point(precond)", lambda precond: la_exact.fixed_point(FED, eta=0.1, tau=5, precond=precond),
+         dict(precond=np.tile(np.eye(2), (3, 1, 1))), {"precond": ("array", (3, 2, 2))}),
+    Door("local_adaptivity.round_map", lambda alpha: la_exact.round_map(FED, eta=0.1, tau=5, alpha=alpha),
+         dict(alpha=1.0), {"alpha": "pos_real"}),
+    Door("local_adaptivity.alpha_max", lambda eta, tau: la_exact.alpha_max(FED, eta=eta, tau=tau),
+         dict(eta=0.1, tau=5), {"eta": "pos_real", "tau": "count"}),
+    # paper 001
+    Door("feddelavg.period_map", lambda **k: fd_exact.period_map(FED, **k), dict(eta=0.05, tau=4, Delta=2, alpha=0.5),
+         {"eta": "pos_real", "tau": "count", "alpha": "unit_real"}),
+    Door("feddelavg.feddelavg", lambda **k: fd_alg.feddelavg(FED, **k), dict(eta=0.05, tau=4, Delta=2, alpha=0.5, K=3),
+         {"eta": "pos_real", "tau": "count", "alpha": "unit_real", "K": "count"}),
+    Door("feddelavg.fixed_point", lambda **k: fd_exact.fixed_point(FED, **k), dict(eta=0.05, tau=4, Delta=2, alpha=0.5),
+         {"eta": "pos_real", "tau": "count", "alpha": "unit_real"}),
+    Door("feddelavg.spectral_radius", lambda **k: fd_exact.spectral_radius(FED, **k),
+         dict(eta=0.05, tau=4, Delta=2, alpha=0.5), {"eta": "pos_real", "tau": "count", "alpha": "unit_real"}),
+    Door("feddelavg.asymptotic_gap", lambda **k: fd_exact.asymptotic_gap(FED, **k),
+         dict(eta=0.05, tau=4, Delta=2, alpha=0.5), {"eta": "pos_real", "tau": "count", "alpha": "unit_real"}),
+    Door("feddelavg.exact_trajectory", lambda **k: fd_exact.exact_trajectory(FED, **k),
+         dict(eta=0.05, tau=4, Delta=2, alpha=0.5, K=3), {"eta": "pos_real", "tau": "count", "alpha": "unit_real",
+                                                          "K": "count"}),
+    Door("feddelavg.exact_optimal_alpha", lambda **k: fd_exact.exact_optimal_alpha(FED, **k),
+         dict(eta=0.05, tau=4, Delta=2, objective="gap", tol=1e-6), {"eta": "pos_real", "tau": "count",
+                                                                     "objective": "choice", "tol": "tol"}),
+    Door("feddelavg.period_pencil", lambda **k: fd_exact.period_pencil(FED, **k), dict(eta=0.05, tau=4, Delta=2),
+         {"eta": "pos_real", "tau": "count"}),
+    Door("feddelavg.delta_threshold", lambda **k: fd_bounds.delta_threshold(**k),
+         dict(eta=0.02, beta=1.0, L=1.0, tau=10, Delta=9), {"eta": "pos_real", "beta": "pos_real", "L": "pos_real",
+                                                            "tau": "pos_real"}),   # float mode: a huge tau is valid
+    Door("local_adaptivity.noise_moments", lambda **k: la_exact.noise_moments(NOISY, x0=np.zeros(2), **k),
+         dict(eta=0.1, tau=3, alpha=0.5, T=4), {"eta": "pos_real", "tau": "count", "alpha": "pos_real", "T": "count0"}),
+    Door("local_adaptivity.small_eta_limit", lambda **k: la_exact.small_eta_limit(FED, **k), dict(tau=3, gamma=1.0),
+         {"tau": "count", "gamma": "pos_real"}),
+    Door("local_adaptivity.assumption_constants", lambda **k: la_exact.assumption_constants(FED, **k),
+         dict(eta=0.1, tau=3), {"eta": "pos_real", "tau": "count"}),
+    Door("local_adaptivity.fedopt", lambda **k: la_alg.fedopt(FED, x0=np.zeros(2), **k),
+         dict(rounds=3, eta=0.1, tau=2, alpha=1.0, seed=0), {"rounds": "count0", "eta": "pos_real", "tau": "count",
+                                                            "alpha": "pos_real", "seed": "count0"}),
+    Door("from_delays", lambda **k: S.from_delays(**k), dict(clients=np.zeros((3, 1), int), delays=np.ones((3, 1), int), N=2),
+         {"N": "count"}),
+    Door("sampled_schedule", lambda **k: D.sampled_schedule(**k), dict(N=3, T=4, seeds=[0, 1], n=2),
+         {"N": "count", "T": "count0", "n": "count"}),
+    Door("delayed.period_map", lambda **k: D.period_map(FED, RR, LOC, **k), dict(eta=0.5, period=3, offset=2),
+         {"eta": "pos_real", "period": "count", "offset": "count0"}),
+    Door("feddelavg.alpha_star", lambda **k: fd_bounds.alpha_star(**k),
+         dict(eta=0.02, beta=1.0, L=1.0, delta=0.5, tau=10, Delta=9), {"eta": "pos_real", "beta": "pos_real"}),
+]
+
+PAIRS = [pytest.param(door, p, id=f"{door.name}:{p}") for door in DOORS for p in door.params]
+CALLS = {"bad": 0, "refused": 0}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _count_calls():
+    """Report how many bad inputs were tried (pytest -s shows it; the fuzz profile must reach 10^4)."""
+    yield
+    print(f"\n[doors] {CALLS['bad']} bad inputs tried on {len(PAIRS)} parameters of {len(DOORS)} entry points; "
+          f"{CALLS['refused']} refused by name")
+
+
+@pytest.mark.parametrize("door", [pytest.param(d, id=d.name) for d in DOORS])
+def test_the_valid_call_is_accepted(door):
+    door.call(**door.valid)
+
+
+def _strategy(kind):
+    if isinstance(kind, tuple) and kind[0] == "array":
+        return bad_arrays(kind[1], strict=len(kind) > 2 and kind[2] == "strict")
+    return BAD[kind]
+
+
+@pytest.mark.parametrize("door, param", PAIRS)
+def test_bad_input_is_refused_by_name(door, param):
+    @settings(max_examples=N_DRAWS, deadline=None, derandomize=PROFILE != "fuzz",
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
+    @given(_strategy(door.params[param]))
+    def check(bad):
+        args = dict(door.valid)
+        args[param] = bad
+        CALLS["bad"] += 1
+        t0 = time.perf_counter()
+        try:
+            out = door.call(**args)
+        except flt.FLTheoryError as exc:
+            elapsed = time.perf_counter() - t0
+            assert door.names.get(param, param) in str(exc), f"{door.name}({param}={bad!r}): message {exc!r}"
+            assert elapsed < TIME_LIMIT, f"{door.name}({param}={bad!r}) took {elapsed:.2f} s to refuse"
+            CALLS["refused"] += 1
+            return
+        except Exception as exc:  # noqa: BLE001 - the point of the test
+            pytest.fail(f"{door.name}({param}={bad!r}) raised {type(exc).__name__}: {exc}")
+        pytest.fail(f"{door.name}({param}={bad!r}) accepted an invalid input and returned {type(out).__name__}")
+
+    check()
