@@ -258,3 +258,26 @@ def test_hypothesis_random_quadratics(seed, M, d, tau, data):
     np.testing.assert_allclose(res.trajectory.w_clients[0], ref.w_clients, atol=1e-12)
     fa = fedavg_reference(fed, eta=eta, tau=tau, K=3, w0=np.ones(d))
     np.testing.assert_allclose(res.w_periods[1], fa, atol=1e-12)
+
+
+def test_a_diverging_configuration_is_marked_and_the_others_kept():
+    """One configuration with eta beyond 2/beta diverges; it is flagged in its own batch entry with the
+    cause, and the stable configuration's result is unchanged."""
+    import warnings
+
+    import fltheory as flt
+    from fltheory.papers.feddelavg import exact as fd_exact
+
+    fed = flt.random_quadratic_federation(M=3, d=2, seed=4)
+    eta = np.array([0.05, 50.0])
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = feddelavg(fed, eta=eta, tau=4, Delta=1, alpha=0.5, K=30)
+    assert r.diverged.tolist() == [False, True]
+    assert any("eta >= 2/beta" in str(x.message) for x in w)
+    alone = feddelavg(fed, eta=0.05, tau=4, Delta=1, alpha=0.5, K=30)
+    np.testing.assert_allclose(r.gap[0], alone.gap, rtol=1e-13)
+    fp = fd_exact.fixed_point(fed, eta=eta, tau=4, Delta=1, alpha=0.5)
+    assert fp.converges.tolist() == [True, False]
+    gaps = fd_exact.asymptotic_gap(fed, eta=eta, tau=4, Delta=1, alpha=0.5)
+    assert np.isfinite(gaps[0]) and gaps[1] == np.inf

@@ -204,6 +204,8 @@ class FedDelAvgResult:
     k = 0..K (the candidates of eq. (13), at step count ``s = k tau``); ``w_out``, ``k_out`` and
     ``gap = F(w_out) - F(w*)`` follow ``params["output_set"]``; ``clients_final`` are the
     ``w_i(T - Delta)``.  ``trajectory`` and ``record`` are ``None`` unless asked for.
+    ``diverged`` marks the configurations whose iterates left the floating-point range (their
+    numbers are meaningless; the others are unaffected, and a warning names the cause).
     """
 
     w_out: Any
@@ -217,6 +219,7 @@ class FedDelAvgResult:
     params: dict
     trajectory: Trajectory | None = None
     record: FedDelAvgRecord | None = None
+    diverged: Any = None
 
     @property
     def iterations(self):
@@ -398,11 +401,21 @@ def feddelavg(
                     ax = len(shape)
                     for key in ("loc", "glob", "c", "closs", "cdist", "cgn"):
                         rec[key].append(xp.stack(per[key], axis=ax))
-    if not bool(xp.all(xp.isfinite(W))):
-        raise ProblemError(
-            f"iterates are not finite: eta (max {float(eta.max()):.3g}) is too large for this federation "
-            f"(local GD diverges; eta < 2/beta with beta = {float(xp.max(smoothness(fed))):.3g} keeps it stable)"
-        )
+    finite = xp.all(xp.isfinite(W), axis=(-1, -2))
+    diverged = ~finite
+    if bool(xp.any(diverged)):
+        beta_b = xp.broadcast_to(smoothness(fed), shape)
+        local = to_numpy(xp.broadcast_to(eta_b, shape) * beta_b >= 2.0)
+        bad = np.argwhere(to_numpy(diverged))
+        causes = [("eta >= 2/beta: local gradient steps diverge" if local[tuple(i)] else
+                   "the delayed averaging with this (tau, Delta, alpha) is unstable") for i in bad[:3]]
+        text = "; ".join(f"configuration {tuple(int(j) for j in i)}: {c}" for i, c in zip(bad[:3], causes))
+        if bool(xp.all(diverged)):
+            raise ProblemError(f"iterates are not finite in every configuration ({text})")
+        import warnings  # noqa: PLC0415
+
+        warnings.warn(f"feddelavg: {len(bad)} configuration(s) diverged and are marked in result.diverged ({text}); "
+                      "the others are unaffected", RuntimeWarning, stacklevel=2)
     nb = len(shape)
     w_periods = xp.stack(w_periods, axis=nb)
     losses = xp.stack(losses, axis=nb)
@@ -416,6 +429,8 @@ def feddelavg(
     traj = None
     if trajectory:
         traj = Trajectory(xp.stack(traj_w, axis=nb), xp.stack(traj_b, axis=nb))
+    if not bool(xp.any(diverged)):
+        diverged = xp.zeros(shape, dtype=bool)
     record_out = None
     if record:
         G_end = fed.grad_clients(W)
@@ -448,7 +463,7 @@ def feddelavg(
             phi=omega * (1.0 - beta * eta_b / 2.0),
             F_star=F_star,
         )
-    return FedDelAvgResult(w_out, k_out, gap, losses, w_periods, W, F_star, rho, params, traj, record_out)
+    return FedDelAvgResult(w_out, k_out, gap, losses, w_periods, W, F_star, rho, params, traj, record_out, diverged)
 
 
 # --------------------------------------------------------------------------------------

@@ -166,12 +166,15 @@ def period_map(fed, *, eta, tau, Delta, alpha) -> AffineMap:
 @dataclass(frozen=True)
 class PeriodFixedPoint:
     """Fixed point of the period map: clients ``(..., M, d)`` at the send time, their average
-    ``w_bar`` (the limit of the candidates ``w(k tau - Delta)``), the residual and the spectral radius."""
+    ``w_bar`` (the limit of the candidates ``w(k tau - Delta)``), the residual and the spectral radius.
+    ``converges`` is False where the radius is >= 1: there the point is a fixed point of a divergent
+    map, not a limit of FedDelAvg."""
 
     clients: Any
     w_bar: Any
     residual: Any
     spectral_radius: Any
+    converges: Any = None
 
 
 def spectral_radius(fed, *, eta, tau, Delta, alpha):
@@ -189,14 +192,16 @@ def _check_stable(rho, eta, what="the period map"):
 
 
 def fixed_point(fed, *, eta, tau, Delta, alpha) -> PeriodFixedPoint:
-    """The fixed point of the period map (raises when its spectral radius is >= 1)."""
+    """The fixed point of the period map, flagged per configuration: ``converges`` is False where the
+    spectral radius is >= 1 (raises only when no configuration converges)."""
     m = period_map(fed, eta=eta, tau=tau, Delta=Delta, alpha=alpha)
     r = m.spectral_radius()
-    _check_stable(r, eta)
+    if bool(np.all(to_numpy(r) >= 1)):
+        _check_stable(r, eta)
     fp = m.fixed_point()
     clients = fp.x.reshape(fp.x.shape[:-1] + (fed.M, fed.d))
     w_bar = fed.xp.einsum("...m,...mi->...i", fed.weights, clients)
-    return PeriodFixedPoint(clients, w_bar, fp.residual, r)
+    return PeriodFixedPoint(clients, w_bar, fp.residual, r, r < 1)
 
 
 def _gap(fed, w):
@@ -205,14 +210,16 @@ def _gap(fed, w):
 
 
 def asymptotic_gap(fed, *, eta, tau, Delta, alpha):
-    """``F(w_inf) - F(w*)`` with ``w_inf`` the limit of the candidates ``w(k tau - Delta)`` (exact).
+    """``F(w_inf) - F(w*)`` with ``w_inf`` the limit of the candidates ``w(k tau - Delta)`` (exact);
+    ``+inf`` for configurations where FedDelAvg diverges (period map spectral radius >= 1).
 
     >>> import fltheory as flt
     >>> fed = flt.random_quadratic_federation(M=3, d=2, seed=0)
     >>> float(asymptotic_gap(fed, eta=0.1, tau=1, Delta=0, alpha=1.0)) < 1e-20   # tau=1 FedAvg = GD
     True
     """
-    return _gap(fed, fixed_point(fed, eta=eta, tau=tau, Delta=Delta, alpha=alpha).w_bar)
+    fp = fixed_point(fed, eta=eta, tau=tau, Delta=Delta, alpha=alpha)
+    return fed.xp.where(fp.converges, _gap(fed, fp.w_bar), fed.xp.inf)   # no finite limit: +inf
 
 
 @dataclass(frozen=True)

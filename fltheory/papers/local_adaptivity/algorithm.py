@@ -124,6 +124,8 @@ class FedOptResult:
     Delta : (..., d) last round's aggregate pseudo-gradient, after corrections.
     omega : (..., M) last round's aggregation weights (zero for clients not sampled).
     seed : the seed of the keyed streams.
+    diverged : (...) True for the configurations whose model left the floating-point range (their
+        numbers are meaningless; the others are unaffected, and a warning names the likely cause).
     """
 
     x: Any
@@ -133,6 +135,7 @@ class FedOptResult:
     Delta: Any
     omega: Any
     seed: int
+    diverged: Any = None
 
 
 # --------------------------------------------------------------------------------------
@@ -479,8 +482,20 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
         if (t + 1) % record_every == 0 or t + 1 == rounds:
             traj.append(x)
             recorded.append(t + 1)
+    diverged = ~xp.all(xp.isfinite(x), axis=-1)
+    if bool(xp.any(diverged)):
+        bad = np.argwhere(np.asarray(diverged.get() if hasattr(diverged, "get") and not isinstance(diverged, np.ndarray)
+                                     else diverged))
+        text = ", ".join(str(tuple(int(j) for j in i)) for i in bad[:5])
+        if bool(xp.all(diverged)):
+            raise V.InputError("fedopt diverged in every configuration (non-finite model): the client step eta or "
+                               "the server rate alpha is too large for this federation")
+        import warnings  # noqa: PLC0415
+
+        warnings.warn(f"fedopt: {len(bad)} configuration(s) diverged ({text}) and are marked in result.diverged: "
+                      "eta or alpha is too large for them; the others are unaffected", RuntimeWarning, stacklevel=2)
     return FedOptResult(x=x, trajectory=xp.stack(traj), rounds_recorded=np.asarray(recorded), N=N, Delta=Delta,
-                        omega=omega, seed=s.seed)
+                        omega=omega, seed=s.seed, diverged=diverged)
 
 
 # --------------------------------------------------------------------------------------
