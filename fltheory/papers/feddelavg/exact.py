@@ -67,6 +67,7 @@ __all__ = [
     "exact_optimal_alpha",
     "AlphaComparison",
     "alpha_comparison",
+    "StructuredPeriod",
 ]
 
 
@@ -101,6 +102,40 @@ def _blockdiag(P, xp):
     return xp.einsum("ij,...iab->...iajb", xp.eye(M), P).reshape(P.shape[:-3] + (M * d, M * d))
 
 
+def _affine_power(S, s, j, xp):
+    """``(S, s)`` applied ``j`` times (``z -> S z + s``), with a per-configuration exponent ``j``, by
+    binary powering: O(log max j) batched products, never the list of all powers."""
+    shape = j.shape
+    S = xp.broadcast_to(S, shape + S.shape[len(shape):])
+    s = xp.broadcast_to(s, shape + s.shape[len(shape):])
+    extra = S.ndim - len(shape) - 2                      # the client axis
+    P = xp.broadcast_to(xp.eye(S.shape[-1]), S.shape).copy()
+    b = xp.zeros(s.shape)
+    e = xp.asarray(j, dtype=xp.int64).copy()
+    BS, Bs = S, s
+    while bool(xp.any(e > 0)):
+        odd = ((e & 1) == 1).reshape(shape + (1,) * (extra + 2))
+        P = xp.where(odd, BS @ P, P)
+        b = xp.where(odd[..., 0], (BS @ b[..., None])[..., 0] + Bs, b)
+        e = e >> 1
+        if bool(xp.any(e > 0)):
+            BS, Bs = BS @ BS, (BS @ Bs[..., None])[..., 0] + Bs
+    return P, b
+
+
+def _local_powers(fed, eta, tau, D, cfg):
+    """``P_j``, ``b_j`` of ``j`` local GD steps ``z -> (I - eta H_i) z + eta H_i x_i*`` for
+    ``j = tau`` and per configuration ``j = tau - Delta`` (matrices) and ``j = Delta`` (offsets)."""
+    xp = fed.xp
+    M, d = fed.M, fed.d
+    step = xp.broadcast_to(xp.eye(d) - eta[..., None, None, None] * fed.H, cfg + (M, d, d))
+    shift = xp.broadcast_to(eta[..., None, None] * xp.einsum("...mij,...mj->...mi", fed.H, fed.x_opt), cfg + (M, d))
+    P_tau, b_tau = _affine_power(step, shift, xp.full(cfg, tau, dtype=xp.int64), xp)
+    P_rest, _ = _affine_power(step, shift, tau - D, xp)
+    _, b_D = _affine_power(step, shift, D, xp)
+    return P_tau, b_tau, P_rest, b_D
+
+
 def period_pencil(fed, *, eta, tau, Delta) -> PeriodPencil:
     """The alpha-pencil of one FedDelAvg period (module docstring); batched over fed, eta, Delta."""
     _require_quadratic(fed)
@@ -108,32 +143,11 @@ def period_pencil(fed, *, eta, tau, Delta) -> PeriodPencil:
     tau, Delta, _, eta = check_parameters(tau=tau, Delta=Delta, alpha=1.0, eta=eta, xp=xp)
     M, d = fed.M, fed.d
     cfg = np.broadcast_shapes(fed.batch_shape, eta.shape, Delta.shape)
-    I = xp.eye(d)
-    step = I - eta[..., None, None, None] * fed.H  # (..., M, d, d)
-    shift = eta[..., None, None] * xp.einsum("...mij,...mj->...mi", fed.H, fed.x_opt)
-    Ps, bs = [xp.broadcast_to(I, step.shape)], [xp.zeros(shift.shape)]
-    for _ in range(tau):  # j local steps: z -> P_j z + b_j (per client)
-        Ps.append(step @ Ps[-1])
-        bs.append(xp.einsum("...mij,...mj->...mi", step, bs[-1]) + shift)
-    Ps, bs = xp.stack(Ps), xp.stack(bs)  # (tau+1, ..., M, d, d)
     D = xp.broadcast_to(Delta, cfg)
-
-    def lift(a, core):  # (tau+1, *sub, *core) -> (tau+1, *cfg, *core)
-        sub = a.shape[1:a.ndim - core]
-        a = a.reshape((tau + 1,) + (1,) * (len(cfg) - len(sub)) + a.shape[1:])
-        return xp.broadcast_to(a, (tau + 1,) + cfg + a.shape[a.ndim - core:])
-
-    Ps, bs = lift(Ps, 3), lift(bs, 2)
-
-    def pick(j):  # per-configuration selection of power j (an array of shape cfg)
-        sel = (xp.arange(tau + 1) == j[..., None]).astype(xp.float64)
-        return xp.einsum("...j,j...mab->...mab", sel, Ps), xp.einsum("...j,j...ma->...ma", sel, bs)
-
+    V.check_size(int(np.prod(cfg)) * (M * d) ** 2 * 4, "the dense period map on the stacked client state",
+                 hint="fixed_point, asymptotic_gap and spectral_radius use the structured form for large M d")
+    P_tau, b_tau, P_rest, b_D = _local_powers(fed, eta, tau, D, cfg)
     rho = xp.broadcast_to(fed.weights, cfg + (M,))
-    P_tau = xp.broadcast_to(Ps[tau], cfg + (M, d, d))
-    b_tau = xp.broadcast_to(bs[tau], cfg + (M, d))
-    P_rest, _ = pick(tau - D)
-    _, b_D = pick(D)
     # Delta >= 1: A^{tau-Delta} J  (row block i, column block j: rho_j P_{tau-Delta, i})
     X1 = xp.einsum("...j,...iab->...iajb", rho, P_rest)
     # Delta = 0:  J A^tau          (row block i, column block j: rho_j P_{tau, j})
@@ -145,6 +159,118 @@ def period_pencil(fed, *, eta, tau, Delta) -> PeriodPencil:
     b1_pos = -xp.einsum("...iab,...ib->...ia", P_rest, b_D)
     b1 = xp.where((D == 0)[..., None, None], Jb - b_tau, b1_pos).reshape(cfg + (M * d,))
     return PeriodPencil(A0, X - A0, b_tau.reshape(cfg + (M * d,)), b1, M, d)
+
+
+DENSE_LIMIT = 4 * 10**6   # elements of the dense (M d)^2 period map above which the structured form is used
+
+
+def _chunks(M, d, budget=2 * 10**6):
+    """Client chunks whose (chunk, d, d) work arrays hold about ``budget`` numbers each."""
+    step = max(1, budget // max(d * d, 1))
+    return [slice(a, min(a + step, M)) for a in range(0, M, step)]
+
+
+class StructuredPeriod:
+    """The FedDelAvg period map of one configuration without forming the (M d)^2 matrix.
+
+    With ``u_i = P_{tau,i} z_i + b_{tau,i}``, ``wbar = sum_j rho_j z_j`` and ``R_i = (I - (1 - alpha) P_{tau,i})^{-1}``:
+
+    * ``Delta >= 1``: ``z'_i = (1 - alpha) P_{tau,i} z_i + b_{tau,i} + alpha P_{tau-Delta,i} (wbar - b_{Delta,i})``;
+      the fixed point has ``(I - alpha sum rho_i R_i P_{tau-Delta,i}) wbar = sum rho_i R_i (b_{tau,i} - alpha P_{tau-Delta,i} b_{Delta,i})``;
+    * ``Delta = 0``: ``z'_i = (1 - alpha) u_i + alpha sum_j rho_j u_j``; with ``v = sum rho_j u_j`` the fixed
+      point has ``(I - alpha sum rho_j P_{tau,j} R_j) v = sum rho_j (I + (1 - alpha) P_{tau,j} R_j) b_{tau,j}``.
+
+    Both are one d x d solve after sums over clients, computed in client chunks (memory
+    O(chunk d^2)); the spectral radius comes from ARPACK on the structured matrix-vector product.
+    """
+
+    def __init__(self, fed, *, eta: float, tau: int, Delta: int, alpha: float):
+        self.fed, self.eta, self.tau, self.Delta, self.alpha = fed, float(eta), int(tau), int(Delta), float(alpha)
+        self.M, self.d = fed.M, fed.d
+
+    def _powers(self, sl):
+        fed = self.fed
+        sub = QuadraticFederation(fed.H[sl], fed.x_opt[sl], None)
+        cfg = ()
+        eta = fed.xp.asarray(self.eta)
+        return _local_powers(sub, eta, self.tau, fed.xp.asarray(self.Delta), cfg)
+
+    def _solve_I_minus(self, P, X):
+        xp = self.fed.xp
+        return xp.linalg.solve(xp.eye(self.d) - (1.0 - self.alpha) * P, X)
+
+    def fixed_point(self):
+        """(clients (M, d), wbar (d,)) of the period map."""
+        fed, xp, a, d = self.fed, self.fed.xp, self.alpha, self.d
+        rho = fed.weights
+        lhs, rhs = xp.eye(d), xp.zeros(d)
+        for sl in _chunks(self.M, d):
+            P_tau, b_tau, P_rest, b_D = self._powers(sl)
+            r = rho[sl]
+            if self.Delta >= 1:
+                RP = self._solve_I_minus(P_tau, P_rest)
+                Rb = self._solve_I_minus(P_tau, (b_tau - a * (P_rest @ b_D[..., None])[..., 0])[..., None])[..., 0]
+                lhs = lhs - a * xp.einsum("m,mij->ij", r, RP)
+                rhs = rhs + r @ Rb
+            else:
+                PR = P_tau @ self._solve_I_minus(P_tau, xp.broadcast_to(xp.eye(d), P_tau.shape))
+                lhs = lhs - a * xp.einsum("m,mij->ij", r, PR)
+                rhs = rhs + r @ (b_tau + (1.0 - a) * (PR @ b_tau[..., None])[..., 0])
+        key = xp.linalg.solve(lhs, rhs)            # wbar (Delta >= 1) or v (Delta = 0)
+        clients = xp.empty((self.M, d))
+        for sl in _chunks(self.M, d):
+            P_tau, b_tau, P_rest, b_D = self._powers(sl)
+            if self.Delta >= 1:
+                rhs_i = b_tau + a * (P_rest @ (key - b_D)[..., None])[..., 0]
+            else:
+                rhs_i = (1.0 - a) * b_tau + a * key
+            clients[sl] = self._solve_I_minus(P_tau, rhs_i[..., None])[..., 0]
+        return clients, rho @ clients
+
+    def spectral_radius(self, tol: float = 1e-10) -> float:
+        """The exact asymptotic contraction per period (largest |eigenvalue|, ARPACK to ``tol``).
+
+        The per-client matrices are kept in float64 while both fit in about 400 MB, else in
+        float32 (products are still computed in float64): M = 1000, d = 200 then needs 320 MB and
+        the radius is accurate to about 1e-7.
+        """
+        from scipy.sparse.linalg import LinearOperator, eigs  # noqa: PLC0415
+
+        fed, a, M, d = self.fed, self.alpha, self.M, self.d
+        rho = np.asarray(fed.weights)
+        store = np.float64 if 2 * M * d * d <= 5 * 10**7 else np.float32
+        P_tau = np.empty((M, d, d), dtype=store)
+        P_rest = np.empty((M, d, d), dtype=store)
+        for sl in _chunks(M, d):
+            pt, _, pr, _ = self._powers(sl)
+            P_tau[sl], P_rest[sl] = np.asarray(pt), np.asarray(pr)
+
+        def matvec(z):
+            z = np.asarray(z).reshape(M, d)
+            out = np.empty((M, d), dtype=z.dtype)
+            wbar = rho @ z
+            u_all = np.empty((M, d), dtype=z.dtype)
+            for sl in _chunks(M, d):
+                u_all[sl] = np.einsum("mij,mj->mi", P_tau[sl].astype(np.float64), z[sl])
+            if self.Delta >= 1:
+                for sl in _chunks(M, d):
+                    out[sl] = (1 - a) * u_all[sl] + a * np.einsum("mij,j->mi", P_rest[sl].astype(np.float64), wbar)
+            else:
+                out[:] = (1 - a) * u_all + a * (rho @ u_all)
+            return out.reshape(-1)
+
+        n = M * d
+        if n <= 400:
+            A = np.stack([matvec(e) for e in np.eye(n)], axis=1)
+            return float(np.abs(np.linalg.eigvals(A)).max())
+        op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
+        vals = eigs(op, k=1, which="LM", tol=tol, return_eigenvectors=False, maxiter=20 * n)
+        return float(np.abs(vals).max())
+
+
+def _use_structured(fed, eta, Delta, alpha) -> bool:
+    cfg = np.broadcast_shapes(fed.batch_shape, np.shape(eta), np.shape(Delta), np.shape(alpha))
+    return int(np.prod(cfg)) * (fed.M * fed.d) ** 2 > DENSE_LIMIT
 
 
 def period_map(fed, *, eta, tau, Delta, alpha) -> AffineMap:
@@ -178,8 +304,28 @@ class PeriodFixedPoint:
 
 
 def spectral_radius(fed, *, eta, tau, Delta, alpha):
-    """The spectral radius of the period map: the exact asymptotic contraction per period."""
+    """The spectral radius of the period map: the exact asymptotic contraction per period.
+
+    Large problems (the dense map over ``DENSE_LIMIT`` numbers) use :class:`StructuredPeriod`, one
+    configuration at a time, without forming the (M d)^2 matrix."""
+    _require_quadratic(fed)
+    if _use_structured(fed, eta, Delta, alpha):
+        return _structured_each(fed, eta, tau, Delta, alpha, lambda sp: sp.spectral_radius())
     return period_map(fed, eta=eta, tau=tau, Delta=Delta, alpha=alpha).spectral_radius()
+
+
+def _structured_each(fed, eta, tau, Delta, alpha, fn):
+    """Apply ``fn`` to the StructuredPeriod of every configuration (a Python loop over configurations)."""
+    xp = fed.xp
+    tau, D, a, e = check_parameters(tau=tau, Delta=Delta, alpha=alpha, eta=eta, xp=xp)
+    cfg = np.broadcast_shapes(fed.batch_shape, e.shape, D.shape, a.shape)
+    if fed.batch_shape:
+        raise ProblemError("the structured period map takes one federation (no batch axis) for large M d")
+    out = np.empty(cfg, dtype=object)
+    eb, Db, ab = (np.broadcast_to(to_numpy(v), cfg) for v in (e, D, a))
+    for idx in np.ndindex(cfg):
+        out[idx] = fn(StructuredPeriod(fed, eta=float(eb[idx]), tau=tau, Delta=int(Db[idx]), alpha=float(ab[idx])))
+    return out if cfg else out[()]
 
 
 def _check_stable(rho, eta, what="the period map"):
@@ -194,6 +340,18 @@ def _check_stable(rho, eta, what="the period map"):
 def fixed_point(fed, *, eta, tau, Delta, alpha) -> PeriodFixedPoint:
     """The fixed point of the period map, flagged per configuration: ``converges`` is False where the
     spectral radius is >= 1 (raises only when no configuration converges)."""
+    _require_quadratic(fed)
+    if _use_structured(fed, eta, Delta, alpha):
+        res = _structured_each(fed, eta, tau, Delta, alpha, lambda sp: (sp.fixed_point(), sp.spectral_radius()))
+        items = [res] if not isinstance(res, np.ndarray) else list(res.reshape(-1))
+        shape = () if not isinstance(res, np.ndarray) else res.shape
+        xp = fed.xp
+        clients = xp.stack([c for (c, _), _ in items]).reshape(shape + (fed.M, fed.d))
+        w_bar = xp.stack([w for (_, w), _ in items]).reshape(shape + (fed.d,))
+        r = xp.asarray(np.array([rr for _, rr in items]).reshape(shape))
+        if bool(np.all(to_numpy(r) >= 1)):
+            _check_stable(r, eta)
+        return PeriodFixedPoint(clients, w_bar, None, r, r < 1)
     m = period_map(fed, eta=eta, tau=tau, Delta=Delta, alpha=alpha)
     r = m.spectral_radius()
     if bool(np.all(to_numpy(r) >= 1)):
@@ -292,7 +450,43 @@ def _objective(pen: PeriodPencil, fed, alpha, objective, xp):
 DEFAULT_GRID = np.unique(np.concatenate([np.geomspace(1e-3, 1.0, 40), np.linspace(0.02, 1.0, 50)]))
 
 
-def exact_optimal_alpha(fed, *, eta, tau, Delta, objective: str = "gap", grid=None, tol: float = 1e-10) -> OptimalAlpha:
+def exact_optimal_alpha(fed, *, eta, tau, Delta, objective: str = "gap", grid=None, tol: float = 1e-10,
+                        chunk_budget: int = 2 * 10**7) -> OptimalAlpha:
+    """The alpha in (0, 1] minimising the exact asymptotic gap (``objective="gap"``) or the spectral
+    radius of the period map (``"rate"``), batched over fed, eta and Delta (see :func:`_optimal_alpha`).
+
+    Large batches run in chunks of configurations whose grid evaluation holds about
+    ``chunk_budget`` numbers, so memory stays bounded whatever the batch size.
+    """
+    _require_quadratic(fed)
+    V.choice(objective, "objective", ("gap", "rate"))
+    xp = fed.xp
+    tau_i, D, _, e = check_parameters(tau=tau, Delta=Delta, alpha=1.0, eta=eta, xp=xp)
+    chunk_budget = V.integer(chunk_budget, "chunk_budget", low=1)
+    cfg = np.broadcast_shapes(fed.batch_shape, e.shape, D.shape)
+    G = len(DEFAULT_GRID) if grid is None else int(np.size(grid))
+    per = max(1, chunk_budget // (G * (fed.M * fed.d) ** 2 * 4))
+    B = int(np.prod(cfg))
+    if B <= per or len(fed.batch_shape) > 1:
+        return _optimal_alpha(fed, eta=eta, tau=tau, Delta=Delta, objective=objective, grid=grid, tol=tol)
+    eb = xp.broadcast_to(e, cfg).reshape(-1)
+    Db = np.broadcast_to(to_numpy(D), cfg).reshape(-1)
+    fb = fed
+    if fed.batch_shape:
+        fb = QuadraticFederation(xp.broadcast_to(fed.H, cfg + fed.H.shape[-3:]).reshape((B,) + fed.H.shape[-3:]),
+                                 xp.broadcast_to(fed.x_opt, cfg + fed.x_opt.shape[-2:]).reshape((B,) + fed.x_opt.shape[-2:]),
+                                 xp.broadcast_to(fed.weights, cfg + (fed.M,)).reshape(B, fed.M))
+    parts = []
+    for a in range(0, B, per):
+        sl = slice(a, min(a + per, B))
+        sub = fb.take(sl) if fb.batch_shape else fb
+        parts.append(_optimal_alpha(sub, eta=eb[sl], tau=tau_i, Delta=Db[sl], objective=objective, grid=grid, tol=tol))
+    cat = lambda k, axis=0: xp.concatenate([getattr(p_, k) for p_ in parts], axis=axis)  # noqa: E731
+    return OptimalAlpha(cat("alpha").reshape(cfg), cat("value").reshape(cfg), cat("value_at_1").reshape(cfg),
+                        objective, parts[0].grid, cat("grid_values", 1).reshape((-1,) + cfg))
+
+
+def _optimal_alpha(fed, *, eta, tau, Delta, objective: str = "gap", grid=None, tol: float = 1e-10) -> OptimalAlpha:
     """The alpha in (0, 1] minimising the exact asymptotic gap (``objective="gap"``) or the spectral
     radius of the period map (``"rate"``), batched over fed, eta and Delta.
 

@@ -190,16 +190,23 @@ def round_operators(fed: QuadraticFederation, *, eta, tau, precond=None) -> Roun
     :func:`local_operators` to rounding."""
     xp = fed.xp
     eta, tau = _as_eta_tau(fed, eta, tau)
-    d = fed.d
-    I = xp.eye(d)
-    if precond is None:
-        PH, Pinv = fed.H, xp.broadcast_to(I, fed.H.shape)
-    else:
+    P = None
+    if precond is not None:
         P = V.array(precond, "precond", xp=xp, min_ndim=3)
-        if P.shape[-3:] != (fed.M, d, d):
-            raise ProblemError(f"precond must have shape (..., M={fed.M}, d={d}, d={d}); got {tuple(P.shape)}")
+        if P.shape[-3:] != (fed.M, fed.d, fed.d):
+            raise ProblemError(f"precond must have shape (..., M={fed.M}, d={fed.d}, d={fed.d}); got {tuple(P.shape)}")
+    return _round_ops(fed.H, eta, tau, P, xp)
+
+
+def _round_ops(H, eta, tau, P, xp) -> RoundOperators:
+    """The kernel of :func:`round_operators` on arrays (any subset of clients along axis -3)."""
+    d = H.shape[-1]
+    I = xp.eye(d)
+    if P is None:
+        PH, Pinv = H, xp.broadcast_to(I, H.shape)
+    else:
         Ph, Pmh = _sqrt_spd(P, xp)  # validates SPD (elementwise for diagonal P)
-        PH, Pinv = P @ fed.H, Pmh @ Pmh
+        PH, Pinv = P @ H, Pmh @ Pmh
     base = I - eta[..., None, None] * PH
     K = xp.broadcast_to(I, base.shape).copy()
     t = tau.copy()
@@ -210,6 +217,43 @@ def round_operators(fed: QuadraticFederation, *, eta, tau, precond=None) -> Roun
             base = base @ base
     Ninv = Pinv / (eta * tau)[..., None, None]
     return RoundOperators(K, Ninv, Ninv @ (I - K))
+
+
+CHUNK_LIMIT = 4 * 10**6  # numbers in one (..., M, d, d) array above which fixed_point works in client chunks
+
+
+def _Cc_chunked(fed: QuadraticFederation, eta, tau, precond, correction: str):
+    """``C``, ``c`` of :func:`_Cc` accumulated over client chunks (memory O(chunk d^2), not O(M d^2))."""
+    xp = fed.xp
+    eta, tau = _as_eta_tau(fed, eta, tau)
+    d, M = fed.d, fed.M
+    P = None
+    if precond is not None:
+        P = V.array(precond, "precond", xp=xp, min_ndim=3)
+        if P.shape[-3:] != (M, d, d):
+            raise ProblemError(f"precond must have shape (..., M={M}, d={d}, d={d}); got {tuple(P.shape)}")
+    batch = eta.shape[:-1]
+    per = max(1, 2 * 10**6 // max(d * d * max(int(np.prod(batch)), 1), 1))
+    I = xp.eye(d)
+    C = xp.zeros(batch + (d, d))
+    c = xp.zeros(batch + (d,))
+    Ns = xp.zeros(batch + (d, d))
+    H = xp.broadcast_to(fed.H, batch + (M, d, d))
+    xo = xp.broadcast_to(fed.x_opt, batch + (M, d))
+    w = xp.broadcast_to(fed.weights, batch + (M,))
+    for a in range(0, M, per):
+        sl = slice(a, min(a + per, M))
+        ops = _round_ops(H[..., sl, :, :], eta[..., sl], tau[..., sl],
+                         None if P is None else xp.broadcast_to(P, batch + (M, d, d))[..., sl, :, :], xp)
+        T = I - ops.K if correction == "none" else ops.NinvImK
+        C = C + xp.einsum("...m,...mij->...ij", w[..., sl], T)
+        c = c + xp.einsum("...m,...mij,...mj->...i", w[..., sl], T, xo[..., sl, :])
+        if correction == "joint":
+            Ns = Ns + xp.einsum("...m,...mij->...ij", w[..., sl], ops.Ninv)
+    if correction == "joint":
+        C = xp.linalg.solve(Ns, C)
+        c = xp.linalg.solve(Ns, c[..., None])[..., 0]
+    return C, c
 
 
 def client_maps(fed: QuadraticFederation, *, eta, tau, precond=None) -> AffineMap:
@@ -271,9 +315,14 @@ def fixed_point(fed: QuadraticFederation, *, eta, tau, precond=None, correction:
     gives the server rates that do converge, if any).
     """
     _check_correction(correction)
-    ops = round_operators(fed, eta=eta, tau=tau, precond=precond)
+    _check_fed(fed)
     xp = fed.xp
-    C, c = _Cc(fed, ops, correction)
+    size = int(np.prod(np.broadcast_shapes(fed.batch_shape, np.shape(eta)[:-1] if np.ndim(eta) > 1 else ()))) \
+        * fed.M * fed.d * fed.d
+    if size > CHUNK_LIMIT:
+        C, c = _Cc_chunked(fed, eta, tau, precond, correction)
+    else:
+        C, c = _Cc(fed, round_operators(fed, eta=eta, tau=tau, precond=precond), correction)
     x = xp.linalg.solve(C, c[..., None])[..., 0]
     if not bool(xp.all(xp.isfinite(x))):
         raise ProblemError("sum_i w_i (I - K_i) is singular: no unique fixed point (Theorem 2 needs it invertible, E13)")
