@@ -206,7 +206,9 @@ def array(value: Any, name: str, *, xp=None, ndim: int | None = None, min_ndim: 
         raise InputError(f"{name} must not be empty; got shape {tuple(arr.shape)}")
     if kind == "integer":
         if k == "f":
-            if bool(xp.any(~xp.isfinite(arr))) or bool(xp.any(arr != xp.round(arr))):
+            if bool(xp.any(~xp.isfinite(arr))):
+                raise InputError(f"{name} must be a finite integer (or an array of them); it holds NaN or inf")
+            if bool(xp.any(arr != xp.round(arr))):
                 raise InputTypeError(f"{name} must be an integer or an array of integers; got non-integral values")
         if k in "fu" and arr.size and float(xp.abs(arr).max()) > 2.0**62:
             raise InputError(f"{name} must hold integers of magnitude <= 2**62; largest is {float(xp.abs(arr).max()):g}")
