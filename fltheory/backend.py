@@ -75,7 +75,10 @@ def namespace(*arrays: Any, backend: str | None = None) -> ModuleType:
     """
     if backend is not None:
         return get_backend(backend)
-    arrays = tuple(a for a in arrays if a is not None and not isinstance(a, (int, float, complex)))
+    # only arrays choose the namespace; numbers, text, lists and other objects are left to the
+    # validation layer, which names the parameter when they are not allowed
+    arrays = tuple(a for a in arrays if isinstance(a, np.ndarray) or is_cupy(a)
+                   or (hasattr(a, "__array_namespace__") and not isinstance(a, np.generic)))
     if not arrays:
         return np
     from array_api_compat import array_namespace, is_cupy_namespace  # noqa: PLC0415
@@ -136,9 +139,11 @@ class KeyedStream:
     """
 
     def __init__(self, seed: int, purpose: str | int = 0):
-        if int(seed) < 0:
-            raise InputError(f"seed must be a non-negative integer, got {seed}")
-        self.seed = int(seed)
+        from .validation import integer  # noqa: PLC0415
+
+        self.seed = integer(seed, "seed", low=0, high=2**63 - 1)
+        if not isinstance(purpose, (str, int)) or isinstance(purpose, bool):
+            raise InputTypeError(f"purpose must be a string or an integer; got {purpose!r}")
         self.purpose = purpose
         with np.errstate(over="ignore"):
             self._base = _mix(np.uint64(self.seed) * _GOLDEN + np.uint64(_purpose_id(purpose)))

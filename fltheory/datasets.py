@@ -114,14 +114,15 @@ def digits_federation(
 
     Returns a ``FederatedDataset`` (``fed``, ``X_test``, ``y_test``, ...).
     """
-    if not 1 <= int(n_clients) <= 100:
-        raise ProblemError(f"n_clients must satisfy 1 <= n_clients <= 100; got {n_clients}")
-    if partition not in ("label", "dirichlet"):
-        raise ProblemError(f"partition must be 'label' or 'dirichlet'; got {partition!r}")
-    if not 0 < test_fraction < 1:
-        raise ProblemError(f"test_fraction must satisfy 0 < test_fraction < 1; got {test_fraction}")
-    if partition == "dirichlet" and not alpha_dir > 0:
-        raise ProblemError(f"alpha_dir must be > 0; got {alpha_dir}")
+    from . import validation as V  # noqa: PLC0415
+
+    n_clients = V.integer(n_clients, "n_clients", low=1, high=100)
+    V.choice(partition, "partition", ("label", "dirichlet"))
+    test_fraction = V.real(test_fraction, "test_fraction", low=0.0, high=1.0, open_low=True, open_high=True)
+    alpha_dir = V.real(alpha_dir, "alpha_dir", low=0.0, open_low=True)
+    seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
+    reg = V.real(reg, "reg", low=0.0)
+    V.choice(backend, "backend", ("numpy", "cupy"))
     from sklearn.datasets import load_digits  # noqa: PLC0415 - imported only when the data set is asked for
 
     X, y = load_digits(return_X_y=True)

@@ -265,8 +265,13 @@ def companion(blocks: Sequence[Any], b=None) -> AffineMap:
     state ``(x_t, x_{t-1}, ..., x_{t-D})`` of size ``(D+1) n``.  A fixed point ``x`` of the
     recursion is the augmented fixed point ``(x, x, ..., x)``.
     """
-    if not blocks:
+    if isinstance(blocks, (str, bytes)) or not hasattr(blocks, "__len__"):
+        raise V.InputTypeError(f"blocks must be a sequence of (..., n, n) arrays; got {V.shown(blocks)}")
+    if not len(blocks):
         raise LinearMapError("companion() needs at least one block")
+    blocks = [V.array(B_, f"blocks[{j}]", min_ndim=2) for j, B_ in enumerate(blocks)]
+    if b is not None:
+        b = V.array(b, "b", min_ndim=1)
     xp = namespace(*blocks)
     blocks = [asarray(B_, xp) for B_ in blocks]
     n = blocks[0].shape[-1]

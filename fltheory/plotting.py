@@ -72,8 +72,14 @@ def verdict_figure(verdicts, path: str | Path):
 
 
 def loglog_slope(x, y) -> float:
-    """Least-squares slope of log y against log x."""
-    lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
+    """Least-squares slope of log y against log x (both positive, the same length >= 2)."""
+    from .validation import InputError, array  # noqa: PLC0415
+
+    x = array(x, "x", xp=np, ndim=1, low=0.0, open_low=True)
+    y = array(y, "y", xp=np, ndim=1, low=0.0, open_low=True)
+    if x.shape != y.shape or x.size < 2:
+        raise InputError(f"x and y must have the same length >= 2; got {x.shape} and {y.shape}")
+    lx, ly = np.log(x), np.log(y)
     return float(np.polyfit(lx, ly, 1)[0])
 
 

@@ -66,9 +66,7 @@ def weights_from_sizes(sizes, xp=np):
     >>> weights_from_sizes([10, 30, 60]).tolist()
     [0.1, 0.3, 0.6]
     """
-    n = asarray(sizes, xp, dtype=xp.float64)
-    if n.ndim < 1 or bool(xp.any(~(n > 0))) or bool(xp.any(~xp.isfinite(n))):
-        raise ProblemError("sizes must be finite and > 0 for every client")
+    n = V.array(sizes, "sizes", xp=xp, min_ndim=1, low=0.0, open_low=True).astype(xp.float64)
     return n / n.sum(axis=-1, keepdims=True)
 
 
@@ -453,7 +451,7 @@ class SeparableCosineFederation(_Federation):
 
     def __post_init__(self):
         xp = namespace(*(v for v in (self.a, self.b, self.c) if hasattr(v, "shape")))
-        a, b, c = (asarray(v, xp) for v in (self.a, self.b, self.c))
+        a, b, c = (V.array(v, n, xp=xp) for v, n in ((self.a, "a"), (self.b, "b"), (self.c, "c")))
         if a.ndim < 2:
             raise ProblemError(f"a must have shape (..., M, d); got {tuple(a.shape)}")
         M, d = a.shape[-2:]
@@ -600,7 +598,7 @@ class LogisticFederation(_Federation):
 
     def __post_init__(self):
         xp = namespace(self.X)
-        X = asarray(self.X, xp)
+        X = V.array(self.X, "X", xp=xp)
         if X.ndim != 3:
             raise ProblemError(f"X must have shape (M, n_max, m); got {tuple(X.shape)}")
         M, n, m = X.shape
@@ -641,6 +639,9 @@ class LogisticFederation(_Federation):
     @classmethod
     def from_client_data(cls, Xs, ys, *, n_classes=None, reg: float = 0.0, weights=None) -> "LogisticFederation":
         """Pad a list of per-client ``(D_i, m)`` feature arrays and ``(D_i,)`` labels."""
+        reg = V.real(reg, "reg", low=0.0)
+        if n_classes is not None:
+            n_classes = V.integer(n_classes, "n_classes", low=2, high=10**6)
         if len(Xs) != len(ys) or not Xs:
             raise ProblemError("Xs and ys must be non-empty lists of the same length (one entry per client)")
         xp = namespace(Xs[0])

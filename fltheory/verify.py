@@ -308,6 +308,14 @@ def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int =
 
     ``only`` keeps the checks whose name contains that substring.
     """
+    from . import validation as V  # noqa: PLC0415
+
+    quick, progress = V.flag(quick, "quick"), V.flag(progress, "progress")
+    seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
+    if only is not None and not isinstance(only, str):
+        raise V.InputTypeError(f"only must be a string or None; got {V.shown(only)}")
+    if papers is not None and (isinstance(papers, (str, bytes)) or not all(isinstance(p, str) for p in papers)):
+        raise V.InputTypeError(f"papers must be a list of paper names or None; got {V.shown(papers)}")
     checks = registry(papers)
     if only:
         checks = [c for c in checks if only in c.name]

@@ -26,11 +26,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fltheory as flt
+import fltheory.plotting  # noqa: F401 - the module is not imported by the package root
+from fltheory import datasets as fl_datasets
 from fltheory import delayed as D
 from fltheory import schedules as S
 from fltheory.linear import AffineMap, matrix_power
 from fltheory.papers.feddelavg import algorithm as fd_alg
 from fltheory.papers.feddelavg import bounds as fd_bounds
+from fltheory.papers.feddelavg import checks as fd_checks
 from fltheory.papers.feddelavg import exact as fd_exact
 from fltheory.papers.local_adaptivity import algorithm as la_alg
 from fltheory.papers.local_adaptivity import bounds as la_bounds
@@ -56,6 +59,8 @@ BAD = {
     "sigma2": st.one_of(NOT_NUMBERS.filter(lambda v: v is not None), NON_FINITE, COMPLEX, BOOLS,
                         st.floats(max_value=-1e-12, allow_nan=False)),   # None means "no noise"
     "unit_real": st.one_of(NOT_NUMBERS, NON_FINITE, COMPLEX, BOOLS, st.sampled_from([0.0, -0.5, 1 + 1e-12, 2, 1e308])),
+    # statements' float mode allows a relative slack of rtol = 1e-12 on boundary points (round-off)
+    "unit_real_stmt": st.one_of(NOT_NUMBERS, NON_FINITE, COMPLEX, BOOLS, st.sampled_from([0.0, -0.5, 1 + 1e-9, 2, 1e308])),
     "kappa": st.one_of(NOT_NUMBERS, NON_FINITE, COMPLEX, BOOLS, st.floats(max_value=0.999, allow_nan=False)),
     # tau, K, T ... : an integer >= 1 (or >= 0) with a bound
     "count": st.one_of(NOT_NUMBERS, NON_FINITE, COMPLEX, BOOLS, st.sampled_from([0, -1, -5, 1.5, 2**63, 2**200, 1e300]),
@@ -70,8 +75,9 @@ BAD = {
 }
 
 
-def bad_arrays(shape, strict=False):
-    """Bad arrays for a parameter whose valid value has ``shape`` (``strict``: no batch axes allowed)."""
+def bad_arrays(shape, strict=False, free=False):
+    """Bad arrays for a parameter whose valid value has ``shape`` (``strict``: no batch axes allowed;
+    ``free``: any shape is valid, so only bad values are drawn)."""
     def fill(v, dtype=float):
         return np.full(shape, v, dtype=dtype)
     wrong = [np.ones(tuple(s + 1 for s in shape))]
@@ -82,7 +88,7 @@ def bad_arrays(shape, strict=False):
     return st.one_of(
         st.sampled_from([fill(np.nan), fill(np.inf), fill(-np.inf), fill("a", dtype=object).astype(str),
                          fill(1 + 1j, dtype=complex), "[[1, 0], [0, 1]]", fill(True, dtype=bool)]),
-        st.sampled_from(wrong),
+        st.sampled_from(wrong) if not free else st.nothing(),
         st.integers(0, int(np.prod(shape)) - 1).map(lambda k: _poke(shape, k)),
     )
 
@@ -205,6 +211,89 @@ DOORS = [
          {"N": "count", "T": "count0", "n": "count"}),
     Door("delayed.period_map", lambda **k: D.period_map(FED, RR, LOC, **k), dict(eta=0.5, period=3, offset=2),
          {"eta": "pos_real", "period": "count", "offset": "count0"}),
+    # the rest of paper 004's public functions
+    Door("local_adaptivity.local_operators", lambda **k: la_exact.local_operators(FED, **k), dict(eta=0.1, tau=3),
+         {"eta": "pos_real", "tau": "count"}),
+    Door("local_adaptivity.client_maps", lambda **k: la_exact.client_maps(FED, **k), dict(eta=0.1, tau=3),
+         {"eta": "pos_real", "tau": "count"}),
+    Door("local_adaptivity.first_order_bias", lambda **k: la_exact.first_order_bias(FED, **k),
+         dict(eta=0.1, tau=3, correction="local"), {"eta": "pos_real", "tau": "count", "correction": "choice"}),
+    Door("local_adaptivity.pseudo_gradient", lambda **k: la_exact.pseudo_gradient(FED, **k),
+         dict(x=np.zeros(2), eta=0.1, tau=3), {"x": ("array", (2,)), "eta": "pos_real", "tau": "count"}),
+    Door("local_adaptivity.client_covariances", lambda **k: la_exact.client_covariances(NOISY, **k), dict(eta=0.1, tau=3),
+         {"eta": "pos_real", "tau": "count"}),
+    Door("local_adaptivity.client_update", lambda **k: la_alg.client_update(FED, **k),
+         dict(x=np.zeros(2), eta=0.1, tau=3, seed=0), {"x": ("array", (2,)), "eta": "pos_real", "tau": "count",
+                                                       "seed": "count0"}),
+    Door("local_adaptivity.fedopt_loop", lambda **k: la_alg.fedopt_loop(FED, x0=np.zeros(2), **k),
+         dict(rounds=2, eta=0.1, tau=2, alpha=1.0), {"rounds": "count0", "eta": "pos_real", "tau": "count",
+                                                    "alpha": "pos_real"}),
+    Door("local_adaptivity.theorem3_eta", lambda **k: la_bounds.theorem3_eta(**k),
+         dict(T=100, L=2.0, D=1.0, Lambda=2.0, G=1.0, tau=3), {"T": "pos_real", "L": "pos_real", "D": "pos_real"}),
+    Door("local_adaptivity.tuned_client_eta", lambda **k: la_bounds.tuned_client_eta(**k), dict(mu=1.0, L=3.0, tau=3),
+         {"mu": "pos_real", "L": "pos_real", "tau": "pos_real"}),
+    Door("local_adaptivity.z_function", lambda **k: la_bounds.z_function(0.5, **k), dict(tau=3), {"tau": "pos_real"}),
+    Door("local_adaptivity.sgd_decaying_schedule", lambda **k: la_bounds.sgd_decaying_schedule(3, **k),
+         dict(a=1.0, beta=10.0), {"a": "pos_real", "beta": "pos_real"}),
+    Door("local_adaptivity.theorem3_aggregates", lambda **k: la_bounds.theorem3_aggregates(W3, **k), dict(eta=0.1, tau=3),
+         {"eta": "pos_real", "tau": "count"}),
+    Door("local_adaptivity.theorem2_fixed_point_symbolic", lambda **k: la_bounds.theorem2_fixed_point_symbolic(**k),
+         dict(M=2, d=1, tau=2), {"M": "count", "d": "count", "tau": "count"}),
+    # the rest of paper 001's public functions
+    Door("feddelavg.feddelavg_loop", lambda **k: fd_alg.feddelavg_loop(FED, **k),
+         dict(eta=0.05, tau=4, Delta=2, alpha=0.5, K=3), {"eta": "pos_real", "tau": "count", "alpha": "unit_real",
+                                                          "K": "count"}),
+    Door("feddelavg.sync_times", lambda **k: fd_alg.sync_times(**k), dict(tau=4, Delta=2, K=3),
+         {"tau": "count", "K": "count"}),
+    Door("feddelavg.alpha_comparison", lambda **k: fd_exact.alpha_comparison(FED, **k),
+         dict(eta=0.05, tau=4, Deltas=[0, 2]), {"eta": "pos_real", "tau": "count"}),
+    Door("feddelavg.h_value", lambda **k: fd_bounds.h_value(2.0, **k), dict(eta=0.1, beta=2.0, delta=1.0),
+         {"eta": "pos_real", "beta": "pos_real"}),
+    Door("feddelavg.psi_inf", lambda **k: fd_bounds.psi_inf(**k),
+         dict(alpha=0.5, eta=0.02, beta=1.0, L=1.0, delta=0.5, tau=10, Delta=9),
+         {"alpha": "unit_real_stmt", "eta": "pos_real", "beta": "pos_real", "L": "pos_real"}),
+    Door("feddelavg.alpha_star_details", lambda **k: fd_bounds.alpha_star_details(**k),
+         dict(eta=0.02, beta=1.0, L=1.0, delta=0.5, tau=10, Delta=9), {"eta": "pos_real", "beta": "pos_real"}),
+    Door("feddelavg.numeric_alpha_star", lambda **k: fd_checks.numeric_alpha_star(**k),
+         dict(eta=0.02, beta=1.0, L=1.0, delta=0.5, tau=10, Delta=9), {"eta": "pos_real", "beta": "pos_real"}),
+    # the rest of the core
+    Door("weights_from_sizes", lambda sizes: flt.problems.weights_from_sizes(sizes), dict(sizes=[3, 5, 2]),
+         {"sizes": ("array", (3,), "free")}),
+    Door("companion", lambda blocks: flt.companion(blocks), dict(blocks=[np.eye(2), 0.5 * np.eye(2)]),
+         {"blocks": ("array", (2, 2, 2), "free")}),
+    Door("first_n_arrivals_events", lambda **k: S.first_n_arrivals_events(**k),
+         dict(N=3, n=2, T=4, K=2, compute=np.ones(3)), {"N": "count", "n": "count", "T": "count0", "K": "count",
+                                                         "compute": ("array", (3,))}),
+    Door("delayed.step_maps", lambda **k: D.step_maps(FED, RR, LOC, **k), dict(eta=0.5), {"eta": "pos_real"}),
+    Door("verify.run", lambda **k: flt.verify.run(**k), dict(papers=["feddelavg"], quick=True, seed=0, only="alpha_star"),
+         {"quick": "flag", "seed": "count0"}),
+    Door("digits_federation", lambda **k: fl_datasets.digits_federation(**k),
+         dict(n_clients=4, partition="label", seed=0, test_fraction=0.2, reg=1e-3),
+         {"n_clients": "count", "partition": "choice", "seed": "count0", "test_fraction": "unit_real", "reg": "nonneg_real"}),
+    Door("SeparableCosineFederation", lambda **k: flt.problems.SeparableCosineFederation(**k),
+         dict(a=np.ones((3, 2)), b=np.full((3, 2), 0.5), c=np.zeros((3, 2))),
+         {"a": ("array", (3, 2)), "b": ("array", (3, 2)), "c": ("array", (3, 2))}),
+    Door("LogisticFederation.from_client_data", lambda **k: flt.problems.LogisticFederation.from_client_data(**k),
+         dict(Xs=[np.ones((4, 3)), np.zeros((5, 3))], ys=[np.array([0, 1, 0, 1]), np.array([1, 0, 1, 0, 1])], reg=0.1),
+         {"reg": "nonneg_real"}),
+    Door("loglog_slope", lambda **k: flt.plotting.loglog_slope(**k), dict(x=[1.0, 2.0, 4.0], y=[1.0, 4.0, 16.0]),
+         {"x": ("array", (3,)), "y": ("array", (3,))}),
+    Door("KeyedStream", lambda seed: flt.backend.KeyedStream(seed, "x"), dict(seed=3), {"seed": "count0"}),
+    Door("local_adaptivity.theorem1_aggregates", lambda **k: la_bounds.theorem1_aggregates(**k),
+         dict(weights=W3, h=np.array([0.1, 0.2, 0.3]), q=np.ones(3), sigma2=0.5),
+         {"weights": ("array", (3,)), "h": ("array", (3,)), "q": ("array", (3,)), "sigma2": "nonneg_real"}),
+    Door("local_adaptivity.lemma4_aggregates", lambda **k: la_bounds.lemma4_aggregates(**k),
+         dict(A=np.tile(np.eye(2), (3, 1, 1)), b=np.ones((3, 2))), {"A": ("array", (3, 2, 2)), "b": ("array", (3, 2))}),
+    Door("local_adaptivity.theorem2_fixed_point_scalar", lambda M: la_bounds.theorem2_fixed_point_scalar(M), dict(M=3),
+         {"M": "count"}),
+    Door("feddelavg.epsilon_value", lambda **k: fd_bounds.epsilon_value(2, **k),
+         dict(alpha=0.5, eta=0.02, L=1.0, tau=10, Delta=9), {"alpha": "unit_real_stmt", "eta": "pos_real", "L": "pos_real"}),
+    Door("feddelavg.Psi_value", lambda **k: fd_bounds.Psi_value(3, **k),
+         dict(alpha=0.5, eta=0.02, beta=1.0, L=1.0, delta=0.5, tau=10, Delta=9),
+         {"alpha": "unit_real_stmt", "eta": "pos_real", "beta": "pos_real"}),
+    Door("feddelavg.theorem1_rhs", lambda **k: fd_bounds.theorem1_rhs(**k),
+         dict(K=3, alpha=0.5, eta=0.02, beta=1.0, L=1.0, delta=0.5, tau=10, Delta=9, phi=0.5),
+         {"alpha": "unit_real_stmt", "eta": "pos_real", "phi": "pos_real"}),
     Door("feddelavg.alpha_star", lambda **k: fd_bounds.alpha_star(**k),
          dict(eta=0.02, beta=1.0, L=1.0, delta=0.5, tau=10, Delta=9), {"eta": "pos_real", "beta": "pos_real"}),
 ]
@@ -228,7 +317,7 @@ def test_the_valid_call_is_accepted(door):
 
 def _strategy(kind):
     if isinstance(kind, tuple) and kind[0] == "array":
-        return bad_arrays(kind[1], strict=len(kind) > 2 and kind[2] == "strict")
+        return bad_arrays(kind[1], strict=len(kind) > 2 and kind[2] == "strict", free=len(kind) > 2 and kind[2] == "free")
     return BAD[kind]
 
 

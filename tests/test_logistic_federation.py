@@ -1,5 +1,7 @@
 """LogisticFederation (softmax cross-entropy clients) and the digits federation."""
 import numpy as np
+
+from fltheory.validation import InputError
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -73,7 +75,7 @@ def test_reference_minimiser():
 def test_errors():
     with pytest.raises(ProblemError, match="at least one sample"):
         LogisticFederation(np.zeros((2, 3, 2)), np.zeros((2, 3), int), np.array([[1, 1, 0], [0, 0, 0]]))
-    with pytest.raises(ProblemError, match="reg must be >= 0"):
+    with pytest.raises(InputError, match="reg must be >= 0"):
         make(reg=-1.0)
     with pytest.raises(ProblemError, match="labels y"):
         LogisticFederation(np.zeros((1, 2, 2)), np.array([[0, 5]]), n_classes=3)
@@ -92,5 +94,5 @@ def test_digits_federation(partition):
             counts = np.bincount(fed.y[i, : fed.sizes[i]], minlength=10)
             assert np.sort(counts)[-2:].sum() >= 0.9 * fed.sizes[i]
     assert digits_federation(n_clients=10, partition=partition, seed=1).fed.y.tolist() == fed.y.tolist()
-    with pytest.raises(ProblemError, match="partition"):
+    with pytest.raises(InputError, match="partition"):
         digits_federation(partition="iid")

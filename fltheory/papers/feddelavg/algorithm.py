@@ -126,6 +126,9 @@ def sync_times(*, tau: int, Delta: int, K: int) -> list[int]:
     >>> sync_times(tau=4, Delta=0, K=3), sync_times(tau=4, Delta=2, K=3)
     ([4, 8], [0, 4, 8])
     """
+    tau = V.integer(tau, "tau", low=1, high=TAU_MAX)
+    K = V.integer(K, "K", low=1, high=10**7)
+    Delta = V.integer(Delta, "Delta", low=0, high=tau)
     return [k * tau for k in range(K) if -Delta + 1 <= k * tau <= K * tau - Delta]
 
 
@@ -515,7 +518,12 @@ def feddelavg_loop(
     """
     if fed.batch_shape:
         raise ProblemError("feddelavg_loop takes one configuration: fed must not be batched")
+    K = V.integer(K, "K", low=1, high=10**6)
+    eta, alpha, Delta = V.real(eta, "eta"), V.real(alpha, "alpha"), V.integer(Delta, "Delta", low=0)
     tau, _, _, _ = check_parameters(tau=tau, Delta=Delta, alpha=alpha, eta=eta, K=K)
+    if K * tau > 10**7:
+        raise ProblemError(f"K * tau = {K * tau:,} loop iterations is over the reference loop's limit of 10**7; "
+                           "use feddelavg (vectorised) instead")
     Delta, K, alpha, eta = int(Delta), int(K), float(alpha), float(eta)
     mode = _gradient_mode(fed, gradient, batch_size)
     M, d = fed.M, fed.d

@@ -445,6 +445,12 @@ def psi_inf_plain(a, eta, beta, L, delta, tau, Delta):
 
 def numeric_alpha_star(eta, beta, L, delta, tau, Delta) -> float:
     """argmin of psi(., inf) on [1e-6, 1] by a bounded scalar minimiser (no closed form used)."""
+    from ...validation import integer as _integer, real as _real  # noqa: PLC0415
+
+    eta, beta, L = (_real(v, n, low=0.0, open_low=True) for v, n in ((eta, "eta"), (beta, "beta"), (L, "L")))
+    delta = _real(delta, "delta", low=0.0)
+    tau = _integer(tau, "tau", low=1, high=10**7)
+    Delta = _integer(Delta, "Delta", low=0, high=tau)
     res = minimize_scalar(lambda a: psi_inf_plain(a, eta, beta, L, delta, tau, Delta), bounds=(1e-6, 1.0),
                           method="bounded", options={"xatol": 1e-12, "maxiter": 500})
     return float(res.x)

@@ -66,7 +66,7 @@ from typing import Any
 import numpy as np
 
 from ... import validation as V
-from ...backend import KeyedStream, asarray, namespace
+from ...backend import KeyedStream, asarray, is_cupy, namespace
 from ...problems import validate_weights
 
 __all__ = [
@@ -525,9 +525,18 @@ def fedopt_loop(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None
     _choice("correction", correction, ("none", "local", "joint"))
     M, d = problem.M, problem.d
     H, xo, w = (to_numpy(v) for v in (problem.H, problem.x_opt, problem.weights))
-    x0 = np.asarray(to_numpy(x0), float)
-    eta_a, tau_a = np.asarray(eta, float), np.asarray(tau)
-    P = None if precond is None else np.asarray(to_numpy(precond), float)
+    rounds = V.integer(rounds, "rounds", low=0, high=10**6)
+    x0 = V.array(to_numpy(x0) if is_cupy(x0) else x0, "x0", xp=np, shape=(d,))
+    eta_a = V.array(to_numpy(eta) if is_cupy(eta) else eta, "eta", xp=np, low=0.0, open_low=True)
+    tau_a = V.array(to_numpy(tau) if is_cupy(tau) else tau, "tau", xp=np, kind="integer", low=1, high=10**5)
+    alpha = V.array(alpha, "alpha", xp=np, low=0.0, open_low=True)
+    seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
+    noise = V.flag(noise, "noise")
+    if int(np.prod(np.broadcast_shapes(np.shape(eta_a)[:-1], H.shape[:-3]))) * rounds * int(tau_a.max()) * M > 10**7:
+        raise V.InputError("rounds * tau * M * configurations is over the reference loop's limit of 10**7 client steps; "
+                           "use fedopt (vectorised)")
+    P = None if precond is None else V.array(to_numpy(precond) if is_cupy(precond) else precond, "precond", xp=np,
+                                             min_ndim=3)
     batch = np.broadcast_shapes(H.shape[:-3], xo.shape[:-2], w.shape[:-1], x0.shape[:-1], eta_a.shape[:-1],
                                 tau_a.shape[:-1], () if P is None else P.shape[:-3])
     H = np.broadcast_to(H, batch + (M, d, d))

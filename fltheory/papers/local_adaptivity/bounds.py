@@ -315,8 +315,9 @@ sgd_decaying_85_corrected = _st(
 
 # ============================================================================ Theorem 2 (d = 1)
 def _clients(M_: int, names: Sequence[str]) -> dict:
-    if int(M_) != M_ or M_ < 1:
-        raise InputError(f"M must be a positive integer, got {M_!r}")
+    from ...validation import integer as _integer  # noqa: PLC0415
+
+    M_ = _integer(M_, "M", low=1, high=16)   # symbolic statements of up to 16 clients
     return {n: [_s(f"{n}_{i}") for i in range(1, M_ + 1)] for n in names}
 
 
@@ -463,11 +464,14 @@ def theorem2_fixed_point_symbolic(M: int, d: int, *, tau, precond: str = "diagon
     >>> t2.x_tilde[0]
     1/2
     """
-    M, d = int(M), int(d)
-    if M < 1 or d < 1:
-        raise InputError(f"M and d must be positive integers, got M={M}, d={d}")
-    taus = (int(tau),) * M if np.ndim(tau) == 0 else tuple(int(t) for t in tau)
-    if len(taus) != M or min(taus) < 1:
+    from ...validation import array as _array, integer as _integer  # noqa: PLC0415
+
+    # symbolic matrices grow fast: these bounds keep one call within seconds (use the numeric
+    # local_adaptivity.exact.fixed_point for larger instances)
+    M, d = _integer(M, "M", low=1, high=8), _integer(d, "d", low=1, high=4)
+    taus = tuple(int(t) for t in np.atleast_1d(_array(tau, "tau", kind="integer", low=1, high=16)))
+    taus = taus * M if len(taus) == 1 else taus
+    if len(taus) != M:
         raise InputError(f"tau must be an int >= 1 or M={M} ints >= 1, got {tau!r}")
     if precond not in ("diagonal", "identity", "general"):
         raise InputError(f"precond must be 'diagonal', 'identity' or 'general', got {precond!r}")
@@ -612,11 +616,9 @@ class BoundsError(InputError):
 
 
 def _positive(name, v, xp, *, allow_zero=False):
-    v = asarray(v, xp, dtype=xp.float64)
-    bad = (v < 0) if allow_zero else (v <= 0)
-    if bool(xp.any(bad | ~xp.isfinite(v))):
-        raise BoundsError(f"{name} must be {'>= 0' if allow_zero else '> 0'} and finite")
-    return v
+    from ...validation import array as _array  # noqa: PLC0415
+
+    return _array(v, name, xp=xp, low=0.0, open_low=not allow_zero).astype(xp.float64)
 
 
 @dataclass(frozen=True)
@@ -637,9 +639,16 @@ def theorem1_aggregates(weights, h, q, sigma2) -> Theorem1Aggregates:
     >>> float(a.hbar), float(a.Cq)
     (0.5, 2.0)
     """
+    from ...validation import array as _array  # noqa: PLC0415
+
     xp = namespace(weights, h, q, sigma2)
     w = validate_weights(weights, xp)
-    h = asarray(h, xp, dtype=xp.float64)
+    h = _array(h, "h", xp=xp).astype(xp.float64)
+    for name, v in (("h", h), ("q", q)):
+        try:
+            np.broadcast_shapes(np.shape(v), tuple(w.shape))
+        except ValueError:
+            raise BoundsError(f"{name} must broadcast against weights {tuple(w.shape)}; got shape {np.shape(v)}") from None
     if bool(xp.any((h < 0) | (h >= 1))):
         raise BoundsError("h must satisfy 0 <= h_i < 1 (Assumption 1)")
     q = _positive("q", q, xp, allow_zero=True)
@@ -658,9 +667,11 @@ class Theorem3Aggregates:
 def theorem3_aggregates(weights, *, eta, tau) -> Theorem3Aggregates:
     """Aggregates of Theorem 3 (126)/(127) from per-client ``eta`` and ``tau`` ((..., M), broadcasting)."""
     xp = namespace(weights, eta, tau)
+    from ...validation import array as _array  # noqa: PLC0415
+
     w = validate_weights(weights, xp)
     et = _positive("eta", eta, xp)
-    ta = _positive("tau", tau, xp)
+    ta = _array(tau, "tau", xp=xp, kind="integer", low=1).astype(xp.float64)
     return Theorem3Aggregates(alpha=(w * et * ta).sum(axis=-1), s2=(w * et ** 2 * ta ** 2).sum(axis=-1))
 
 
@@ -742,9 +753,11 @@ class Lemma4Quantities:
 
 def lemma4_aggregates(A, b) -> Lemma4Quantities:
     """Quantities of Lemma 4 for SPD ``A`` (..., K, d, d) and vectors ``b`` (..., K, d), batched."""
+    from ...validation import array as _array  # noqa: PLC0415
+
     xp = namespace(A, b)
-    A = asarray(A, xp, dtype=xp.float64)
-    b = asarray(b, xp, dtype=xp.float64)
+    A = _array(A, "A", xp=xp).astype(xp.float64)
+    b = _array(b, "b", xp=xp).astype(xp.float64)
     if A.ndim < 3 or b.ndim < 2 or A.shape[-1] != A.shape[-2] or A.shape[-3:-1] != b.shape[-2:]:
         raise BoundsError(f"A must be (..., K, d, d) and b (..., K, d); got {A.shape} and {b.shape}")
     lam_k = xp.linalg.eigvalsh(A)

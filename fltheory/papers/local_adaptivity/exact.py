@@ -403,7 +403,7 @@ def pseudo_gradient(fed: QuadraticFederation, x, *, eta, tau, precond=None, corr
     ops = round_operators(fed, eta=eta, tau=tau, precond=precond)
     xp = fed.xp
     C, c = _Cc(fed, ops, correction)
-    return xp.einsum("...ij,...j->...i", C, asarray(x, xp)) - c
+    return xp.einsum("...ij,...j->...i", C, V.array(x, "x", xp=xp, shape=(fed.d,))) - c
 
 
 def client_covariances(fed: QuadraticFederation, *, eta, tau, precond=None):
