@@ -45,7 +45,7 @@ def _cmd_figures(args) -> int:
 
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
-    # paper 004: bias of the fixed point against eta on the spec_004 §5.5 instance
+    # local adaptivity: bias of the fixed point against eta on the paper's worked three-client example
     H = np.array([[[2, 0.5], [0.5, 1]], [[1, 0], [0, 4]], [[3, -1], [-1, 2]]], float)
     fed = problems.QuadraticFederation(H, np.array([[1.0, 0], [0, 2], [-1, -1]]), np.array([0.5, 0.3, 0.2]))
     jacobi = np.array([np.diag(1 / np.diag(h)) for h in H])
@@ -58,7 +58,7 @@ def _cmd_figures(args) -> int:
         x = la_exact.fixed_point(fed, eta=etas[:, None], **kw).x
         curves[label] = np.linalg.norm(x - fed.x_star, axis=-1)
     path = out / "local_adaptivity_bias_vs_eta.png"
-    plotting.bias_vs_eta_figure(etas, curves, path, title="seed 004: exact fixed points (spec §5.5)")
+    plotting.bias_vs_eta_figure(etas, curves, path, title="local adaptivity: exact fixed points (worked example)")
     print(f"wrote {path}")
     # paper 001: which alpha, against Delta, on a quadratic instance
     q = problems.random_quadratic_federation(M=10, d=4, kappa=10, weights="dirichlet", seed=0)

@@ -11,7 +11,8 @@ training statistics, and the training set split across clients either
 * ``partition="dirichlet"``: for every label, client proportions drawn from
   ``Dirichlet(alpha_dir)`` (small ``alpha_dir`` = strong skew), with at least one sample per client.
 
-It is the offline stand-in for the writer-partitioned MNIST of spec_001 §6 (see [E25]).
+It stands in, offline, for the writer-partitioned MNIST of the FedDelAvg experiments, which needs a
+download this package does not make.
 All randomness comes from ``KeyedStream(seed, ...)``, so a seed fixes the split.
 
 Example
@@ -110,7 +111,7 @@ def digits_federation(
     seed : fixes the split and the partition.
     test_fraction : held-out fraction per class, in (0, 1).
     reg : L2 regularisation of the ``LogisticFederation`` (> 0 makes the minimiser exist and
-        unique; spec_001 [E2]).  Client weights are ``rho_i = D_i / sum_j D_j``.
+        unique: without it the logistic loss on separable data has no minimiser).  Client weights are ``rho_i = D_i / sum_j D_j``.
 
     Returns a ``FederatedDataset`` (``fed``, ``X_test``, ``y_test``, ...).
     """

@@ -12,7 +12,7 @@ Every array may carry leading *configuration* axes: ``H`` is ``(..., M, d, d)``,
 ``(..., M, d)``, ``weights`` is ``(..., M)``.  The namespace (NumPy or CuPy) is that of ``H``.
 
 Its constants follow the papers' names: ``x_star`` (minimiser of F), ``L`` (max_i lambda_max
-H_i, the smoothness constant of Assumption 3 in spec_004 and beta in spec_001), ``mu`` (min_i
+H_i, the smoothness constant of the local-adaptivity paper's Assumption 3 and FedDelAvg's beta), ``mu`` (min_i
 lambda_min H_i), the per-client ``L_i`` / ``mu_i``, ``zeta2 = sum_i w_i ||grad F_i(x*)||^2``
 and gradient dissimilarity ``delta_i`` over a stated region (a set of points, or a ball).
 
@@ -249,7 +249,7 @@ class QuadraticFederation(_Federation):
 
     @property
     def L(self):
-        """max_i lambda_max(H_i): common smoothness constant (spec_004 Assumption 3, spec_001 beta)."""
+        """max_i lambda_max(H_i): common smoothness constant (local adaptivity's Assumption 3, FedDelAvg's beta)."""
         return self.L_i.max(axis=-1)
 
     @property
@@ -287,7 +287,7 @@ class QuadraticFederation(_Federation):
         """Per-client dissimilarity max_p ||grad F_i(p) - grad F(p)|| over ``points`` (..., P, d).
 
         The map p -> ||grad F_i(p) - grad F(p)|| is convex, so this is also its maximum over the
-        convex hull of the points (the region a proof visits, spec_001 §5.0).
+        convex hull of the points (the region a proof visits).
         """
         xp = self.xp
         pts = asarray(points, xp)  # (..., P, d)
@@ -408,11 +408,11 @@ def random_quadratic_federation(
 
 
 # --------------------------------------------------------------------------------------
-# a smooth non-convex separable federation (spec_004 §7.4, Theorem 3 tests)
+# a smooth non-convex separable federation (local adaptivity's Theorem 3 tests)
 # --------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class SeparableCosineFederation(_Federation):
-    """Batched non-convex separable clients (spec_004 §7.4 item 23).
+    """Batched non-convex separable clients (for local adaptivity's non-convex Theorem 3).
 
     Problem class
     -------------
@@ -512,7 +512,7 @@ class SeparableCosineFederation(_Federation):
 
     @property
     def L(self):
-        """max_ij (a_ij + b_ij): common smoothness constant (spec_004 Assumption 3)."""
+        """max_ij (a_ij + b_ij): common smoothness constant (local adaptivity's Assumption 3)."""
         return self.L_i.max(axis=-1)
 
     def F_inf_bound(self, grid: int = 4097):
@@ -539,7 +539,7 @@ class SeparableCosineFederation(_Federation):
 
 
 # --------------------------------------------------------------------------------------
-# multinomial logistic regression clients (spec_001 §5.0, §6)
+# multinomial logistic regression clients (the FedDelAvg experiments)
 # --------------------------------------------------------------------------------------
 from functools import cached_property  # noqa: E402
 
@@ -556,13 +556,13 @@ class LogisticFederation(_Federation):
 
     with ``W`` an ``s x m`` matrix flattened class-major to a vector of length ``d = s m``
     (index ``c m + f``), and ``F = sum_i rho_i F_i`` with ``rho_i = D_i / sum_j D_j`` by default
-    (spec_001 eq. (1)-(2)).  Client data of different sizes are stored padded: ``X`` is
+    (FedDelAvg's eqs. (1)-(2)).  Client data of different sizes are stored padded: ``X`` is
     ``(M, n_max, m)``, ``y`` is ``(M, n_max)`` and ``mask`` ``(M, n_max)`` marks the valid samples,
     which must come first in each row (``from_client_data`` builds this layout).  Parameters
     may carry leading configuration axes: ``grad_clients(W)`` takes ``W`` of shape ``(..., d)``
     (one point for every client) or ``(..., M, d)`` (one point per client).
 
-    Constants (spec_001 §5.0), named as in that paper, **not** as in ``QuadraticFederation``
+    Constants of FedDelAvg's assumptions, named as in that paper, **not** as in ``QuadraticFederation``
     (whose ``L`` is a smoothness constant):
 
     * ``L`` -- Lipschitz constant of every ``F_i`` without regularisation, ``sqrt(2) max ||x||``
@@ -573,7 +573,7 @@ class LogisticFederation(_Federation):
     * ``delta_at(points)`` -- per-client dissimilarity ``max_p ||grad F_i(p) - grad F(p)||`` over points.
     * ``x_star`` -- a reference minimiser of ``F`` (L-BFGS, then Newton polishing to a gradient
       norm near machine precision); ``F_star = F(x_star)``.  Without regularisation softmax CE
-      has no minimiser on separable data and a non-unique one otherwise (spec_001 [E2]): use
+      has no minimiser on separable data and a non-unique one otherwise (softmax is shift-invariant): use
       ``reg > 0``; the solver raises ``ProblemError`` when it cannot reach the tolerance.
 
     Example
@@ -776,7 +776,7 @@ class LogisticFederation(_Federation):
 
     @property
     def L(self):
-        """sqrt(2) max ||x||: Lipschitz constant of every F_i (data term; spec_001 §5.0)."""
+        """sqrt(2) max ||x||: Lipschitz constant of every F_i (data term; FedDelAvg's Assumption 1)."""
         return self.L_i.max()
 
     lipschitz = L
@@ -794,7 +794,7 @@ class LogisticFederation(_Federation):
 
     @property
     def beta(self):
-        """max_i beta_i: smoothness constant of every F_i (spec_001 §5.0)."""
+        """max_i beta_i: smoothness constant of every F_i (FedDelAvg's beta)."""
         return self.beta_i.max()
 
     smoothness = beta
@@ -835,7 +835,7 @@ class LogisticFederation(_Federation):
         if not gnorm <= 1e-9 * scale:
             raise ProblemError(
                 f"no minimiser found (||grad F|| = {gnorm:.3g} after L-BFGS and Newton): the data may be "
-                "linearly separable; use reg > 0 (spec_001 [E2])"
+                "linearly separable; use reg > 0 (the minimiser then exists and is unique)"
             )
         return xp.asarray(w), gnorm
 

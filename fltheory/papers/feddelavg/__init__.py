@@ -1,6 +1,6 @@
 """FedDelAvg -- "Federated Learning with Communication Delay in Edge Networks" (Lin, Brinton, Michelusi).
 
-Spec: ``shared/spec/spec_001.md``.  Rooms:
+Rooms:
 
 * ``algorithm`` -- the batched FedDelAvg simulator (period tau, delay Delta, weight alpha), the lemma
   quantities it records, and a plain per-client loop reference;

@@ -6,8 +6,8 @@ Any federation exposing ``grad_clients(W)`` (``W`` of shape ``(..., M, d)``), ``
 ``weights`` (rho_i, summing to one) and ``x_star``: ``QuadraticFederation`` (optionally with
 additive gradient noise) and ``LogisticFederation`` (full-batch or minibatch gradients).
 
-Method (spec_001 §2.3, eqs. (9)-(13), followed literally)
--------------------------------------------------------
+Method (the paper's eqs. (9)-(13), followed literally)
+----------------------------------------------------
 Time ``t`` runs over ``-Delta, ..., T - Delta`` with ``T = K tau``; all clients start at
 ``w_i(-Delta) = w_init``.  For ``t = -Delta+1, ..., T-Delta`` every client takes a local step
 ``u_i = w_i(t-1) - eta grad F_i(w_i(t-1))`` and, at the sync times ``t = k tau`` (k in 0..K-1,
@@ -15,17 +15,17 @@ inside the update range; eq. (11)), mixes it with the delayed global model (eq. 
 
     w_i(k tau) = alpha w(k tau - Delta) + (1 - alpha) u_i,     w(t) = sum_i rho_i w_i(t)   (8)
 
-* ``Delta = 0`` makes (10) circular; following spec_001 [E8] the global model used is the
-  pre-sync average ``sum_j rho_j u_j``.  With ``alpha = 1`` this is exactly FedAvg.  With
-  ``Delta = 0`` the syncs are at ``t = tau, ..., (K-1) tau`` (K-1 of them; [E7]); with
+* ``Delta = 0`` makes (10) circular (the global model at a sync time would depend on the sync
+  itself); the global model used is the pre-sync average ``sum_j rho_j u_j``.  With ``alpha = 1`` this is exactly FedAvg.  With
+  ``Delta = 0`` the syncs are at ``t = tau, ..., (K-1) tau`` (K-1 of them: the sync at ``t = 0`` would mix ``w_init`` with itself); with
   ``Delta >= 1`` at ``t = 0, ..., (K-1) tau`` (the first mixes with ``w_init``).
 * When ``Delta = tau`` a sync time is also a send time: the sync comes first and the post-sync
-  average is sent (spec §2.3 ordering note).
+  average is sent.
 * Output (13): ``w^K = argmin_{w in W} F(w)``, ties to the smallest k, over the candidates
   ``w(k tau - Delta)``.  The printed candidate set is ``k = 0..K-1`` (``output_set="paper"``,
   the default); the proof of Theorem 1 bounds ``k = 1..K`` (``"proof"``); ``"all"`` is
-  ``k = 0..K``.  This is the off-by-one of spec_001 [E9].  ``F`` is evaluated by oracle at the
-  average ([E10]).
+  ``k = 0..K``.  The printed set and the one the proof uses differ by one period, and the
+  printed one makes Theorem 1 false (``checks``).  ``F`` is evaluated by oracle at the average.
 
 Internally the loop runs over the step counter ``s = t + Delta = 1..T`` (local steps taken),
 so configurations with different ``Delta`` share one loop: period ``k`` of the paper,
@@ -33,7 +33,7 @@ so configurations with different ``Delta`` share one loop: period ``k`` of the p
 ``Delta``, the candidates ``w(k tau - Delta)`` sit at ``s = k tau`` and the sync of period k at
 ``s = k tau + Delta``.
 
-Recorded quantities (``record=True``, spec_001 §5) -- what the lemmas bound:
+Recorded quantities (``record=True``) -- what the lemmas bound:
 
 * Lemma 3: ``divergence[..., k, i] = ||w_i(k tau - Delta) - w(k tau - Delta)||``, k = 0..K.
 * Lemma 4: ``local_gap[..., k, j, i] = ||w_i(t) - c_k(t)||`` at ``t = k tau - Delta + j``,
@@ -43,7 +43,7 @@ Recorded quantities (``record=True``, spec_001 §5) -- what the lemmas bound:
 * Proposition 1: ``prop1[..., k] = ||w((k+1) tau - Delta) - c_k((k+1) tau - Delta)||`` and
   ``prop1_loss[..., k] = |F(w(.)) - F(c_k(.))|`` at that time.
 * Theorem 1: ``gap = F(w^K) - F(w*)`` of the result (and ``gap_for(output_set)``).
-* Effective constants of spec_001 §5.0: ``L_eff`` (largest gradient norm at the points the proofs
+* Effective constants of the assumptions, measured on the run: ``L_eff`` (largest gradient norm at the points the proofs
   use: ``||grad F_i(w_i(t))||`` over all clients and times, ``||grad F(c_k(t))||`` and
   ``||grad F(w(T - Delta))||``), ``delta_eff[..., i] = max_{k,t} ||grad F_i(c_k(t)) - grad F(c_k(t))||``
   and its average ``delta``, ``omega = 1 / max_{k<K} ||w(k tau - Delta) - w*||^2`` and
@@ -99,7 +99,7 @@ TAU_MAX = 10**7  # iterations per period (and periods K): a FedDelAvg run is K *
 def check_parameters(*, tau, Delta, alpha, eta, K=None, xp=np):
     """Validate FedDelAvg parameters; return ``(tau, Delta, alpha, eta)`` as int / arrays.
 
-    ``tau`` integer >= 1; ``Delta`` integer(s) with ``0 <= Delta <= tau`` (spec_001 §1.2);
+    ``tau`` integer >= 1; ``Delta`` integer(s) with ``0 <= Delta <= tau`` (the paper's range);
     ``alpha`` in (0, 1]; ``eta > 0``; ``K`` integer >= 1.  Errors name the parameter and the
     violated condition.
     """
@@ -133,7 +133,7 @@ def sync_times(*, tau: int, Delta: int, K: int) -> list[int]:
 
 
 def smoothness(fed):
-    """The smoothness constant beta of spec_001 (``QuadraticFederation.L``, ``LogisticFederation.beta``)."""
+    """The smoothness constant beta of the paper (``QuadraticFederation.L``, ``LogisticFederation.beta``)."""
     if isinstance(fed, QuadraticFederation):
         return fed.L
     return fed.beta
@@ -166,7 +166,7 @@ def _gradient_mode(fed, gradient, batch_size):
 # --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class FedDelAvgRecord:
-    """What the lemmas of spec_001 §5 bound, from one batched run (see the module docstring).
+    """What the lemmas bound, from one batched run (see the module docstring).
 
     Shapes: ``B`` is the batch shape; ``K`` periods; ``tau + 1`` points per period
     (``t = k tau - Delta + j``, j = 0..tau); ``M`` clients; ``d`` parameters.
@@ -230,7 +230,7 @@ class FedDelAvgResult:
         return np.arange(self.losses.shape[-1]) * self.params["tau"]
 
     def gap_for(self, output_set: str = "paper"):
-        """``min_{k in set} F(w(k tau - Delta)) - F(w*)`` for another output set (spec_001 [E9])."""
+        """``min_{k in set} F(w(k tau - Delta)) - F(w*)`` for another output set (see the module docstring)."""
         lo, hi = _output_range(output_set, self.losses.shape[-1] - 1)
         return self.losses[..., lo:hi].min(axis=-1) - self.F_star
 
@@ -276,7 +276,7 @@ def feddelavg(
     record: bool = False,
     trajectory: bool = False,
 ) -> FedDelAvgResult:
-    """Run FedDelAvg (spec_001 §2.3) on a batch of configurations; see the module docstring.
+    """Run FedDelAvg (eqs. (9)-(13)) on a batch of configurations; see the module docstring.
 
     Parameters
     ----------
@@ -293,8 +293,7 @@ def feddelavg(
     """
     from ...problems import LogisticFederation  # noqa: PLC0415
 
-    if not isinstance(fed, (QuadraticFederation, LogisticFederation)):
-        raise V.InputTypeError(f"fed must be a QuadraticFederation or a LogisticFederation; got {V.shown(fed)}")
+    V.instance(fed, "fed", (QuadraticFederation, LogisticFederation))
     xp = namespace(getattr(fed, "H", None) if isinstance(fed, QuadraticFederation) else fed.X)
     K = V.integer(K, "K", low=1, high=TAU_MAX)
     tau, Delta, alpha, eta = check_parameters(tau=tau, Delta=Delta, alpha=alpha, eta=eta, K=K, xp=xp)
@@ -377,7 +376,7 @@ def feddelavg(
             sync = (t % tau == 0) & (t >= 0) & (t <= (K - 1) * tau)
             if bool(xp.any(sync)):
                 ubar = xp.einsum("...m,...mi->...i", rho, U)
-                g = xp.where((Delta_b == 0)[..., None], ubar, held)  # [E8] pre-sync average when Delta = 0
+                g = xp.where((Delta_b == 0)[..., None], ubar, held)  # pre-sync average when Delta = 0
                 a_t = xp.where(sync[..., None, None], a, 0.0)
                 W = a_t * g[..., None, :] + (1.0 - a_t) * U
             else:
@@ -504,7 +503,7 @@ def feddelavg_loop(
     seed: int = 0,
     replicate: int = 0,
 ) -> LoopResult:
-    """The pseudocode of spec_001 §2.3 line by line, one configuration, a loop over clients.
+    """Eqs. (9)-(13) line by line, one configuration, a loop over clients.
 
     Time is the paper's ``t = -Delta .. T - Delta`` (dictionaries keyed by t).  Random draws use
     the same keys as ``feddelavg`` (replicate ``replicate`` of ``seed``), so both agree exactly.
