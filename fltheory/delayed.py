@@ -425,12 +425,9 @@ def _per_step_terms(runs, r, kpos, schedule, t, eta, xp, B, cfg_batch):
 def _check_types(fed, schedule, local):
     from .problems import QuadraticFederation  # noqa: PLC0415
 
-    if not isinstance(fed, QuadraticFederation):
-        raise V.InputTypeError(f"fed must be a QuadraticFederation; got {V.shown(fed)}")
-    if not isinstance(schedule, Schedule):
-        raise V.InputTypeError(f"schedule must be a fltheory.schedules.Schedule; got {V.shown(schedule)}")
-    if not isinstance(local, LocalSGD):
-        raise V.InputTypeError(f"local must be a LocalSGD; got {V.shown(local)}")
+    V.instance(fed, "fed", QuadraticFederation)
+    V.instance(schedule, "schedule", Schedule)
+    V.instance(local, "local", LocalSGD)
     if schedule.N != fed.M:
         raise ScheduleError(f"the schedule has N={schedule.N} clients but the federation has M={fed.M}")
 
@@ -484,22 +481,35 @@ def schedule_moments(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0
     d = fed.d
     R = _ring_size(schedule.steps(T)) if T else 1
     x_star = fed.x_star
-    y0 = xp.broadcast_to(V.array(x0, "x0", xp=xp, ndim=1, shape=(d,)) - x_star, (B, d))
-    second0 = y0[:, :, None] * y0[:, None, :]
-    if cov0 is not None:
-        second0 = second0 + asarray(cov0, xp)
-    eng = RegisterMoments(R, d, mean=xp.tile(y0, (1, R)), second=xp.tile(second0, (1, R, R)), xp=xp)
-    blocks = xp.empty((T + 1, B, d, d))
-    means = xp.empty((T + 1, B, d))
-    blocks[0], means[0] = eng.block(0, 0), eng.register_mean(0)
     eye = xp.broadcast_to(xp.eye(d), (B, 1, d, d))
-    for t in range(T):
+
+    def step(eng, t, cur, new):
         lags, G, b, Q = _per_step_terms(runs, r, kpos, schedule, t, eta, xp, B, cfg_batch)
-        cur, new = t % R, (t + 1) % R
         srcs = [cur] + [(t - int(l)) % R for l in lags]
         eng.assign([new], [srcs], xp.concatenate([eye, G], axis=1)[:, None], b[:, None], Q[:, None])
-        blocks[t + 1], means[t + 1] = eng.block(new, new), eng.register_mean(new)
+
+    means, blocks = _ring_moments(fed, x0, cov0, R, (B,), T, step)
     return _moments_result(fed, means, blocks, x_star, record_cov)
+
+
+def _ring_moments(fed, x0, cov0, R: int, batch: tuple, T: int, step):
+    """Run ``step(engine, t, current_slot, new_slot)`` for t < T on a ring of ``R`` server models that
+    all start at ``x0`` (y = x - x*, plus ``cov0``); return the means and second moments of x_t."""
+    xp, d = fed.xp, fed.d
+    y0 = xp.broadcast_to(V.array(x0, "x0", xp=xp, ndim=1, shape=(d,)) - fed.x_star, batch + (d,))
+    second0 = y0[..., :, None] * y0[..., None, :]
+    if cov0 is not None:
+        second0 = second0 + V.array(cov0, "cov0", xp=xp, shape=(d, d))
+    reps = (1,) * len(batch)
+    eng = RegisterMoments(R, d, mean=xp.tile(y0, reps + (R,)), second=xp.tile(second0, reps + (R, R)), xp=xp)
+    blocks = xp.empty((T + 1,) + batch + (d, d))
+    means = xp.empty((T + 1,) + batch + (d,))
+    blocks[0], means[0] = eng.block(0, 0), eng.register_mean(0)
+    for t in range(T):
+        cur, new = t % R, (t + 1) % R
+        step(eng, t, cur, new)
+        blocks[t + 1], means[t + 1] = eng.block(new, new), eng.register_mean(new)
+    return means, blocks
 
 
 def _moments_result(fed, means, blocks, x_star, record_cov) -> DelayedMoments:
@@ -525,15 +535,12 @@ def random_participation_moments(fed, local: LocalSGD, *, eta: float, T: int, x0
     A client drawn several times in a step contributes one update (one delay, one noise) with its
     multiplicity, as in DeFedAvg-nIID.
     """
-    xp = fed.xp
     from .problems import QuadraticFederation  # noqa: PLC0415
 
-    if not isinstance(fed, QuadraticFederation):
-        raise V.InputTypeError(f"fed must be a QuadraticFederation; got {V.shown(fed)}")
-    if not isinstance(local, LocalSGD):
-        raise V.InputTypeError(f"local must be a LocalSGD; got {V.shown(local)}")
-    if not isinstance(participation, RandomParticipation):
-        raise V.InputTypeError(f"participation must be a RandomParticipation; got {V.shown(participation)}")
+    V.instance(fed, "fed", QuadraticFederation)
+    V.instance(local, "local", LocalSGD)
+    V.instance(participation, "participation", RandomParticipation)
+    xp = fed.xp
     eta = V.real(eta, "eta", low=0.0, open_low=True)
     T = V.integer(T, "T", low=0, high=10**8)
     if len(local.Ks) != 1:
@@ -555,19 +562,11 @@ def random_participation_moments(fed, local: LocalSGD, *, eta: float, T: int, x0
     V.check_size((T + 1) * int(np.prod(batch or (1,))) * d * d + int(np.prod(batch or (1,))) * (R * d) ** 2,
                  "the exact moments")
     r = runs.q[0] + (P @ x_star[..., None, :, None])[..., 0]        # Delta = P y + r, y = x - x*
-    y0 = xp.broadcast_to(V.array(x0, "x0", xp=xp, ndim=1, shape=(d,)) - x_star, batch + (d,))
-    second0 = y0[..., :, None] * y0[..., None, :]
-    if cov0 is not None:
-        second0 = second0 + asarray(cov0, xp)
-    reps = (1,) * len(batch)
-    eng = RegisterMoments(R, d, mean=xp.tile(y0, reps + (R,)), second=xp.tile(second0, reps + (R, R)), xp=xp)
-    blocks = xp.empty((int(T) + 1,) + batch + (d, d))
-    means = xp.empty((int(T) + 1,) + batch + (d,))
-    blocks[0], means[0] = eng.block(0, 0), eng.register_mean(0)
-    for t in range(int(T)):
-        cur, new = t % R, (t + 1) % R
+
+    def step(eng, t, cur, new):
         eng.assign_random(new, cur, [(t - k) % R for k in range(L)], participation, p, P, r, Q, eta)
-        blocks[t + 1], means[t + 1] = eng.block(new, new), eng.register_mean(new)
+
+    means, blocks = _ring_moments(fed, x0, cov0, R, batch, T, step)
     return _moments_result(fed, means, blocks, x_star, False)
 
 

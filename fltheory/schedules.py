@@ -55,7 +55,7 @@ import heapq
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -398,10 +398,6 @@ class Schedule:
 # ======================================================================================
 # generators
 # ======================================================================================
-def _count(name, v, low=1, high=10**9):
-    return V.integer(v, name, low=low, high=high)
-
-
 def round_robin(*, N: int, S: int, T: int) -> Schedule:
     """Asynchronous FL over TDMA with equal computation times: ``S`` of ``N`` devices per round.
 
@@ -417,7 +413,7 @@ def round_robin(*, N: int, S: int, T: int) -> Schedule:
     >>> round_robin(N=5, S=2, T=5).client[0].tolist()
     [[0, 1], [2, 3], [4, 0], [1, 2], [3, 0]]
     """
-    N, S, T = _count("N", N, high=10**7), _count("S", S), _count("T", T, 0)
+    N, S, T = V.integer(N, "N", low=1, high=10**7), V.integer(S, "S", low=1), V.integer(T, "T", low=0)
     V.check_size(T * S, "the round-robin schedule")
     if S > N:
         raise ScheduleError(f"group size S={S} must be <= N={N}")
@@ -478,7 +474,8 @@ def compute_times(*, seeds, N: int, low: float = 1.0, high: float = 5.0, unit: f
 
 
 def _first_n_inputs(N, n, T, K, compute, t_dl, t_ul):
-    N, n, T, K = _count("N", N), _count("n", n), _count("T", T, 0), _count("K", K)
+    N, n, T, K = (V.integer(N, "N", low=1, high=10**9), V.integer(n, "n", low=1, high=10**9),
+                  V.integer(T, "T", low=0, high=10**9), V.integer(K, "K", low=1, high=10**9))
     if n > N:
         raise ScheduleError(f"n={n} must be <= N={N} (the server waits for n updates per step)")
     try:
@@ -715,16 +712,13 @@ def _single_steps(st, t_from, t_to, deliv, period, n, t_dl, out, seeds):
         a_st[seeds] = a_sub
 
 
-class _ArrivalState(tuple):
+class _ArrivalState(NamedTuple):
     """Per (seed, client): next arrival time, anchor of the current run, its start time, waiting flag."""
 
-    def __new__(cls, arr, used, start_at, waiting):
-        return super().__new__(cls, (arr, used, start_at, waiting))
-
-    arr = property(lambda self: self[0])
-    used = property(lambda self: self[1])
-    start_at = property(lambda self: self[2])
-    waiting = property(lambda self: self[3])
+    arr: Any
+    used: Any
+    start_at: Any
+    waiting: Any
 
 
 def _newest(x, lo, t, deliv, rows=None):
@@ -972,9 +966,11 @@ class Participation:
         if np.any(D < 0):
             i, r = np.argwhere(D < 0)[0]
             raise ScheduleError(f"D[{i}, {r}] = {D[i, r]} must be >= 0")
-        w = np.full(N, 1.0 / N) if self.weights is None else np.asarray(self.weights, float)
-        if w.shape != (N,) or not np.all(np.isfinite(w)) or np.any(w < 0) or abs(w.sum() - 1) > 1e-9:
-            raise ScheduleError("weights must be N finite non-negative numbers summing to 1")
+        from .problems import validate_weights  # noqa: PLC0415
+
+        w = np.full(N, 1.0 / N) if self.weights is None else validate_weights(self.weights)
+        if w.shape != (N,):
+            raise ScheduleError(f"weights must have N={N} entries; got shape {w.shape}")
         for k, v in dict(P=P, K=K, D=D, weights=w).items():
             object.__setattr__(self, k, v)
 
@@ -998,12 +994,8 @@ class Participation:
     @property
     def lam_prev(self):
         lam = self.lam
-        prev = np.full_like(lam, -1)
-        for i in range(self.N):
-            rounds = np.flatnonzero(self.P[i])
-            pos = np.searchsorted(rounds, lam[i])  # lam[i, t] == rounds[pos]
-            prev[i] = np.where(pos > 0, rounds[np.maximum(pos - 1, 0)], -1)
-        return prev
+        before = np.concatenate([np.full((self.N, 1), -1), lam[:, :-1]], axis=1)  # last participation <= r - 1
+        return np.take_along_axis(before, lam, axis=1)
 
     @property
     def delay_sum(self):
@@ -1025,7 +1017,7 @@ class Participation:
 
     def check(self, *, t_d: int) -> "Participation":
         """Assumption 4: ``tau_i^t <= t_d`` for every client and round (error names the first failure)."""
-        t_d = _count("t_d", t_d)
+        t_d = V.integer(t_d, "t_d", low=1, high=10**9)
         bad = np.argwhere(self.tau > t_d)
         if bad.size:
             i, t = bad[np.argmin(bad[:, 1])]

@@ -97,7 +97,7 @@ def _check_exact_cost(expr, subs, name: str):
             continue
         if base in (0, 1, -1) or abs(int(ex)) < 64:
             continue
-        digits = abs(int(ex)) * max(len(str(abs(base.p))), len(str(base.q)))
+        digits = abs(int(ex)) * int(max(abs(base.p).bit_length(), base.q.bit_length()) * 0.30103 + 1)
         if digits > EXACT_DIGITS_LIMIT:
             raise StatementError(f"{name}: exact evaluation would build a number of about {digits:,} digits "
                                  f"({base}**{ex}); call the statement (float mode) or use smaller exponents")

@@ -47,7 +47,7 @@ import numpy as np
 
 __all__ = [
     "FLTheoryError", "InputError", "InputTypeError", "MAX_INT", "MAX_ELEMENTS", "integer", "real", "flag",
-    "choice", "array", "tolerance", "tolerance_for", "check_size", "shown",
+    "choice", "array", "tolerance", "tolerance_for", "check_size", "shown", "instance",
 ]
 
 MAX_INT = 2**53          # largest integer parameter accepted unless a function states a tighter bound
@@ -151,6 +151,14 @@ def flag(value: Any, name: str) -> bool:
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise InputTypeError(f"{name} must be True or False; got {shown(value)} ({type(value).__name__})")
+
+
+def instance(value: Any, name: str, cls, what: str | None = None) -> Any:
+    """``value`` if it is an instance of ``cls`` (a class or a tuple of classes), else a named error."""
+    if not isinstance(value, cls):
+        names = what or " or ".join(c.__name__ for c in (cls if isinstance(cls, tuple) else (cls,)))
+        raise InputTypeError(f"{name} must be a {names}; got {shown(value)}")
+    return value
 
 
 def choice(value: Any, name: str, options: Sequence[str]) -> str:

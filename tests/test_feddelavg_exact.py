@@ -1,5 +1,7 @@
 """FedDelAvg on quadratics as an exact affine period map (spec_001 §2.3, DESIGN 'exact first')."""
 import numpy as np
+
+from fltheory.validation import InputTypeError
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -86,7 +88,7 @@ def test_unstable_raises(quad):
         exact.fixed_point(quad, eta=5.0, tau=3, Delta=1, alpha=0.5)
     with pytest.raises(ProblemError, match="spectral radius"):
         exact.fixed_point(quad, eta=0.05, tau=3, Delta=3, alpha=1.0)  # the model never moves
-    with pytest.raises(ProblemError, match="QuadraticFederation"):
+    with pytest.raises(InputTypeError, match="fed must be a QuadraticFederation"):
         exact.period_map(object(), eta=0.1, tau=2, Delta=1, alpha=0.5)
     with pytest.raises(ProblemError, match="Delta <= tau"):
         exact.period_map(quad, eta=0.1, tau=2, Delta=3, alpha=0.5)

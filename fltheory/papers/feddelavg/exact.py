@@ -72,8 +72,7 @@ __all__ = [
 
 
 def _require_quadratic(fed):
-    if not isinstance(fed, QuadraticFederation):
-        raise ProblemError("the exact period map needs a QuadraticFederation (GD on quadratic clients)")
+    V.instance(fed, "fed", QuadraticFederation, "QuadraticFederation (the exact period map is GD on quadratic clients)")
 
 
 @dataclass(frozen=True)
@@ -392,8 +391,7 @@ class ExactTrajectory:
 def exact_trajectory(fed, *, eta, tau, Delta, alpha, K: int, w_init=None) -> ExactTrajectory:
     """The states at the send times, by iterating the period map (the last period without a sync
     when Delta = 0).  Batched over fed, eta, Delta, alpha; equals ``feddelavg`` to rounding."""
-    if not isinstance(fed, QuadraticFederation):
-        raise V.InputTypeError(f"fed must be a QuadraticFederation; got {V.shown(fed)}")
+    _require_quadratic(fed)
     xp = fed.xp
     K = V.integer(K, "K", low=1, high=10**7)
     _, D, alpha, _ = check_parameters(tau=tau, Delta=Delta, alpha=alpha, eta=eta, K=K, xp=xp)

@@ -104,8 +104,7 @@ TAU_MAX = 2**31 - 1  # local steps per round (the closed forms power in O(log ta
 
 
 def _check_fed(fed):
-    if not isinstance(fed, QuadraticFederation):
-        raise V.InputTypeError(f"fed must be a QuadraticFederation; got {V.shown(fed)}")
+    V.instance(fed, "fed", QuadraticFederation)
 
 
 def _as_eta_tau(fed: QuadraticFederation, eta, tau):
