@@ -66,7 +66,7 @@ def _cmd_figures(args) -> int:
     for eb in (0.02, 0.5):
         cmp = fd_exact.alpha_comparison(q, eta=eb / float(q.L), tau=tau, Deltas=np.arange(tau + 1))
         path = out / f"feddelavg_alpha_vs_delta_etabeta{eb}.png"
-        plotting.alpha_vs_delta_figure(cmp, path=path, title=rf"FedDelAvg (seed 001): $\eta\beta={eb}$, $\tau={tau}$, M=10, d=4")
+        plotting.alpha_vs_delta_figure(cmp, path=path, title=rf"FedDelAvg: $\eta\beta={eb}$, $\tau={tau}$, M=10, d=4")
         print(f"wrote {path}")
     return 0
 

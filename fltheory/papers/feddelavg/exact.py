@@ -7,7 +7,7 @@ Problem class
 Method
 ------
 Take as state the stacked client models at the send times, ``z_k = (w_1, ..., w_M)(k tau - Delta)``
-(step count ``s = k tau``; spec_001 §2.3).  The delayed global model used at the sync of period
+(step count ``s = k tau``, as in ``algorithm``).  The delayed global model used at the sync of period
 ``k`` is ``w(k tau - Delta) = sum_i rho_i z_{k,i}``, a linear function of that same state, so no
 extra memory is needed: one period is the affine map ``z_{k+1} = P z_k + p`` with, writing
 ``A = blockdiag(I - eta H_i)`` and ``A^j z + b_j`` for ``j`` local GD steps and ``J`` the
@@ -16,17 +16,17 @@ extra memory is needed: one period is the affine map ``z_{k+1} = P z_k + p`` wit
     Delta >= 1:  P = alpha A^{tau-Delta} J + (1-alpha) A^tau,   p = b_tau - alpha A^{tau-Delta} b_Delta
     Delta  = 0:  P = (alpha J + (1-alpha) I) A^tau,              p = (alpha J + (1-alpha) I) b_tau
 
-(the Delta = 0 line is convention [E8]: the sync uses the pre-sync average).  Both are
+(for Delta = 0 the sync uses the pre-sync average: the paper's (10) is circular there).  Both are
 ``P(alpha) = A^tau + alpha P_1`` and ``p(alpha) = b_tau + alpha p_1``: affine in alpha, so a whole
 alpha grid costs one set of matrix powers.  With Delta = 0 the last period has no sync (the
-syncs are at t = tau..(K-1) tau; [E7]): it is the alpha = 0 map.
+syncs are at t = tau..(K-1) tau): it is the alpha = 0 map.
 
 Exact results: the fixed point of ``P`` (the limit of the candidates ``w(k tau - Delta)`` of eq.
 (13) is its weighted average ``w_inf``), the spectral radius (the exact asymptotic rate per
 period), the whole trajectory ``z_0..z_K``, the asymptotic gap ``F(w_inf) - F(w*) =
 1/2 (w_inf - w*)^T Hbar (w_inf - w*)`` (exact, no bound), and the alpha minimising the gap or the
 rate.  These are exact statements about the algorithm; they are not the paper's bounds and
-nothing here is "tight" -- compare with ``bounds.alpha_star`` (spec_001 §4.6) via ``alpha_comparison``.
+nothing here is "tight" -- compare with ``bounds.alpha_star`` (the paper's alpha*) via ``alpha_comparison``.
 
 Example
 -------
@@ -542,7 +542,7 @@ class AlphaComparison:
     """Exactly optimal alpha against the paper's bound-optimal alpha*, per delay ``Delta``.
 
     ``alpha_gap`` minimises the exact asymptotic gap, ``alpha_rate`` the spectral radius,
-    ``alpha_bound`` is alpha* of spec_001 §4.6 (``None`` when unavailable); ``gap_*`` and ``rate_*``
+    ``alpha_bound`` is the paper's alpha* (``None`` when unavailable); ``gap_*`` and ``rate_*``
     are the exact gap and spectral radius at those alphas and at alpha = 1.  ``L``, ``delta``,
     ``beta`` are the constants alpha* was evaluated with.
     """
@@ -563,11 +563,11 @@ class AlphaComparison:
 
 
 def quadratic_constants(fed, *, radius=None):
-    """``(beta, L, delta)`` of spec_001 for a quadratic federation over the ball ``||w - x*|| <= radius``.
+    """``(beta, L, delta)`` of the paper's assumptions for a quadratic federation over the ball ``||w - x*|| <= radius``.
 
     ``beta = max_i lambda_max(H_i)``; ``L = max_i lambda_max(H_i) (radius + ||x_i* - x*||)`` bounds
     ``||grad F_i||`` on the ball; ``delta = sum_i rho_i delta_i`` with ``delta_i`` from
-    ``fed.delta_ball(radius)``.  Quadratics are not globally Lipschitz (spec_001 [E1]), so the ball
+    ``fed.delta_ball(radius)``.  Quadratics are not globally Lipschitz (as Assumption 1 asks), so the ball
     is a modelling choice; the default radius ``max(||x*||, max_i ||x_i* - x*||)`` covers a start at
     0 and the client optima.  alpha* depends only on ``delta / L``.
     """

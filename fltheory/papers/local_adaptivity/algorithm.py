@@ -1,4 +1,4 @@
-"""Batched FedOpt with (adaptive) restarted clients and local / global correction (spec_004 §2).
+"""Batched FedOpt with (adaptive) restarted clients and local / global correction.
 
 Problem class
 -------------
@@ -7,7 +7,7 @@ returning ``(..., M, d)``), ``weights`` ``(..., M)`` summing to one, ``M``, ``d`
 ``noise_cov`` ``(..., M, d, d)``: stochastic gradients are ``grad F_i(y) + Sigma_i^{1/2} z`` with
 ``z ~ N(0, I)``.  ``QuadraticFederation`` and ``SeparableCosineFederation`` qualify.
 
-Method (Wang et al. 2021, eqs. (4)-(5), Algorithm 1; spec_004 §2.1-§2.7)
+Method (Wang et al. 2021, eqs. (4)-(5), Algorithm 1)
 -----------------------------------------------------------------------
 Every round each client restarts its optimizer (``m = 0``, ``v = v0``) at the global model ``x``
 and runs ``tau_i`` steps of the common form
@@ -19,7 +19,7 @@ with ``P^(k) = I`` (sgd, momentum), a fixed SPD ``P_i`` (precond) or
 Alg. 1, optional Keras bias correction).  It returns ``Delta_i = x - y^(tau_i)`` (the sign of a
 gradient) and the correction matrix
 
-* ``n_mode="exact"`` (spec §2.2, exact B/N identity): ``N_i = eta_i sum_k (1 - beta1^(k+1)) P^(k)``,
+* ``n_mode="exact"`` (the exact B/N identity): ``N_i = eta_i sum_k (1 - beta1^(k+1)) P^(k)``,
   so that ``x - A_i(x) = eta_i sum_j B^(j) g_j`` with ``sum_j B^(j) = N_i / eta_i``;
 * ``n_mode="alg1"`` (Algorithm 1 lines 9-10, as printed; errata E14, E15):
   ``N_i = sum_k M^(k)``, ``M^(k) = beta1 M^(k-1) + (1 - beta1) P^(k)`` (no ``eta``).
@@ -32,7 +32,7 @@ then applies ``x <- x - alpha Delta`` (sgd) or a momentum / AdaGrad / Adam / Yog
 Statement.  With deterministic gradients, full participation, ``omega = w`` and a GD server this
 is exactly iteration (5) (local correction: (98)); on quadratic clients with fixed ``P_i`` one
 round is the affine map ``x - alpha sum_i w_i (I - K_i)(x - x_i*)``, ``K_i = (I - eta_i P_i H_i)^tau_i``
-(spec §5.2-§5.3), which the tests check to 1e-12.  Exact, not a bound.
+(``exact``), which the tests check to 1e-12.  Exact, not a bound.
 
 Randomness is keyed (``fltheory.backend.KeyedStream``): the noise of configuration ``c``, round
 ``t``, client ``i`` and local step ``k`` is ``KeyedStream(seed, "local_adaptivity.noise")
@@ -50,11 +50,11 @@ Example
 >>> fed = flt.QuadraticFederation(H, [[1, 0], [0, 2], [-1, -1]], [.5, .3, .2])
 >>> P = 1 / np.einsum("mii->mi", H)[..., None] * np.eye(2)          # Jacobi P_i = diag(H_i)^-1
 >>> r = fedopt(fed, x0=np.zeros(2), rounds=300, eta=0.1, tau=5, client_opt="precond", precond=P)
->>> np.round(r.x, 10).tolist()                                      # x~ of spec §5.5(a)
+>>> np.round(r.x, 10).tolist()                                      # x~ of the worked example
 [0.3230642062, 0.6596152707]
 >>> r = fedopt(fed, x0=np.zeros(2), rounds=300, eta=0.1, tau=5, client_opt="precond", precond=P,
 ...            correction="local", alpha=0.5)
->>> np.round(r.x, 10).tolist()                                      # x^ of spec §5.5(a)
+>>> np.round(r.x, 10).tolist()                                      # x^ of the worked example
 [0.2746960047, 1.1375391711]
 """
 from __future__ import annotations
@@ -327,7 +327,7 @@ def _apply_Ninv(s: _Setup, N, vec):
 def client_update(problem, *, x, eta, tau, client_opt="sgd", precond=None, beta1=None, beta2=None, v0=None,
                   eps=None, bias_correction=False, n_mode="exact", round=0, seed=0, noise=True, config=None,
                   client_ids=None, record=False) -> ClientUpdate:
-    """ClientUpdate of spec_004 §2.2 for every client of every configuration, from the model ``x``.
+    """ClientUpdate (restarted local optimizer) for every client of every configuration, from the model ``x``.
 
     Restart semantics: no state survives between calls, so two calls with the same ``x`` and the
     same noise keys give identical local trajectories.  ``record=True`` also returns the local
@@ -380,7 +380,7 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
            server_beta1=0.9, server_beta2=0.99, server_eps=1e-3, server_v0=None, sampling=None,
            sampling_scheme="uniform", aggregation="weights", seed=0, noise=True, record_every=1, config=None,
            client_ids=None) -> FedOptResult:
-    """Run FedOpt (spec_004 §2.1, eqs. (4)-(5), Algorithm 1) on a batch of configurations.
+    """Run FedOpt (eqs. (4)-(5), Algorithm 1) on a batch of configurations.
 
     Parameters
     ----------
@@ -388,9 +388,9 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
     x0 : (..., d) initial model.  rounds : number of rounds T >= 0.
     eta : client learning rate eta_i > 0, scalar or (..., M).  tau : local steps tau_i >= 1, int or
         (..., M) ints; clients with tau_i < max tau idle (masked no-op steps) at the end of a round.
-    client_opt : "sgd" | "momentum" | "precond" | "adagrad" | "adam" | "yogi" (spec §2.3).
+    client_opt : "sgd" | "momentum" | "precond" | "adagrad" | "adam" | "yogi".
     precond : (..., M, d, d) SPD P_i, required for "precond" and only allowed there.
-    beta1, beta2, v0, eps : client optimizer constants; ``None`` gives the defaults of spec §2.3
+    beta1, beta2, v0, eps : client optimizer constants; ``None`` gives the usual defaults
         (beta1: 0 for sgd/precond/adagrad, 0.9 for momentum/adam/yogi; beta2 0.999;
         v0: adagrad 0.1, adam 0, yogi 1e-6; eps 1e-7).  beta1 > 0 adds momentum to any optimizer.
     bias_correction : Keras-style Adam/Yogi bias correction (Alg. 1 has none).
@@ -420,7 +420,7 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
     >>> fed = flt.QuadraticFederation(H, [[1, 0], [0, 2], [-1, -1]], [.5, .3, .2])
     >>> r = fedopt(fed, x0=np.zeros(2), rounds=400, eta=0.01, tau=5, client_opt="adagrad", v0=0.1, eps=0.0,
     ...            correction="local", alpha=0.05, record_every=100)
-    >>> np.round(r.x, 8)                           # spec §5.5(f): local correction removes the bias
+    >>> np.round(r.x, 8)                           # worked example: local correction removes the bias
     array([0.28476344, 1.1553339 ])
     >>> r.rounds_recorded
     array([  0, 100, 200, 300, 400])

@@ -14,7 +14,7 @@ One local run is affine (Theorem 2, eq. (90)): ``A_i(x) = K_i (x - x_i*) + x_i*`
 ``S_i = P_i^{1/2} H_i P_i^{1/2} = U_i diag(lambda_i) U_i^T``, so ``K_i`` is computed once per
 client from an eigen-decomposition with elementwise powers ``(1 - eta_i lambda)^{tau_i}``
 (heterogeneous ``tau_i`` cost nothing extra).  One round is then ``x+ = (I - alpha C) x + alpha c``
-with (spec_004 §5.3)
+with
 
 ===========  ==========================================  ===================================
 correction   ``C``                                        fixed point
@@ -29,7 +29,7 @@ follows the same map and the covariance ``Sigma+ = R Sigma R^T + Q`` (:func:`noi
 ``E||x_t - x~||^2`` is exact.
 
 Statements realised here: Theorem 2 (fixed point, exact), its limit (8) (exact),
-eq. (9) (exact identity), the first-order bias of spec_004 §5.3 (tight to O(eta^2)), and the
+eq. (9) (exact identity), the first-order bias (tight to O(eta^2)), and the
 exact convergence condition ``0 < alpha < alpha_max`` of the round map (necessary and sufficient).
 
 Example
@@ -144,7 +144,7 @@ def _sqrt_spd(P, xp, name="precond"):
 
 
 def local_operators(fed: QuadraticFederation, *, eta, tau, precond=None) -> LocalOperators:
-    """``K_i``, ``N_i^{-1}`` and ``N_i^{-1}(I - K_i)`` for every client, in the eigenbasis (spec_004 §5.2–5.3).
+    """``K_i``, ``N_i^{-1}`` and ``N_i^{-1}(I - K_i)`` for every client, in the eigenbasis.
 
     ``eta``: scalar, or per client ``(..., M)``; ``tau``: int or ``(M,)`` ints; ``precond``:
     ``None`` (``P_i = I``) or SPD ``(..., M, d, d)``.
@@ -351,7 +351,7 @@ def small_eta_limit(fed: QuadraticFederation, *, tau, gamma=1.0, precond=None, c
 
 
 def first_order_bias(fed: QuadraticFederation, *, eta, tau, precond=None, correction: str = "local"):
-    """First-order term of the fixed point's bias (spec_004 §5.3; exact up to O(eta^2)).
+    """First-order term of the fixed point's bias (exact up to O(eta^2)).
 
     ``x^ - x* = Hbar^{-1} sum_i w_i (tau_i - 1) eta_i / 2  H_i P_i H_i (x* - x_i*) + O(eta^2)``,
     from ``N_i^{-1}(I - K_i) = H_i - (tau_i - 1) eta_i / 2 H_i P_i H_i + O(eta_i^2)``.  For
@@ -378,7 +378,7 @@ def alpha_max(fed: QuadraticFederation, *, eta, tau, precond=None, correction: s
     """The supremum of server rates for which FedOpt converges from every start (exact).
 
     ``rho(I - alpha C) < 1  iff  0 < alpha < min_lambda 2 Re(lambda) / |lambda|^2`` over the
-    eigenvalues of ``C`` (spec_004 §5.3); necessary and sufficient.  Raises when some
+    eigenvalues of ``C``; necessary and sufficient.  Raises when some
     eigenvalue has ``Re(lambda) <= 0`` (no server rate converges).
     """
     _check_correction(correction)
