@@ -1,4 +1,4 @@
-"""Derive FedDelAvg's optimal weight alpha* and the dissimilarity threshold delta_th (spec_001 §4.6).
+"""Derive FedDelAvg's optimal weight alpha* and the dissimilarity threshold delta_th.
 
 Starting point: psi(alpha, inf) written out from the paper's definitions (18), (21) -- typed here
 independently of the library.  Steps:

@@ -12,7 +12,7 @@ What is derived here, from first principles, and asserted equal to the library
 4. Eq. (9) identity (needs sum w_i = 1).
 5. Local correction: N_i^{-1}(I - K_i) = H_i - (tau_i - 1) eta_i / 2 H_i P_i H_i + O(eta^2) (series), the
    first-order bias of the corrected fixed point, and tau_i = 1 exactness x_hat = x^*.
-6. Plain local GD first-order bias (E12): lim (x~ - x^*)/eta = (tau-1)/2 Hbar^{-1} sum w_i H_i^2 (x^* - x_i^*).
+6. Plain local GD first-order bias: lim (x~ - x^*)/eta = (tau-1)/2 Hbar^{-1} sum w_i H_i^2 (x^* - x_i^*).
 7. E17: (128) at the eta of (130) equals 3 (D^2 L^2 Lambda G^2)^{1/3} / T^{2/3} at the interior choice and
    exceeds the printed (129) for EVERY admissible parameter; the corrected constants bound it.
 8. Numeric cross-check against ``exact.fixed_point`` when that module exists (skipped otherwise).
@@ -190,7 +190,7 @@ def test_local_correction_tau1_exact():
 
 
 def test_local_correction_first_order_bias():
-    """x_hat - x* = (tau-1) eta/2 Hbar^{-1} sum w_i H_i P_i H_i (x* - x_i*) + O(eta^2) (spec §5.3)."""
+    """x_hat - x* = (tau-1) eta/2 Hbar^{-1} sum w_i H_i P_i H_i (x* - x_i*) + O(eta^2)."""
     tau = 4
     e = sp.Symbol("eta", positive=True)
     vals = _rational_values(2, 2, random.Random(3))
@@ -259,7 +259,7 @@ def test_E17_constants():
 
 # ------------------------------------------------------------------------------------------------ 8
 def test_against_exact_module():
-    """Numeric cross-check with exact.fixed_point on the spec §5.5(a) example (skipped if absent)."""
+    """Numeric cross-check with exact.fixed_point on the paper example (skipped if absent)."""
     try:
         from fltheory.papers.local_adaptivity.exact import fixed_point
     except ImportError as exc:

@@ -1,7 +1,6 @@
 """Generate notebooks/feddelavg.ipynb (run: python notebooks/make_feddelavg_notebook.py).
 
-The notebook reproduces, offline and qualitatively, the alpha sweep of Lin, Brinton and Michelusi
-(spec_001 §6, Fig. 2 and Fig. 3) on scikit-learn's 8x8 digits, and puts the paper's bound-optimal
+The notebook reproduces, offline and qualitatively, the alpha sweep of Lin, Brinton and Michelusi on scikit-learn's 8x8 digits, and puts the paper's bound-optimal
 alpha* beside the exactly optimal alpha of a quadratic instance and the empirically best alpha.
 """
 from pathlib import Path
@@ -13,7 +12,7 @@ md, code = nb.md, nb.code
 
 
 md(r"""
-# FedDelAvg: the weight $\alpha$ under communication delay (spec_001)
+# FedDelAvg: the weight $\alpha$ under communication delay
 
 FedDelAvg (Lin, Brinton, Michelusi) lets every device keep training while the global model
 travels: at the sync time $t=k\tau$ the device mixes its local step with the global model
@@ -24,9 +23,9 @@ $\alpha=0.2$ reaches about 80% accuracy in 78% fewer iterations than FedAvg ($\a
 same delay.
 
 MNIST cannot be downloaded here, and the paper's writer partition does not exist for MNIST
-([E25]). This notebook therefore runs the same experiment on scikit-learn's bundled 8x8 digits.
+. This notebook therefore runs the same experiment on scikit-learn's bundled 8x8 digits.
 The data are split non-iid by label (each device holds mostly two digits) and the model is the
-same multinomial logistic regression, with a small L2 term so that $\mathbf w^*$ exists ([E2]).
+same multinomial logistic regression, with a small L2 term so that $\mathbf w^*$ exists.
 Only qualitative claims carry over; every number below is computed here.
 """)
 
@@ -162,7 +161,7 @@ md(r"""
 
 Three answers to "which $\alpha$?":
 
-* **bound-optimal $\alpha^*$**: the paper's minimiser of $\psi(\alpha,\infty)$ (spec_001 §4.6). It
+* **bound-optimal $\alpha^*$**: the paper's minimiser of $\psi(\alpha,\infty)$. It
   is evaluated with the digits constants ($\beta$, analytic $L=\sqrt2\max\lVert x\rVert$, and
   $\delta$ measured at the visited global models) and with the constants of the quadratic instance.
 * **exactly optimal $\alpha$** on a quadratic instance with the same $N$, $\tau$ and $\eta\beta$.
@@ -188,7 +187,7 @@ eta_q = eta * float(fed.beta) / float(q.L)          # same eta*beta as on digits
 Deltas = np.arange(tau + 1)
 cmp_q = exact.alpha_comparison(q, eta=eta_q, tau=tau, Deltas=Deltas)
 
-from fltheory.papers.feddelavg.bounds import alpha_star   # the paper's alpha* (spec_001 §4.6)
+from fltheory.papers.feddelavg.bounds import alpha_star   # the paper's alpha*
 delta_digits = float(np.asarray(fed.weights) @ np.asarray(fed.delta_at(run.w_periods[alphas.size]))) # at FedAvg's models
 a_star_digits = np.asarray(alpha_star(eta=eta, beta=float(fed.beta), L=float(fed.L), delta=delta_digits, tau=tau, Delta=Deltas), float)
 a_star_q = np.asarray(alpha_star(eta=eta_q, beta=float(q.L), L=float(cmp_q.L), delta=float(cmp_q.delta), tau=tau, Delta=Deltas), float)
@@ -218,7 +217,7 @@ a_gap, a_rate = np.asarray(cmp_q.alpha_gap), np.asarray(cmp_q.alpha_rate)
 print("Reading the figure (computed):")
 print(f"* bound-optimal alpha* < 1 for Delta in {Deltas[a_star_digits < 1 - 1e-9].tolist()} (digits constants) and "
       f"{Deltas[a_star_q < 1 - 1e-9].tolist()} (quadratic constants); at eta*beta = {eta * float(fed.beta):.2f} the "
-      "bound barely penalises a stale model (spec_001 §4.7: alpha* = 1 once eta*beta >= 0.5 at tau=10, Delta=9)")
+      "bound barely penalises a stale model")
 print(f"* exact gap-optimal alpha on the quadratic: {np.round(a_gap, 3).tolist()}; with alpha = 1 and Delta = tau - 1 a "
       "period is one centralized GD step from the stale average, so the asymptotic bias can vanish")
 print(f"* exact rate-optimal alpha: {np.round(a_rate, 3).tolist()}; small alpha lets the local models converge fast, "
@@ -226,7 +225,7 @@ print(f"* exact rate-optimal alpha: {np.round(a_rate, 3).tolist()}; small alpha 
 print(f"* empirically best alpha on digits (mean training loss over 50 periods): {dict(zip(Deltas_emp.tolist(), alpha_emp.tolist()))}")
 agree = np.isclose(np.interp(Deltas_emp, Deltas, a_star_digits), alpha_emp, atol=0.15)
 print(f"* alpha* within 0.15 of the empirical best at Delta = {Deltas_emp[agree].tolist()}, not at {Deltas_emp[~agree].tolist()}: "
-      "alpha* minimises an upper bound with phi held fixed ([E13]); it is a trend, not the best weight")
+      "alpha* minimises an upper bound with phi held fixed; it is a trend, not the best weight")
 """)
 
 

@@ -1,7 +1,7 @@
 """Generate notebooks/local_adaptivity.ipynb (run: python notebooks/make_local_adaptivity_notebook.py).
 
-The notebook redraws Fig. 1 of Wang et al., "Local Adaptivity in Federated Learning" (spec_004),
-on the 3-client quadratic of spec_004 §5.5 (the paper does not give its instance, E26): FedOpt
+The notebook redraws Fig. 1 of Wang et al., "Local Adaptivity in Federated Learning",
+on the 3-client quadratic of the paper (the paper does not give its instance): FedOpt
 trajectories and the fixed-point residual ||x - E[A](x)|| (Fig. 1(a)), training curves with client
 learning-rate decay (Fig. 1(b)), the bias against eta on log-log axes with fitted slopes, and the
 exact mean-squared error under additive noise against a Monte-Carlo average.  Every claim the
@@ -16,7 +16,7 @@ md, code = nb.md, nb.code
 
 
 md(r"""
-# Local adaptivity in FedOpt: where it converges, and how correction fixes it (spec_004)
+# Local adaptivity in FedOpt: where it converges, and how correction fixes it
 
 Wang, Xu, Garrett, Charles, Liu and Joshi study FedOpt with restarted client optimizers. Each round,
 client $i$ runs $\tau_i$ steps of its optimizer from the global model $x$, which defines the client
@@ -25,8 +25,7 @@ $x^{+}=x-\alpha\sum_i w_i\,[x-\mathcal A_i(x)]$ (eq. (5)). With deterministic gr
 to a fixed point $\widetilde x$ of $\mathbb E[\mathcal A]=\sum_i w_i\mathcal A_i$, and $\widetilde x$
 need not be the minimiser $x^*$ of $F=\sum_i w_iF_i$ (*minimizer inconsistency*).
 
-The paper's Fig. 1 shows this on a synthetic 2-D quadratic whose parameters it does not give
-(spec E26). Here we use the instance of spec_004 §5.5: $M=3$, $d=2$, $w=(0.5,0.3,0.2)$ and
+The paper's Fig. 1 shows this on a synthetic 2-D quadratic whose parameters it does not give. Here we use the instance of the paper: $M=3$, $d=2$, $w=(0.5,0.3,0.2)$ and
 $F_i(x)=\tfrac12(x-x_i^*)^\top H_i(x-x_i^*)$ with
 
 $$H_1=\begin{pmatrix}2&.5\\.5&1\end{pmatrix},\ x_1^*=(1,0);\qquad
@@ -83,7 +82,7 @@ $$\widetilde x=\Big(\sum_iw_i[I-K_i]\Big)^{-1}\sum_iw_i(I-K_i)x_i^*\ \neq x^*\ \
 $N_i=\eta_i\sum_kB_i^{(k)}$. That is $N_i=\eta_i\tau_iP_i$ for fixed $P_i$, and
 $N_i=\eta_i\sum_kP_i^{(k)}$ for AdaGrad. To first order the corrected update is $\nabla F_i(x)$, so
 $$\sum_iw_iN_i^{-1}\big(x^*-\mathcal A_i(x^*)\big)=\nabla F(x^*)+\mathcal O(\eta_i\tau_i)=\mathcal O(\eta_i\tau_i).$$
-The corrected fixed point $\hat x$ (closed form in spec §5.3 for fixed $P_i$) is therefore
+The corrected fixed point $\hat x$ (closed form in the paper for fixed $P_i$) is therefore
 $\mathcal O(\eta)$ from $x^*$.
 
 **Joint correction.** The server also applies $N_s^{-1}$ with $N_s=\sum_iw_iN_i^{-1}$. This does not
@@ -112,7 +111,7 @@ for lab, (kw, alpha) in runs.items():
     traj[lab] = np.asarray(fedopt(fed, x0=x0, rounds=R, eta=eta, tau=tau, alpha=alpha, **kw).trajectory)
     final[lab] = np.asarray(fedopt(fed, x0=x0, rounds=1500, eta=eta, tau=tau, alpha=alpha, record_every=1500, **kw).x)
 
-# closed forms (Theorem 2 and spec §5.3)
+# closed forms (Theorem 2 and the paper)
 xt_gd = np.asarray(exact.fixed_point(fed, eta=eta, tau=tau).x)
 xt_jac = np.asarray(exact.fixed_point(fed, eta=eta, tau=tau, precond=P_jac).x)
 xh_jac = np.asarray(exact.fixed_point(fed, eta=eta, tau=tau, precond=P_jac, correction="local").x)
@@ -125,7 +124,7 @@ xt_ada, xh_ada = final["AdaGrad"], final["AdaGrad + local cor."]
 assert np.abs(final["AdaGrad + joint cor."] - xh_ada).max() < 1e-10     # N_s keeps the fixed point
 for lab, x in [("x~ local GD", xt_gd), ("x~ Jacobi", xt_jac), ("x^ Jacobi", xh_jac), ("x~ AdaGrad", xt_ada), ("x^ AdaGrad", xh_ada)]:
     print(f"||{lab} - x*|| = {np.linalg.norm(x - xs):.5f}")
-# spec §5.5(a) and (f)
+# the paper and (f)
 assert abs(np.linalg.norm(xt_jac - xs) - 0.5017) < 1e-4 and abs(np.linalg.norm(xh_jac - xs) - 0.02471) < 1e-5
 assert abs(np.linalg.norm(xt_ada - xs) - 0.90829) < 1e-5 and abs(np.linalg.norm(xh_ada - xs) - 4.5753e-2) < 1e-6
 """)
@@ -161,7 +160,7 @@ for ax, fam, mk, title in zip(axes, families, marks, ["fixed Jacobi precondition
     ax.set_xlim(lo[0], hi[0]); ax.set_ylim(lo[1], hi[1]); ax.set_aspect("equal")
     ax.set_title(f"{title}: eta={eta}, tau={tau}", fontsize=10)
     ax.legend(fontsize=7, loc="lower left")
-fig.suptitle(r"FedOpt trajectories over the contours of $F$ (spec_004 §5.5 instance)")
+fig.suptitle(r"FedOpt trajectories over the contours of $F$")
 fig.tight_layout(); fig.savefig(FIG / "local_adaptivity_trajectories.png", dpi=110)
 """)
 
@@ -245,7 +244,7 @@ conditioned, but the fixed point is inconsistent". Only the second half carries 
 instance. Here $\bar H$ is already almost isotropic (condition number 1.12), so there is nothing for
 AdaGrad to fix. Its residual map is in fact *less* well conditioned near $\widetilde x$
 (condition number about 3.3 against 1.12 for local GD, as printed above). The paper's instance is not
-given (E26), and it was presumably ill-conditioned. The inconsistency, on the other hand, is large
+given, and it was presumably ill-conditioned. The inconsistency, on the other hand, is large
 and robust. AdaGrad's fixed point is $0.91$ from $x^*$, further than the Jacobi one ($0.50$) and
 than local GD's ($0.30$ at $\eta=0.1$). The corrected residual is centred at $\hat x$, which is
 $0.046$ from $x^*$, and its Jacobian is close to $\bar H$ (eq. (11): the corrected update is
@@ -303,10 +302,10 @@ What each theory line predicts for $\|x_\infty-x^*\|$ as $\eta\to0$ ($\tau=5$ th
 
 | method | prediction | slope on log–log axes |
 |---|---|---|
-| local GD, common $\eta,\tau$ | $\widetilde x-x^*=\frac{(\tau-1)\eta}2\bar H^{-1}\sum_iw_iH_i^2(x^*-x_i^*)+\mathcal O(\eta^2)$ (spec §5.3; [19, 20]) | 1 |
+| local GD, common $\eta,\tau$ | $\widetilde x-x^*=\frac{(\tau-1)\eta}2\bar H^{-1}\sum_iw_iH_i^2(x^*-x_i^*)+\mathcal O(\eta^2)$ | 1 |
 | Jacobi, uncorrected | $\widetilde x\to(\sum_iw_i\tau_iP_iH_i)^{-1}\sum_iw_i\tau_iP_iH_ix_i^*\neq x^*$ (eq. (8)) | 0 (non-vanishing) |
 | Jacobi + local correction | $\hat x-x^*=\frac{(\tau-1)\eta}{2}\bar H^{-1}\sum_iw_iH_iP_iH_i(x^*-x_i^*)+\mathcal O(\eta^2)$ (eq. (11)) | 1 |
-| local AdaGrad, uncorrected | $\widetilde x\to$ the root of $\sum_iw_iS_i(x)\odot\nabla F_i(x)=0$ (spec §5.4) | 0 (non-vanishing) |
+| local AdaGrad, uncorrected | $\widetilde x\to$ the root of $\sum_iw_iS_i(x)\odot\nabla F_i(x)=0$ | 0 (non-vanishing) |
 | AdaGrad + local correction | $\hat x\to x^*$, $\mathcal O(\eta)$ (eq. (11), Theorem 3) | 1 |
 
 Every point is the end of a batched `fedopt` run. All $\eta$ values go through **one** call per
@@ -351,7 +350,7 @@ bias = {lab: np.linalg.norm(x - xs, axis=-1) for lab, x in sim.items() if "joint
 """)
 
 code(r"""
-# eta -> 0 limits: eq. (8) for Jacobi; the AdaGrad limit equation of spec §5.4
+# eta -> 0 limits: eq. (8) for Jacobi; the AdaGrad limit equation of the paper
 lim_jac = np.asarray(exact.small_eta_limit(fed, tau=tau, precond=P_jac))
 def ada_limit(x):
     g = np.asarray(fed.grad_clients_at(x))                                # (M, d)
@@ -408,7 +407,7 @@ still affine in $x$ plus noise whose covariance does not depend on $x$:
 $\operatorname{Cov}[\mathcal A_i(x)]=\eta_i^2\sum_{j<\tau_i}S_i^jP_i\Sigma_iP_i(S_i^j)^\top$ with
 $S_i=I-\eta_iP_iH_i$. The mean then follows the deterministic round map $x^+=Rx+\alpha b$, and the
 covariance follows $\Sigma^+=R\Sigma R^\top+\alpha^2\sum_iw_i^2T_i\operatorname{Cov}_iT_i^\top$, where
-$T_i=I$, $N_i^{-1}$ or $N_s^{-1}N_i^{-1}$ (spec §5.3, `exact.noise_moments`). So
+$T_i=I$, $N_i^{-1}$ or $N_s^{-1}N_i^{-1}$. So
 $\mathbb E\|x_t-\widetilde x\|^2=\|m_t-\widetilde x\|^2+\operatorname{tr}C_t$ is exact. Below we compare
 it with a Monte-Carlo average over 2000 independent seeds: one batched `fedopt` call per method,
 with the seeds as configurations and keyed noise. The setting is $\Sigma_i=0.25\,I$, $\eta=0.1$,

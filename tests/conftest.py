@@ -52,7 +52,7 @@ def to_np(a):
 
 @pytest.fixture
 def example_fed():
-    """spec_004 §5.5: M=3, d=2, w=(0.5, 0.3, 0.2); x* = (91/319, 370/319)."""
+    """the paper: M=3, d=2, w=(0.5, 0.3, 0.2); x* = (91/319, 370/319)."""
     import fltheory as flt
 
     H = np.array([[[2, 0.5], [0.5, 1]], [[1, 0], [0, 4]], [[3, -1], [-1, 2]]], float)

@@ -1,4 +1,4 @@
-"""FedDelAvg simulator (spec_001 §2): reductions, conventions, batching, invariants, errors."""
+"""FedDelAvg simulator: reductions, conventions, batching, invariants, errors."""
 import numpy as np
 
 from fltheory.validation import FLTheoryError, InputError
@@ -61,8 +61,8 @@ def test_tau1_fedavg_is_centralized_gd(quad):
 
 @pytest.mark.parametrize("alpha", [0.2, 0.7])
 def test_delta0_convention(quad, alpha):
-    """[E8]: at Delta = 0 the sync uses the pre-sync average; it leaves the average unchanged and
-    shrinks the client spread by (1 - alpha) (spec_001 §5.7)."""
+    """at Delta = 0 the sync uses the pre-sync average; it leaves the average unchanged and
+    shrinks the client spread by (1 - alpha)."""
     eta, tau = 0.05, 3
     res = feddelavg(quad, eta=eta, tau=tau, Delta=0, alpha=alpha, K=5, trajectory=True)
     W, wb = res.trajectory.w_clients, res.trajectory.w_bar
@@ -79,7 +79,7 @@ def test_delta0_convention(quad, alpha):
 
 
 def test_alpha1_delayed_resets_to_stale_model(quad):
-    """alpha = 1, Delta >= 1: w_i(k tau) = w(k tau - Delta) for every client (spec §2.4)."""
+    """alpha = 1, Delta >= 1: w_i(k tau) = w(k tau - Delta) for every client."""
     tau, Delta = 5, 2
     res = feddelavg(quad, eta=0.05, tau=tau, Delta=Delta, alpha=1.0, K=4, w_init=np.ones(3), trajectory=True)
     W, wb = res.trajectory.w_clients, res.trajectory.w_bar
@@ -95,7 +95,7 @@ def test_alpha1_delta_tau_never_moves(quad):
 
 
 def test_average_recursion(quad):
-    """spec §2.3: at a sync with Delta >= 1, w(k tau) = alpha w(k tau - Delta) + (1 - alpha) ubar."""
+    """the paper: at a sync with Delta >= 1, w(k tau) = alpha w(k tau - Delta) + (1 - alpha) ubar."""
     eta, tau, Delta, alpha = 0.05, 4, 3, 0.4
     res = feddelavg(quad, eta=eta, tau=tau, Delta=Delta, alpha=alpha, K=3, trajectory=True)
     W, wb = res.trajectory.w_clients, res.trajectory.w_bar

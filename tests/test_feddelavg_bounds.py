@@ -1,4 +1,4 @@
-"""FedDelAvg statements (spec_001 §4, §7.1): golden values, alpha*, delta_th, overflow safety, errors, checks."""
+"""FedDelAvg statements: golden values, alpha*, delta_th, overflow safety, errors, checks."""
 import doctest
 
 import mpmath as mp
@@ -16,7 +16,7 @@ from fltheory.papers.feddelavg import checks as C
 R = sp.Rational
 
 
-# ----------------------------------------------------------------------------- strategies (spec_001 §7.1)
+# ----------------------------------------------------------------------------- strategies
 @st.composite
 def params(draw, tau_max=50, eb=(1e-4, 1.99)):
     eb_ = draw(st.floats(*eb))
@@ -238,7 +238,7 @@ def test_statement_conditions():
         B.prop2_corrected(K=1, alpha=1.0, phi=1e-6, xi=1e-3, Gamma_min=1.0, **P)
     with pytest.raises(ConditionError, match="k <= K-1"):
         B.lemma3_delta0(k=3, K=3, alpha=0.5, rho_i=0.5, eta=0.1, L=1.0, tau=4)
-    # corrected lemmas accept any eta > 0 (E12); the printed ones require eta < 2/beta
+    # corrected lemmas accept any eta > 0; the printed ones require eta < 2/beta
     B.prop1_corrected(k=2, alpha=0.5, **{**P, "eta": 5.0})
     with pytest.raises(ConditionError, match="eta < 2/beta"):
         B.prop1(k=2, alpha=0.5, **{**P, "eta": 5.0})
@@ -280,7 +280,7 @@ def test_theorem1_printed_fails_at_K1_within_its_assumptions():
 
 
 def test_spec_lemma3_delta0_fails_at_k_equal_K():
-    """spec_001 §5.7 claims the (1 - alpha) factor for k = 0..K; at k = K (no sync at T) it fails."""
+    """the paper claims the (1 - alpha) factor for k = 0..K; at k = K (no sync at T) it fails."""
     worst = 0.0
     for R_ in C._delta0_families(True, 0):
         div = np.asarray(R_.res.record.divergence)[:, R_.K, :]

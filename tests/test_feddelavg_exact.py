@@ -1,4 +1,4 @@
-"""FedDelAvg on quadratics as an exact affine period map (spec_001 §2.3, DESIGN 'exact first')."""
+"""FedDelAvg on quadratics as an exact affine period map."""
 import numpy as np
 
 from fltheory.validation import InputTypeError
@@ -142,5 +142,5 @@ def test_alpha_comparison_uses_bound_alpha_star_when_present(quad):
     want = bounds.alpha_star(eta=0.02 / float(quad.L), beta=float(quad.L), L=cmp.L, delta=cmp.delta, tau=10,
                              Delta=np.array([0, 5, 9]))
     np.testing.assert_allclose(cmp.alpha_bound, want)
-    assert float(cmp.alpha_bound[0]) == 1.0  # Delta = 0 -> alpha* = 1 (spec_001 §4.6)
+    assert float(cmp.alpha_bound[0]) == 1.0  # Delta = 0 -> alpha* = 1
     assert np.all(cmp.gap_at_alpha_gap <= cmp.gap_at_alpha_bound * (1 + 1e-12))

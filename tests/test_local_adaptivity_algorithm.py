@@ -1,7 +1,7 @@
 """Tests of the batched FedOpt simulator of paper 004 (fltheory.papers.local_adaptivity.algorithm).
 
-Closed forms (fixed-P clients, spec §5.2-§5.3), metamorphic invariants (permutation, batching,
-restart), the exact B/N identity (spec §2.2, §7.5 item 27), the worked example §5.5(f)(g), the
+Closed forms (fixed-P clients), metamorphic invariants (permutation, batching,
+restart), the exact B/N identity, the worked example §5.5(f)(g), the
 plain-loop reference, Monte-Carlo noise and participation, and input validation.
 """
 import numpy as np
@@ -24,7 +24,7 @@ def _spd(rng, shape, d, lo=0.3, hi=3.0):
 
 
 def _one_round_closed_form(fed, x, eta, tau, P, alpha, correction):
-    """x^+ of spec §5.3, with K_i = (I - eta_i P_i H_i)^tau_i computed directly (per client)."""
+    """x^+ of the paper, with K_i = (I - eta_i P_i H_i)^tau_i computed directly (per client)."""
     H, xo, w = fed.H, fed.x_opt, fed.weights
     M, d = fed.M, fed.d
     eta = np.broadcast_to(eta, (M,))
@@ -66,7 +66,7 @@ def test_one_round_matches_K_closed_form(correction):
        u=st.floats(0.01, 0.99), alpha=st.floats(0.1, 1.5), correction=st.sampled_from(["none", "local", "joint"]),
        diag_p=st.booleans())
 def test_hypothesis_one_round_closed_form(M, d, seed, tau, u, alpha, correction, diag_p):
-    """spec §7.6 strategies: any quad-instance, any SPD (or diagonal) P_i, eta_i = u / lambda_max(P_i H_i)."""
+    """the paper strategies: any quad-instance, any SPD (or diagonal) P_i, eta_i = u / lambda_max(P_i H_i)."""
     rng = np.random.default_rng(seed)
     fed = flt.random_quadratic_federation(M=M, d=d, kappa=10, weights="dirichlet", seed=seed)
     P = np.eye(d) * rng.uniform(0.1, 10, (M, 1, d)) if diag_p else _spd(rng, (M,), d, 0.1, 10)
@@ -136,7 +136,7 @@ def test_batched_equals_unbatched_per_configuration():
 
 def test_restart_semantics(example_fed):
     """No state leaks between rounds: rounds from the same x repeat the same local run, and
-    x^(2) depends on x^(1) only (spec §7.5 item 30)."""
+    x^(2) depends on x^(1) only."""
     x = np.array([0.3, -0.2])
     kw = dict(eta=0.05, tau=5, client_opt="adam", beta1=0.9, v0=0.0, eps=1e-7, record=True)
     a = client_update(example_fed, x=x, round=0, **kw)
@@ -155,7 +155,7 @@ def test_restart_semantics(example_fed):
                                                    ("momentum", 0.7, False)])
 def test_exact_N_identity(client_opt, beta1, bias):
     """x - A_i(x) = eta_i sum_j B^(j) g_j, B^(j) = (1-b1) sum_{k>=j} b1^(k-j) P^(k), sum_j B^(j) = N_i/eta_i;
-    Alg. 1's N = sum_j (1 - b1^(tau-j)) P^(j) (spec §2.2, §2.3, §7.5 item 27), with heterogeneous tau_i."""
+    Alg. 1's N = sum_j (1 - b1^(tau-j)) P^(j), with heterogeneous tau_i."""
     fed = _noisy_fed(sigma2=0.5)
     eta = np.array([0.05, 0.1, 0.03, 0.2])
     tau = np.array([6, 1, 4, 3])
@@ -174,27 +174,27 @@ def test_exact_N_identity(client_opt, beta1, bias):
         np.testing.assert_allclose(cu.N[i], eta[i] * sum((1 - beta1 ** (k + 1)) * P[k] for k in range(T)), rtol=1e-12)
         np.testing.assert_allclose(alg1.N[i], sum((1 - beta1 ** (T - j)) * P[j] for j in range(T)), rtol=1e-12)
     ratio = alg1.N * eta[:, None] / cu.N
-    if beta1 == 0 or client_opt == "momentum":  # equal iff beta1 = 0 or P constant (E15)
+    if beta1 == 0 or client_opt == "momentum":  # equal iff beta1 = 0 or P constant
         np.testing.assert_allclose(ratio, 1.0, rtol=1e-12)
     else:
         assert np.abs(ratio[0] - 1).max() > 1e-6
 
 
 # --------------------------------------------------------------------------------------
-# spec §5.5 worked example
+# the paper worked example
 # --------------------------------------------------------------------------------------
 ADA = dict(eta=0.01, tau=5, client_opt="adagrad", v0=0.1, eps=0.0)
 
 
 def test_local_adagrad_bias_example_5_5f(example_fed):
-    """spec §5.5(f): uncorrected local AdaGrad converges to x~ = (0.5438417820, 0.2676181614), 0.929 from x*."""
+    """the paper: uncorrected local AdaGrad converges to x~ = (0.5438417820, 0.2676181614), 0.929 from x*."""
     r = fedopt(example_fed, x0=np.zeros(2), rounds=4000, alpha=1.0, record_every=4000, **ADA)
     np.testing.assert_allclose(r.x, [0.5438417820, 0.2676181614], atol=1e-8)
     assert abs(np.linalg.norm(r.x - X_STAR) - 0.92897) < 1e-5
 
 
 def test_local_and_joint_correction_example_5_5f(example_fed):
-    """spec §5.5(f): local correction (alpha=0.05) and joint correction (alpha=1) reach the same x^."""
+    """the paper: local correction (alpha=0.05) and joint correction (alpha=1) reach the same x^."""
     x_hat = [0.2847634351, 1.1553339039]
     loc = fedopt(example_fed, x0=np.zeros(2), rounds=300, alpha=0.05, correction="local", **ADA)
     np.testing.assert_allclose(loc.x, x_hat, atol=1e-9)
@@ -204,7 +204,7 @@ def test_local_and_joint_correction_example_5_5f(example_fed):
 
 @pytest.mark.parametrize("n_mode,alpha,bias", [("exact", 0.5, 5.462e-4), ("alg1", 50.0, 3.741e-3)])
 def test_adagrad_momentum_alg1_residual_example_5_5g(example_fed, n_mode, alpha, bias):
-    """spec §5.5(g) / E15: with beta1 = 0.9 Alg. 1's N leaves a residual bias; the exact N does not."""
+    """with beta1 = 0.9 Alg. 1's N leaves a residual bias; the exact N does not."""
     r = fedopt(example_fed, x0=X_STAR, rounds=300, eta=0.01, tau=5, client_opt="adagrad", beta1=0.9, v0=0.1,
                eps=0.0, correction="local", n_mode=n_mode, alpha=alpha)
     assert np.linalg.norm(r.trajectory[-1] - r.trajectory[-2]) < 1e-13
@@ -212,7 +212,7 @@ def test_adagrad_momentum_alg1_residual_example_5_5g(example_fed, n_mode, alpha,
 
 
 def test_server_optimizers_keep_the_fixed_point(example_fed):
-    """Jacobi preconditioners, spec §5.5(a): every server optimizer converges to x~."""
+    """Jacobi preconditioners, the paper: every server optimizer converges to x~."""
     P = np.einsum("mi,ij->mij", 1 / np.einsum("mii->mi", example_fed.H), np.eye(2))
     x_tilde = [0.3230642062, 0.6596152707]
     for server_opt, alpha in (("momentum", 0.5), ("adagrad", 0.1), ("adam", 0.01), ("yogi", 0.01)):
@@ -255,7 +255,7 @@ def test_noise_monte_carlo_mean_matches_deterministic_round():
 
 
 def test_weighted_sampling_with_uniform_aggregation_is_unbiased(example_fed):
-    """E22: |S| i.i.d. draws proportional to w_i with 1/|S| aggregation is unbiased for eq. (5)."""
+    """|S| i.i.d. draws proportional to w_i with 1/|S| aggregation is unbiased for eq. (5)."""
     n = 4000
     kw = dict(rounds=1, eta=0.1, tau=3, alpha=1.0)
     x0 = np.array([0.5, -0.5])

@@ -1,5 +1,5 @@
 """Statements of paper 004 (local adaptivity): rendering, exact values, conditions, vectorised mode,
-and the bounds against exact quantities on quadratics (h_sgd, q_sgd, recursion (61), E11, E17)."""
+and the bounds against exact quantities on quadratics (h_sgd, q_sgd, recursion (61), E11)."""
 import itertools
 import re
 
@@ -58,7 +58,7 @@ def test_theorem3_constants_E17():
     v128 = B.theorem3_128(D=D, L=L, Lambda=Lam, G=float(G), T=T, eta=eta, tau=4)
     assert float(v128) == pytest.approx(float(at130), rel=1e-12)
     printed = B.theorem3_printed.evaluate(D=D, L=L, Lambda=Lam, G=G, T=T)
-    assert float(at130) > float(printed)                                # (129) does not follow (E17)
+    assert float(at130) > float(printed)                                # (129) does not follow
     # boundary regime eta = 1/(tau L)
     assert float(B.theorem3_eta(T=1, L=1, D=10, Lambda=1, G=1, tau=2)) == pytest.approx(0.5)
     assert B.theorem3_128_at_130.evaluate(D=10, L=1, Lambda=1, G=1, T=1) == 21
@@ -224,9 +224,9 @@ def test_recursion_61_against_exact_moments(seed, M, d, tau, u, alpha_u):
     assert r_next <= float(bound) * (1 + 1e-10) + 1e-12
 
 
-# ------------------------------------------------------------------------------------------ E11
+# ------------------------------------------------------------------------------------------ step-size error
 def test_E11_negative_control_numbers():
-    """spec §7.3 item 20: mu=1, eta=0.1, tau=2, M=2, sigma^2=0.01, r0=1 and the paper's largest beta."""
+    """mu=1, eta=0.1, tau=2, M=2, sigma^2=0.01, r0=1 and the paper's largest beta."""
     mu, eta, tau, M, sigma2, r0 = 1, R(1, 10), 2, 2, R(1, 100), 1
     a = 1 - (1 - eta * mu) ** (2 * tau)
     beta = 4 * sigma2 * eta ** 2 * tau / (a ** 2 * r0)

@@ -20,7 +20,7 @@ def test_check_gives_expected_verdict(check):
 
 def test_printed_counterexamples_are_the_documented_ones():
     ex = verify._REGISTRY["local_adaptivity.sgd_decaying_printed"].run(quick=True).counterexample
-    assert ex["params"]["alpha_0"] == pytest.approx(859.75, rel=1e-6)      # spec §7.3 item 20
+    assert ex["params"]["alpha_0"] == pytest.approx(859.75, rel=1e-6)
     assert ex["value"] == pytest.approx(26425.2, rel=1e-5)
     assert ex["bound"] == pytest.approx(0.0033594, rel=1e-4)
     t3 = verify._REGISTRY["local_adaptivity.theorem3_printed"].run(quick=True).counterexample
@@ -64,7 +64,7 @@ from fltheory.problems import SeparableCosineFederation  # noqa: E402
 
 @st.composite
 def cosine_runs(draw):
-    """spec_004 §7.6, Theorem 3: a_ij in [0.2, 2], b_ij in [0, 2], eta tau <= 1/L, diagonal (AdaGrad) B."""
+    """the paper, Theorem 3: a_ij in [0.2, 2], b_ij in [0, 2], eta tau <= 1/L, diagonal (AdaGrad) B."""
     M, d = draw(st.integers(1, 3)), draw(st.integers(1, 3))
     arr = lambda lo, hi: np.array(draw(st.lists(st.floats(lo, hi), min_size=M * d, max_size=M * d))).reshape(M, d)  # noqa: E731
     fed = SeparableCosineFederation(arr(0.2, 2.0), arr(0.0, 2.0), arr(-2.0, 2.0), np.full(M, 1.0 / M))

@@ -1,4 +1,4 @@
-"""Exact analysis of paper 004 on quadratics: spec_004 §5.5 worked example and metamorphic laws."""
+"""Exact analysis of paper 004 on quadratics: the paper worked example and metamorphic laws."""
 import numpy as np
 
 from fltheory.validation import InputError
@@ -44,7 +44,7 @@ def _simulate_rounds(fed, eta, tau, P, alpha, correction, rounds, x0=None):
 
 
 def test_worked_example_a_jacobi(example_fed):
-    """spec_004 §5.5(a): every printed digit."""
+    """the paper: every printed digit."""
     fed = example_fed
     ops = exact.local_operators(fed, eta=0.1, tau=5, precond=JACOBI)
     for i in range(3):
@@ -222,7 +222,7 @@ def test_identical_client_optima_have_no_bias(inst, correction):
 
 @given(instances())
 def test_corrected_operator_is_symmetric_positive_definite_and_both_routes_agree(inst):
-    """spec_004 §7.1 item 9: N_i^{-1}(I - K_i) is SPD when eta_i lambda_max(P_i H_i) < 2."""
+    """N_i^{-1}(I - K_i) is SPD when eta_i lambda_max(P_i H_i) < 2."""
     fed, P, eta, tau = inst
     ops = exact.round_operators(fed, eta=eta, tau=tau, precond=P)  # K by powering: symmetry is not built in
     A = ops.Ninv @ (np.eye(fed.d) - ops.K)

@@ -1,5 +1,5 @@
 r"""Every result of Lin, Brinton, Michelusi, *Federated Learning with Communication Delay in Edge
-Networks* (spec_001) as a :class:`fltheory.symbolic.Statement`.
+Networks* as a :class:`fltheory.symbolic.Statement`.
 
 Problem class: :math:`F=\sum_i\rho_iF_i`, every :math:`F_i` convex, :math:`L`-Lipschitz and
 :math:`\beta`-smooth (Assumption 1) with gradient dissimilarity
@@ -22,25 +22,25 @@ statement                          status     note
 ``h``, ``epsilon``, ``psi``,       printed    definitions (18), (19)/(24), (17), (21), (16)
 ``psi_inf``, ``Psi``
 ``theorem1``                       printed    (15) for the output (13), k = 0..K-1: FALSE at K=1
-``theorem1_corrected``             corrected  min over k = 1..K (what the proof bounds, [E9])
+``theorem1_corrected``             corrected  min over k = 1..K (what the proof bounds)
 ``asymptotic_gap``                 printed    (20), with phi_inf = lim phi_K > 0
 ``psi_inf_delta0``                 printed    (22) identity at Delta = 0
 ``delta0_alpha1_optimal``          printed    (22) inequality psi(alpha,inf) >= psi(1,inf)
-``monotonicity_condition``         printed    alpha^2 D >= M (holds pointwise, [E23])
+``monotonicity_condition``         printed    alpha^2 D >= M (holds pointwise)
 ``psi_inf_derivative``             corrected  d psi/d alpha = D - M/alpha^2 (strictly convex)
 ``delta_threshold``                printed    delta >= delta_th => alpha* = 1 (denominator > 0)
 ``delta_threshold_iff``            corrected  iff, total (-inf at Delta=0, +inf at tau=Delta=1)
 ``alpha_star_printed``             printed    sqrt(M/D), valid for delta < delta_th
-``alpha_star``                     corrected  total: 1 if D <= M else sqrt(M/D) ([E24])
+``alpha_star``                     corrected  total: 1 if D <= M else sqrt(M/D)
 ``lemma3`` / ``_corrected``        p / c      (23); c: eta > 0 only, factor (1 - rho_i), k = 0..K
 ``lemma3_delta0``                  corrected  Delta = 0: extra (1-alpha), only for k <= K-1
-``lemma4`` / ``_corrected``        p / c      step bound; c: non-sync t only, any eta > 0 ([E7])
-``lemma4_no_delay``                printed    (25) for Delta = 0 -- FALSE for alpha < 1 ([E19])
+``lemma4`` / ``_corrected``        p / c      step bound; c: non-sync t only, any eta > 0
+``lemma4_no_delay``                printed    (25) for Delta = 0 -- FALSE for alpha < 1
 ``lemma4_no_delay_corrected``      corrected  (25) needs alpha = 1 and t < (k+1) tau
-``lemma5`` / ``_corrected``        p / c      (26)/(49); c: any eta > 0 ([E12])
-``lemma5_intermediate``            printed    (47)-(48), equal to (49) for delta > 0 ([E20])
+``lemma5`` / ``_corrected``        p / c      (26)/(49); c: any eta > 0
+``lemma5_intermediate``            printed    (47)-(48), equal to (49) for delta > 0
 ``prop1``, ``prop1_loss``          printed    (27), eta < 2/beta
-``prop1_corrected``, ``..._loss``  corrected  (27) for any eta > 0 ([E12])
+``prop1_corrected``, ``..._loss``  corrected  (27) for any eta > 0
 ``prop2``                          printed    (77) (periods 1..K, time (K+1)tau - Delta)
 ``prop2_corrected``                corrected  main-text indexing: w(K tau - Delta), Psi' = sum_0^{K-1}
 =================================  =========  ================================================
@@ -52,7 +52,7 @@ false whenever :math:`F(w_{init})-F^*\approx\frac\beta2\|w_{init}-w^*\|^2` and
 :math:`\eta\beta\tau(1-\eta\beta/2)>2` (e.g. :math:`\eta\beta=1,\tau=10`: ratio 2.5).
 
 Trajectory-dependent symbols: ``phi`` :math:`=\omega(1-\beta\eta/2)`,
-:math:`\omega=1/\max_{k<K}\|w(k\tau-\Delta)-w^*\|^2` (App. A-G (82), [E13]) is supplied from a run
+:math:`\omega=1/\max_{k<K}\|w(k\tau-\Delta)-w^*\|^2` (App. A-G (82)) is supplied from a run
 (``FedDelAvgRecord.phi``), as are ``dist_prev``, ``delta_i``, ``rho_i``, ``xi`` and ``Gamma_min``.
 
 Example
@@ -447,7 +447,7 @@ def _delta_th_def(eta_, beta_, L_, tau_, D_):
     num = D_ * x1 ** (tau_ - D_) - 2 * (x1 ** tau_ - 1) * (tau_ - D_)
     den = x1 ** tau_ - x1 ** (tau_ - D_) - eta_ * beta_ * D_
     if all(sp.sympify(v).is_number for v in (eta_, beta_, L_, tau_, D_)) and sp.simplify(den) == 0:
-        return sp.oo if sp.simplify(num) > 0 else -sp.oo  # [E23]: the total reading
+        return sp.oo if sp.simplify(num) > 0 else -sp.oo  # the total reading
     return eta_ * beta_ * L_ * num / den
 
 
@@ -504,7 +504,7 @@ def _integer(v, text):
 
 
 _ETA = [(eta > 0, "eta > 0")]
-_BETA = [(beta > 0, "beta > 0 (the formulas divide by beta; [E4])")]
+_BETA = [(beta > 0, "beta > 0 (the formulas divide by beta)")]
 _ETA2 = [(eta * beta < 2, "eta < 2/beta")]
 _DELTA = [(delta >= 0, "delta >= 0")]
 _TAU = [(tau >= 1, "tau >= 1"), _integer(tau, "tau"), (Delta >= 0, "Delta >= 0"),
@@ -548,12 +548,12 @@ theorem1_corrected = _st(
     "Theorem 1 as the proof (A-H (106)-(113)) establishes it: the minimum over k = 1..K (the output sets "
     "'proof' and 'all'). eta < 2/beta suffices: the proof's 'eta <= 1/beta' is used only for condition 1 of Prop. 2.",
     status="corrected", corrects="theorem1", tight=False,
-    reason="[E9] the printed output set {w(k tau - Delta)}_{k=0}^{K-1} contains w_init and not w(T - Delta); "
+    reason="the printed output set {w(k tau - Delta)}_{k=0}^{K-1} contains w_init and not w(T - Delta); "
            "the proof bounds k = 1..K")
 asymptotic_gap = _st(
     "asymptotic_gap", r"\lim_{K\to\infty}F(\mathbf w^K)-F(\mathbf w^*)", "<=",
     sp.sqrt(L / (eta * phi * tau)) * sp.sqrt(psi_inf_fn(*_P7)) + L * psi_inf_fn(*_P7),
-    _BASE + _ALPHA + _ETA2 + [(phi > 0, "phi > 0: phi_inf = lim_K phi_K > 0 needs bounded iterates ([E13])")], "(20)",
+    _BASE + _ALPHA + _ETA2 + [(phi > 0, "phi > 0: phi_inf = lim_K phi_K > 0 needs bounded iterates")], "(20)",
     "The K -> infinity limit of Theorem 1 (T = K tau).", tight=False)
 psi_inf_delta0 = _st(
     "psi_inf_delta0", r"\psi(\alpha,\infty)\big|_{\Delta=0}", "==",
@@ -569,14 +569,14 @@ delta0_alpha1_optimal = _st(
 monotonicity_condition = _st(
     "monotonicity_condition", r"\alpha^2D", ">=", M_fn(eta, beta, L, tau), _BASE + _ALPHA, "Sec. III-A",
     "'psi(alpha, inf) is increasing in alpha in (0,1] iff alpha^2 D >= M' -- correct read pointwise "
-    "(d psi/d alpha >= 0 at that alpha); read on the whole interval it can never hold ([E23]).")
+    "(d psi/d alpha >= 0 at that alpha); read on the whole interval it can never hold.")
 psi_inf_derivative = _st(
     "psi_inf_derivative", r"\frac{\partial\psi(\alpha,\infty)}{\partial\alpha}", "==", dpsi_def_fn(*_P7),
     _BASE + _ALPHA, "Sec. III-A",
     "d psi(alpha,inf)/d alpha = D - M/alpha^2 and d^2 psi/d alpha^2 = 2M/alpha^3 > 0: psi(., inf) is strictly convex, "
     "decreasing on (0, sqrt(M/D)] and increasing after (decreasing everywhere when D <= 0).",
     status="corrected", corrects="monotonicity_condition", tight=True,
-    reason="[E23] the condition is pointwise; psi(., inf) -> inf as alpha -> 0+ so it is never increasing on all of (0,1]")
+    reason="the condition is pointwise; psi(., inf) -> inf as alpha -> 0+ so it is never increasing on all of (0,1]")
 delta_threshold_printed = _st(
     "delta_threshold", r"\delta_{th}", "==", delta_th_def_fn(eta, beta, L, tau, Delta),
     _ETA + _BETA + [(L > 0, "L > 0")] + _TAU + [(Delta >= 1, "Delta >= 1 (denominator > 0)"),
@@ -587,7 +587,7 @@ delta_threshold_iff = _st(
     _ETA + _BETA + [(L > 0, "L > 0")] + _TAU, "Sec. III-A",
     "alpha* = 1 iff delta >= delta_th (iff D <= M); delta_th = -inf at Delta = 0, +inf at tau = Delta = 1.",
     status="corrected", corrects="delta_threshold", tight=True,
-    reason="[E23] the implication is an equivalence (D - M is affine and decreasing in delta); total at the two "
+    reason="the implication is an equivalence (D - M is affine and decreasing in delta); total at the two "
            "zero denominators")
 alpha_star_printed = _st(
     "alpha_star_printed", r"\alpha^*", "==", alpha_closed_def_fn(*_P6),
@@ -597,7 +597,7 @@ alpha_star_total = _st(
     "alpha_star", r"\alpha^*=\arg\min_{\alpha\in(0,1]}\psi(\alpha,\infty)", "==", alpha_star_def_fn(*_P6), _BASE,
     "Sec. III-A", "The minimiser of psi(., inf) over (0,1] as a total function: 1 if D <= M, else sqrt(M/D) in (0,1).",
     status="corrected", corrects="alpha_star_printed", tight=True,
-    reason="[E24] the closed form is right but only for delta < delta_th; alpha* = 1 otherwise (and always at Delta = 0)")
+    reason="the closed form is right but only for delta < delta_th; alpha* = 1 otherwise (and always at Delta = 0)")
 
 # ----------------------------------------------------------------------------- Lemmas 3-5
 _LHS3 = r"\|\mathbf w_i(k\tau-\Delta)-\mathbf w(k\tau-\Delta)\|"
@@ -610,12 +610,12 @@ lemma3_corrected = _st(
     "lemma3_corrected", _LHS3, "<=", (1 - rho_i) * eps_fn(k, alpha, eta, L, tau, Delta), _L3BASE + _RHO + _k0,
     "(45)-(46)", "Lemma 3 as proven: per-device factor (1 - rho_i), any eta > 0, k = 0..K.",
     status="corrected", corrects="lemma3", tight=False,
-    reason="[E12][E18] only Lemma 2 is used (no eta < 2/beta); (45) carries (1 - rho_i), dropped afterwards")
+    reason="only Lemma 2 is used (no eta < 2/beta); (45) carries (1 - rho_i), dropped afterwards")
 lemma3_delta0 = _st(
     "lemma3_delta0", _LHS3 + r"\big|_{\Delta=0}", "<=", (1 - alpha) * (1 - rho_i) * eps_fn(k, alpha, eta, L, tau, 0),
     _ETA + [(L > 0, "L > 0")] + [(tau >= 1, "tau >= 1"), _integer(tau, "tau")] + _ALPHA + _RHO + _k0
     + [(k <= K - 1, "k <= K-1 (w(T) follows no sync: at k = K only (1 - rho_i) eps^(K) holds)")],
-    "(46)+[E8]", "With Delta = 0 (convention [E8]) the post-sync local models carry an extra factor (1 - alpha).",
+    "(46), Delta = 0", "With Delta = 0 (the pre-sync convention) the post-sync local models carry an extra factor (1 - alpha).",
     status="corrected", corrects="lemma3", tight=False,
     reason="[spec 5.7] the sync contracts w_i - w by (1 - alpha); our derivation: not at k = K (no sync at t = T)")
 
@@ -624,12 +624,12 @@ _L4 = (1 + eta * beta) * dist_prev + eta * delta_i
 _L4C = _ETA + _BETA + [(delta_i >= 0, "delta_i >= 0"), (dist_prev >= 0, "dist_prev >= 0")]
 lemma4 = _st("lemma4", _LHS4, "<=", _L4, _L4C + _ETA2, "Lemma 4",
              "Lemma 4 for t in T_k minus {k tau}. For Delta = 0 that set contains the sync (k+1) tau, "
-             "where the proof's local-GD step is false ([E7]).", tight=True)
+             "where the proof's local-GD step is false.", tight=True)
 lemma4_corrected = _st(
     "lemma4_corrected", _LHS4, "<=", _L4, _L4C, "Lemma 4",
     "Lemma 4 at every non-sync t of T_k, for any eta > 0 (beta-smoothness of F_i and (6) at c_k(t-1) only).",
     status="corrected", corrects="lemma4", tight=True,
-    reason="[E7][E12] the step is local GD only at non-sync times; eta < 2/beta is not used")
+    reason="the step is local GD only at non-sync times; eta < 2/beta is not used")
 _L25C = _ETA + _BETA + [(delta_i >= 0, "delta_i >= 0"), (s >= 0, "t - k tau >= 0"), _integer(s, "t - k tau"),
                         (s <= tau, "t <= (k+1) tau"), (tau >= 1, "tau >= 1")] + _ALPHA
 lemma4_no_delay = _st(
@@ -642,7 +642,7 @@ lemma4_no_delay_corrected = _st(
              (s <= tau - 1, "t < (k+1) tau (at the sync the average replaces w_i)")], "(25)",
     "(25) holds for FedAvg (alpha = 1, Delta = 0) before the next sync.",
     status="corrected", corrects="lemma4_no_delay", tight=False,
-    reason="[E19] needs alpha = 1 as well as Delta = 0, and the pre-sync local model at t = (k+1) tau")
+    reason="needs alpha = 1 as well as Delta = 0, and the pre-sync local model at t = (k+1) tau")
 
 _LHS5 = r"\|\mathbf w(k\tau)-\mathbf c_k(k\tau)\|"
 lemma5 = _st("lemma5", _LHS5, "<=", lemma5_def_fn(*_P8k), _BASE + _ALPHA + _k0 + _ETA2, "(26)/(49)",
@@ -650,10 +650,10 @@ lemma5 = _st("lemma5", _LHS5, "<=", lemma5_def_fn(*_P8k), _BASE + _ALPHA + _k0 +
 lemma5_corrected = _st("lemma5_corrected", _LHS5, "<=", lemma5_def_fn(*_P8k), _BASE + _ALPHA + _k0, "(26)/(49)",
                        "Lemma 5 for any eta > 0 (uses Lemma 2, smoothness and (6) only).",
                        status="corrected", corrects="lemma5", tight=False,
-                       reason="[E11][E12] needs Assumption 2, not eta < 2/beta")
+                       reason="needs Assumption 2, not eta < 2/beta")
 lemma5_intermediate = _st(
     "lemma5_intermediate", _LHS5, "<=", lemma5_48_def_fn(*_P8k),
-    _BASE + _ALPHA + _k0 + _ETA2 + [(delta > 0, "delta > 0 ((48) divides by delta; [E20])")], "(47)-(48)",
+    _BASE + _ALPHA + _k0 + _ETA2 + [(delta > 0, "delta > 0 ((48) divides by delta)")], "(47)-(48)",
     "Lemma 5's intermediate form (48); algebraically equal to (49) when delta > 0.", tight=False)
 
 # ----------------------------------------------------------------------------- Propositions 1-2
@@ -664,7 +664,7 @@ prop1 = _st("prop1", _LHSP1, "<=", psi_fn(*_P8k), _P1C + _ETA2, "(27)",
             "Proposition 1: the average at the next send time vs centralized GD over the period.", tight=False)
 prop1_loss = _st("prop1_loss", _LHSP1F, "<=", L * psi_fn(*_P8k), _P1C + _ETA2, "(27)",
                  "Proposition 1, loss form (F is L-Lipschitz).", tight=False)
-_P1R = "[E12] only Lemma 2, smoothness and (6) are used: no condition on eta"
+_P1R = "only Lemma 2, smoothness and (6) are used: no condition on eta"
 prop1_corrected = _st("prop1_corrected", _LHSP1, "<=", psi_fn(*_P8k), _P1C, "(27)",
                       "Proposition 1 for any eta > 0.", status="corrected", corrects="prop1", reason=_P1R, tight=False)
 prop1_loss_corrected = _st("prop1_loss_corrected", _LHSP1F, "<=", L * psi_fn(*_P8k), _P1C, "(27)",
@@ -688,7 +688,7 @@ prop2_corrected = _st(
     1 / (T_ * eta * phi - L * Psi0_fn(*_P8K) / xi ** 2), _prop2_conds(Psi0_fn(*_P8K)), "(77)",
     "Proposition 2 with main-text indexing: periods k = 0..K-1, Psi'(alpha) = sum_{k=0}^{K-1} psi(alpha, k).",
     status="corrected", corrects="prop2", tight=False,
-    reason="[E22] the appendix mixes 1-based periods with the main text's 0..K-1 and refers to times beyond "
+    reason="the appendix mixes 1-based periods with the main text's 0..K-1 and refers to times beyond "
            "the horizon; Psi' <= Psi")
 
 STATEMENTS = [
@@ -710,10 +710,10 @@ def _arr(v):
 
 
 def alpha_star(*, eta, beta, L, delta, tau, Delta, backend=None):
-    r"""The weight minimising :math:`\psi(\alpha,\infty)` over :math:`(0,1]` (spec_001 §4.6), vectorised.
+    r"""The weight minimising :math:`\psi(\alpha,\infty)` over :math:`(0,1]`, vectorised.
 
     Problem class / method: FedDelAvg under Assumptions 1-2 (module docstring).  Statement:
-    Sec. III-A, corrected to a total function ([E24]):
+    Sec. III-A, corrected to a total function:
     :math:`\alpha^*=1` when :math:`D\le M` (:math:`\Leftrightarrow\delta\ge\delta_{th}`, always when
     :math:`\Delta=0`), else :math:`\sqrt{M/D}\in(0,1)`.  It minimises the *bound* (20) with
     :math:`\phi` held fixed; it is exact for that bound (tight), not for the algorithm (compare
@@ -733,7 +733,7 @@ def alpha_star(*, eta, beta, L, delta, tau, Delta, backend=None):
 
 
 def delta_threshold(*, eta, beta, L, tau, Delta, backend=None):
-    r"""The dissimilarity threshold :math:`\delta_{th}`: :math:`\alpha^*=1\iff\delta\ge\delta_{th}` (Sec. III-A, [E23]).
+    r"""The dissimilarity threshold :math:`\delta_{th}`: :math:`\alpha^*=1\iff\delta\ge\delta_{th}` (Sec. III-A).
 
     Total: :math:`-\infty` at :math:`\Delta=0` (FedAvg is always optimal), :math:`+\infty` at
     :math:`\tau=\Delta=1` (never); finite otherwise and possibly negative or above :math:`2L`.
@@ -775,7 +775,7 @@ _psi_main_st = _st("Psi_main", r"\Psi'(\alpha)=\sum_{k=0}^{K-1}\psi(\alpha,k)", 
 
 
 def Psi_main_value(K, *, alpha, eta, beta, L, delta, tau, Delta):
-    """Psi'(alpha) = sum_{k=0}^{K-1} psi(alpha, k) (main-text indexing, [E22])."""
+    """Psi'(alpha) = sum_{k=0}^{K-1} psi(alpha, k) (main-text indexing)."""
     return _psi_main_st(K=K, alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta)
 
 

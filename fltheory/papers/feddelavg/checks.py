@@ -1,20 +1,20 @@
-r"""Checks of every FedDelAvg statement (spec_001 §7) against simulation and independent computation.
+r"""Checks of every FedDelAvg statement against simulation and independent computation.
 
-Instance families (all inside the statements' assumptions; constants as spec_001 §5.0 prescribes):
+Instance families (all inside the statements' assumptions; constants as the paper prescribes):
 
 * **quadratic** -- random heterogeneous quadratics (``random_quadratic_federation``), batched over
   configurations ``(eta, alpha, Delta)``; ``L`` = the effective Lipschitz constant of the run
   (largest gradient norm at the points the proofs use -- valid on their convex hull because
-  :math:`\|\nabla F_j\|` is convex for quadratics, [E1]), ``delta_i`` the effective dissimilarity at the
+  :math:`\|\nabla F_j\|` is convex for quadratics), ``delta_i`` the effective dissimilarity at the
   auxiliary GD points, ``beta = max_i lambda_max(H_i)``, ``phi`` from the run (App. A-G (82)).
   ``eta beta < 2`` for the printed statements, up to 2.8 for the corrected ones that need no step
-  condition ([E12]);
+  condition;
 * **logistic** -- the non-iid digits toy (``digits_federation``, 5 clients, softmax, L2 1e-2) with
   the analytic ``beta``; for the loss forms ``L`` is the Lipschitz bound on the ball holding every point;
 * **tiny logistic** -- one client, one constant feature, balanced labels (non-separable): the K = 1
   counterexample to the printed Theorem 1, inside every assumption (Lipschitz, smooth, convex);
-* closed-form checks on random parameters (spec_001 §7.1 ranges) against a plain float
-  re-implementation of (21) and a numeric minimiser, and the golden values of spec_001 §4.7.
+* closed-form checks on random parameters against a plain float
+  re-implementation of (21) and a numeric minimiser, and the golden values of the paper
 
 Printed statements that are false carry ``expected="violated"``: ``theorem1`` (output set (13) at
 K = 1), ``lemma4`` (Delta = 0: the sync (k+1)tau lies in T_k minus {k tau}) and ``lemma4_no_delay``
@@ -210,7 +210,7 @@ def _families(quick: bool, seed: int, *, any_eta: bool = False, logistic: bool =
 
 
 def _delta0_families(quick: bool, seed: int) -> list[Runs]:
-    """Delta = 0 (convention [E8]), heterogeneous Hessians, half the configurations FedAvg (alpha = 1)."""
+    """Delta = 0 (the pre-sync convention), heterogeneous Hessians, half the configurations FedAvg (alpha = 1)."""
     B_ = 48 if quick else 192
     return [quadratic_runs(seed, tau=t, K=4, B=B_, M=3, d=2, kappa=5.0, Delta0=True, alpha_one=0.5) for t in (3, 4)]
 
@@ -416,7 +416,7 @@ def _asymptotic_samples(quick, seed):
 
 # ============================================================================= closed forms
 def _random_params(rng, n, *, tau_max=50, eb=(1e-4, 1.99)):
-    """spec_001 §7.1 ranges: eta beta log-uniform, beta in [1e-2, 1e2], L in [1e-3, 1e3], delta in [0, 2L],
+    """the paper's ranges: eta beta log-uniform, beta in [1e-2, 1e2], L in [1e-3, 1e3], delta in [0, 2L],
     tau in 1..tau_max with tau log(1 + eta beta) <= 50, Delta in 0..tau."""
     eb_ = np.exp(rng.uniform(np.log(eb[0]), np.log(eb[1]), n))
     beta = 10 ** rng.uniform(-2, 2, n)
@@ -586,7 +586,7 @@ def _limit_samples(quick, seed):
     return [Sample(float(thm[i]), float(lim[i]), _pdict(p, i, alpha=a[i], phi=phi[i]), seed, 0.0) for i in range(n)]
 
 
-# ----------------------------------------------------------------------------- golden values (spec_001 §4.7)
+# ----------------------------------------------------------------------------- golden values
 P1 = dict(eta=0.02, beta=1, L=1, delta=0.5, tau=10, Delta=9)
 P2 = dict(eta=0.1, beta=2, L=1.5, delta=0.3, tau=5, Delta=2)
 P3 = dict(eta=0.05, beta=4, L=2, delta=1, tau=8, Delta=8)
@@ -601,7 +601,7 @@ def _nod(P):
 
 
 def golden_values() -> list[tuple[str, float, float]]:
-    """(name, library value, spec value) for every 15-digit golden value of spec_001 §4.7."""
+    """(name, library value, spec value) for every 15-digit golden value of the paper"""
     D = lambda P: float(B.NUMERIC["D"](*(np.asarray(P[q], float) for q in ("eta", "beta", "L", "delta", "tau", "Delta"))))  # noqa: E731
     M = lambda P: float(B.monotonicity_condition(alpha=1, **P))  # noqa: E731
     f = float
@@ -640,7 +640,7 @@ def golden_values() -> list[tuple[str, float, float]]:
     return rows
 
 
-ALPHA_TABLE = {  # spec_001 §4.7, tau = 10, Delta = 9, beta = L = 1; 6 significant digits
+ALPHA_TABLE = {  # the paper, tau = 10, Delta = 9, beta = L = 1; 6 significant digits
     0.001: (0.147856, 0.148038, 0.14822, 0.148587, 199.221), 0.01: (0.436677, 0.441349, 0.446175, 0.456321, 19.2136),
     0.02: (0.577741, 0.588487, 0.599856, 0.624723, 9.20482), 0.05: (0.778188, 0.80352, 0.831498, 0.897516, 3.17787),
     0.1: (0.908869, 0.945987, 0.988059, 1.0, 1.13054), 0.2: (0.998, 1, 1, 1, 0.0261003),
@@ -649,7 +649,7 @@ ALPHA_VS_DELTA = (1, 1, 1, 0.986311, 0.858997, 0.772605, 0.709187, 0.660168, 0.6
 
 
 def golden_table() -> list[tuple[str, float, float]]:
-    """(name, library value, spec value) for the 6-digit tables of spec_001 §4.7."""
+    """(name, library value, spec value) for the 6-digit tables of the paper"""
     rows = []
     for eb, vals in ALPHA_TABLE.items():
         for dl, v in zip((0, 0.5, 1, 2), vals[:4]):
@@ -668,7 +668,7 @@ def _golden_samples(rows):
 
 
 # ============================================================================= registry
-_SIM = dict(atol=_ROUNDOFF)  # spec_001 §7: relative 1e-9 plus absolute 1e-12 (round-off where a bound is 0)
+_SIM = dict(atol=_ROUNDOFF)  # the paper: relative 1e-9 plus absolute 1e-12 (round-off where a bound is 0)
 
 
 def _reg(name, statement, sampler, **kw):
@@ -684,11 +684,11 @@ _reg("lemma3_corrected", B.lemma3_corrected, lambda q, s: _lemma3_samples(q, s, 
 _reg("lemma3_delta0", B.lemma3_delta0, _lemma3_delta0_samples,
      description="Lemma 3 at Delta = 0 with the extra (1 - alpha), k = 0..K-1")
 _reg("lemma4", B.lemma4, lambda q, s: _lemma4_samples(q, s, corrected=False), expected="violated",
-     description="Lemma 4 on T_k minus {k tau}: for Delta = 0 this contains the sync (k+1) tau, where it fails ([E7])")
+     description="Lemma 4 on T_k minus {k tau}: for Delta = 0 this contains the sync (k+1) tau, where it fails")
 _reg("lemma4_corrected", B.lemma4_corrected, lambda q, s: _lemma4_samples(q, s, corrected=True),
      description="Lemma 4 at every non-sync time, eta beta up to 2.8 (tight: equality at the first step)")
 _reg("lemma4_no_delay", B.lemma4_no_delay, lambda q, s: _lemma4_no_delay_samples(q, s, corrected=False),
-     expected="violated", description="(25) for Delta = 0 and any alpha ([E19]): fails for alpha < 1")
+     expected="violated", description="(25) for Delta = 0 and any alpha: fails for alpha < 1")
 _reg("lemma4_no_delay_corrected", B.lemma4_no_delay_corrected,
      lambda q, s: _lemma4_no_delay_samples(q, s, corrected=True),
      description="(25) for alpha = 1, Delta = 0, before the next sync")
@@ -737,6 +737,6 @@ _reg("alpha_star", B.alpha_star_total, lambda q, s: _alpha_star_samples(q, s, pr
 _reg("Psi", B.Psi, _Psi_samples, relation="==", rtol=1e-10,
      description="(16): the direct sum of psi(alpha, k) against the library's closed-form Psi")
 _reg("golden_values", None, lambda q, s: _golden_samples(golden_values()), relation="==", rtol=1e-11, atol=1e-15,
-     description="spec_001 §4.7 golden values (P1, P2, P3; 15 digits)")
+     description="the paper's golden values (P1, P2, P3; 15 digits)")
 _reg("golden_tables", None, lambda q, s: _golden_samples(golden_table()), relation="==", rtol=5e-6, atol=1e-12,
-     description="spec_001 §4.7 alpha* and delta_th tables (6 significant digits)")
+     description="the paper's alpha* and delta_th tables (6 significant digits)")

@@ -1,5 +1,5 @@
 r"""Every numbered result of Wang, Xu, Garrett, Charles, Liu, Joshi, *Local Adaptivity in Federated
-Learning: Convergence and Consistency* (spec_004) as a :class:`fltheory.symbolic.Statement`.
+Learning: Convergence and Consistency* as a :class:`fltheory.symbolic.Statement`.
 
 Problem class: :math:`F=\sum_i w_iF_i`, each :math:`F_i` :math:`\mu_i`-strongly convex and
 :math:`L_i`-smooth (Theorems 1-2, Appendix B/C) or only :math:`L`-smooth (Theorem 3).
@@ -13,34 +13,34 @@ own derivation (``derivations/derive_local_adaptivity_*.py``) shows to be wrong 
 =============================  ==========  =====================================================
 statement                      status      note
 =============================  ==========  =====================================================
-``h_sgd``, ``q_sgd``           printed     Prop. B.2/B.3; tight (E7 typos are in the proof only)
-``h_sgd_tuned``                corrected   [spec] per-client tuning, eta_i = 2/(mu_i+L_i)
+``h_sgd``, ``q_sgd``           printed     Prop. B.2/B.3; tight (its typos are in the proof only)
+``h_sgd_tuned``                corrected   [ours] per-client tuning, eta_i = 2/(mu_i+L_i)
 ``theorem1_contraction``       printed     (54): E[A] contracts with squared constant hbar
 ``theorem1_printed``           printed     (7), unspecified c (symbol ``c_T1``), exponent T
-``theorem1_proven``            corrected   (64): 32/36, exponent T/2, index T+1 (E4)
-``theorem1_proven_exp``        corrected   (63) in Stich's exp form (E6)
+``theorem1_proven``            corrected   (64): 32/36, exponent T/2, index T+1
+``theorem1_proven_exp``        corrected   (63) in Stich's exp form
 ``theorem1_recursion``         printed     (60)/(61), needs 0<alpha<=1 (I3)
-``theorem1_constant_alpha``    corrected   [spec] (61) unrolled with constant alpha
+``theorem1_constant_alpha``    corrected   [ours] (61) unrolled with constant alpha
 ``gd_special_case``            printed     (66)
-``gd_general_alpha``           corrected   [spec] (61) with sigma=0 and any alpha in (0,1]
-``sgd_recursion``              corrected   (67) with the LHS index fixed (E10, E9)
-``sgd_decaying_printed``       printed     (68)/(72)/(73) -- FALSE (E11)
+``gd_general_alpha``           corrected   [ours] (61) with sigma=0 and any alpha in (0,1]
+``sgd_recursion``              corrected   (67) with the LHS index fixed
+``sgd_decaying_printed``       printed     (68)/(72)/(73) -- FALSE
 ``sgd_decaying_corrected``     corrected   beta >= 2/a, nu = max{4C/a^2, beta r0}
-``sgd_tau1_printed``           printed     (74)-(77) -- FALSE (inherits E11)
-``sgd_tau1_corrected``         corrected   (77) with the E11 fix
+``sgd_tau1_printed``           printed     (74)-(77) -- FALSE (inherits the step-size error)
+``sgd_tau1_corrected``         corrected   (77) with the step-size fix
 ``z_derivative``               printed     (83): z'(x) >= ... > 0, z increasing on (0,1]
 ``z_max``, ``z_uniform``       printed     (84)
-``sgd_decaying_85_printed``    printed     (85) -- FALSE (inherits E11)
-``sgd_decaying_85_corrected``  corrected   (85) with the E11 fix
+``sgd_decaying_85_printed``    printed     (85) -- FALSE (inherits the step-size error)
+``sgd_decaying_85_corrected``  corrected   (85) with the step-size fix
 ``theorem2_*``, ``eq9``        printed     d = 1 instances of matrix identities (see below)
-``plain_gd_bias``              corrected   [spec] first-order bias of local GD (E12)
-``lemma2_14``..``lemma2_16``   printed     (14)-(16), deterministic curvature (E8)
-``lemma4``, ``lemma4_strong``  printed/c.  (101) and the stronger [spec] form (E16)
+``plain_gd_bias``              corrected   [ours] first-order bias of local GD
+``lemma2_14``..``lemma2_16``   printed     (14)-(16), deterministic curvature
+``lemma4``, ``lemma4_strong``  printed/c.  (101) and the stronger [ours] form
 ``theorem3_general``           printed     (126), alpha <= 1/L
 ``theorem3_128``               printed     (128)
-``theorem3_printed``           printed     (129) -- does not follow from (128) (E17)
+``theorem3_printed``           printed     (129) -- does not follow from (128)
 ``theorem3_128_at_130``        corrected   exact value of (128) at eta of (130) (identity)
-``theorem3_corrected``         corrected   2DL/T + 3(D^2L^2 Lambda G^2)^{1/3}/T^{2/3} (E17)
+``theorem3_corrected``         corrected   2DL/T + 3(D^2L^2 Lambda G^2)^{1/3}/T^{2/3}
 =============================  ==========  =====================================================
 
 Aggregated per-client quantities are scalar symbols: ``hbar`` :math:`=\sum_iw_ih_i`, ``Cq``
@@ -154,17 +154,17 @@ q_sgd = _st(
     "q_sgd", r"\frac{\mathbb E\|\mathcal A_i(x;k)-\mathbb E\mathcal A_i(x;k)\|^2}{\sigma^2}", "<=",
     k * eta ** 2, [(eta > 0, "eta > 0"), (L > 0, "L > 0"), (eta * L <= 2, "eta*L <= 2"), (k >= 0, "k >= 0")],
     "(37)/(51)",
-    "Prop. B.3: client SGD satisfies Assumption 2 with q_i(k) = k eta_i^2 (E9: not k eta^2 sigma^2). "
-    "Rigorous for quadratics / additive noise (E8). Tight: equality when the noise lives where eta*lambda in {0, 2}.",
+    "Prop. B.3: client SGD satisfies Assumption 2 with q_i(k) = k eta_i^2 (not k eta^2 sigma^2). "
+    "Rigorous for quadratics / additive noise. Tight: equality when the noise lives where eta*lambda in {0, 2}.",
     tight=True)
 
 h_sgd_tuned = _st(
     "h_sgd_tuned", r"\min_{0<\eta\le 2/(\mu+L)}(1-\eta\mu)^{2k}", "==",
     ((L - mu) / (L + mu)) ** (2 * k), [(mu > 0, "mu > 0"), (mu <= L, "mu <= L"), (k >= 0, "k >= 0")],
-    "(36)+[spec]",
+    "(36)+[ours]",
     "Per-client tuning (the paper's 'tune a learning rate per client' remark): eta_i = 2/(mu_i+L_i) "
     "minimises h_i; it is also the exact min over eta of ||(I - eta H)^k||^2 on the class.",
-    status="corrected", reason="[spec] made explicit: the optimum of (36) over its admissible eta", tight=True)
+    status="corrected", reason="[ours] made explicit: the optimum of (36) over its admissible eta", tight=True)
 
 # ============================================================================ Theorem 1
 theorem1_contraction = _st(
@@ -178,7 +178,7 @@ theorem1_printed = _st(
     c_T1 * (hbar ** T * r0 / (1 - hbar) + Cq / (T * (1 - hbar) ** 2)),
     [(c_T1 > 0, "c_T1 > 0"), *_HBAR, (Cq >= 0, "Cq >= 0"), (r0 >= 0, "r0 >= 0"), (T >= 1, "T >= 1")], "(7)",
     "Theorem 1 as printed in the main text: some constant c, exponent T on hbar. The proof gives only "
-    "(64) (exponent T/2, index T+1, and server step sizes chosen by Stich's lemma). Not proven (E4).")
+    "(64) (exponent T/2, index T+1, and server step sizes chosen by Stich's lemma). Not proven.")
 
 theorem1_proven = _st(
     "theorem1_proven", r"\mathbb E\|x^{(T+1)}-\tilde x\|^2", "<=",
@@ -187,7 +187,7 @@ theorem1_proven = _st(
     "Theorem 1 as proven (64): there EXIST server step sizes alpha_t in (0,1] (Stich's lemma, d=1) "
     "achieving this; it is not a statement about an arbitrary (constant) alpha.",
     status="corrected", corrects="theorem1_printed",
-    reason="E4: (7) claims exponent T and x^(T); the proof (64) gives hbar^(T/2), x^(T+1), constants 32/36, "
+    reason="(7) claims exponent T and x^(T); the proof (64) gives hbar^(T/2), x^(T+1), constants 32/36, "
            "and only for the step sizes supplied by Lemma 3", tight=False)
 
 theorem1_proven_exp = _st(
@@ -197,7 +197,7 @@ theorem1_proven_exp = _st(
     "Theorem 1 from the exp form of Stich's lemma (63) with a = 1-hbar, d = 1 (weaker than (64), since "
     "hbar^(T/2) <= exp(-(1-hbar)T/2)); existence of step sizes only.",
     status="corrected", corrects="theorem1_printed",
-    reason="E6: the (1-a/d)^(T/2) form quoted in (63) is stronger than Stich's original exp form", tight=False)
+    reason="the (1-a/d)^(T/2) form quoted in (63) is stronger than Stich's original exp form", tight=False)
 
 theorem1_recursion = _st(
     "theorem1_recursion", _R_T1, "<=", (1 - alpha * (1 - hbar)) * r_t + alpha ** 2 * Cq,
@@ -208,10 +208,10 @@ theorem1_recursion = _st(
 theorem1_constant_alpha = _st(
     "theorem1_constant_alpha", _R_T, "<=",
     (1 - alpha * (1 - hbar)) ** T * r0 + alpha * Cq / (1 - hbar),
-    [*_ALPHA, *_HBAR, (Cq >= 0, "Cq >= 0"), (r0 >= 0, "r0 >= 0"), (T >= 0, "T >= 0")], "(61)+[spec]",
+    [*_ALPHA, *_HBAR, (Cq >= 0, "Cq >= 0"), (r0 >= 0, "r0 >= 0"), (T >= 0, "T >= 0")], "(61)+[ours]",
     "Theorem 1 with a constant server LR: (61) unrolled, (1 - alpha a)^T r0 + alpha Cq / a, a = 1 - hbar.",
     status="corrected", corrects="theorem1_printed",
-    reason="[spec] the constant-alpha statement that (61) does prove (E4 resolution)", tight=False)
+    reason="[ours] the constant-alpha statement that (61) does prove", tight=False)
 
 # ============================================================================ Appendix C
 _a = 1 - (1 - eta * mu) ** (2 * tau)          # a = 1 - h for common eta, tau, mu
@@ -225,23 +225,23 @@ gd_special_case = _st(
 
 gd_general_alpha = _st(
     "gd_general_alpha", _R_T, "<=", (1 - alpha * (1 - hbar)) ** T * r0,
-    [*_ALPHA, *_HBAR, (T >= 0, "T >= 0"), (r0 >= 0, "r0 >= 0")], "(61)+[spec]",
+    [*_ALPHA, *_HBAR, (T >= 0, "T >= 0"), (r0 >= 0, "r0 >= 0")], "(61)+[ours]",
     "Client GD with any server LR alpha in (0,1]: (61) with sigma = 0.",
-    status="corrected", corrects="gd_special_case", reason="[spec] (66) generalised to alpha in (0,1]")
+    status="corrected", corrects="gd_special_case", reason="[ours] (66) generalised to alpha in (0,1]")
 
 sgd_recursion = _st(
     "sgd_recursion", _R_T1, "<=", (1 - alpha * _a) * r_t + alpha ** 2 * _C,
     [*_ALPHA, *_SGD_COMMON, _SIG, (r_t >= 0, "r_t >= 0")], "(67)",
     "Appendix C, client SGD: (61) with h_i = (1-eta mu)^{2 tau}, q_i = tau eta^2, w_i = 1/M.",
-    status="corrected", reason="E10: the printed LHS reads x^(T); it is x^(t+1) (right side as printed; "
-                               "E9: q_i = tau eta^2, sigma^2 appears once)", tight=False)
+    status="corrected", reason="the printed LHS reads x^(T); it is x^(t+1) (right side as printed; "
+                               "q_i = tau eta^2, sigma^2 appears once)", tight=False)
 
 _LHS_DEC = r"\mathbb E\|x^{(T)}-\tilde x\|^2\ \big(\alpha_t=\tfrac{2}{a(t+\beta)},\ a=1-(1-\eta\mu)^{2\tau}\big)"
 _PAPER_BETA = [(beta > 0, "beta > 0"),
                (beta * _a ** 2 * r0 <= 4 * sigma2 * eta ** 2 * tau,
                 "paper's base case: beta <= 4 sigma^2 eta^2 tau / (a ||x0 - x~||)^2")]
 _CORR_BETA = [(beta * _a >= 2, "beta >= 2/a (so that alpha_t <= 1)")]
-_E11 = ("E11: alpha_t = 2/(a(t+beta)) must be <= 1 for (61), i.e. beta >= 2/a, which contradicts the paper's "
+_E11 = ("alpha_t = 2/(a(t+beta)) must be <= 1 for (61), i.e. beta >= 2/a, which contradicts the paper's "
         "small beta; with nu = max{4C/a^2, beta r0} the induction r_t <= nu/(t+beta) goes through")
 
 sgd_decaying_printed = _st(
@@ -249,12 +249,12 @@ sgd_decaying_printed = _st(
     [*_SGD_COMMON, (sigma2 > 0, "sigma2 > 0"), (r0 >= 0, "r0 >= 0"), (T >= 0, "T >= 0"), *_PAPER_BETA],
     "(68)/(72)/(73)",
     "Appendix C, client SGD with decaying server LR, as printed: 4 sigma^2 eta^2 tau / (M a^2 (T+beta)). "
-    "FALSE (E11): e.g. mu=1, eta=0.1, tau=2, M=2, sigma^2=0.01, r0=1, beta=0.0067643 gives alpha_0 = 859.75 "
+    "FALSE: e.g. mu=1, eta=0.1, tau=2, M=2, sigma^2=0.01, r0=1, beta=0.0067643 gives alpha_0 = 859.75 "
     "and r_1 = 26425.2 > 0.0033594.")
 
 sgd_decaying_corrected = _st(
     "sgd_decaying_corrected", _LHS_DEC, "<=", sp.Max(4 * _C / _a ** 2, beta * r0) / (T + beta),
-    [*_SGD_COMMON, _SIG, (r0 >= 0, "r0 >= 0"), (T >= 0, "T >= 0"), *_CORR_BETA], "(68)+E11",
+    [*_SGD_COMMON, _SIG, (r0 >= 0, "r0 >= 0"), (T >= 0, "T >= 0"), *_CORR_BETA], "(68)+fix",
     "Client SGD with alpha_t = 2/(a(t+beta)), beta >= 2/a: r_T <= max{4C/a^2, beta r0}/(T+beta), "
     "C = sigma^2 eta^2 tau / M.",
     status="corrected", corrects="sgd_decaying_printed", reason=_E11, tight=False)
@@ -267,14 +267,14 @@ sgd_tau1_printed = _st(
      (beta * (eta * mu * (2 - eta * mu)) ** 2 * r0 <= 4 * sigma2 * eta ** 2,
       "paper's base case: beta <= 4 sigma^2 eta^2 / (a ||x0 - x~||)^2")],
     "(74)-(77)",
-    "Appendix C, tau = 1 (x~ = x*): 4 sigma^2/(mu^2 M (T+beta)). Inherits E11 (false as stated).")
+    "Appendix C, tau = 1 (x~ = x*): 4 sigma^2/(mu^2 M (T+beta)). Inherits the step-size error (false as stated).")
 
 sgd_tau1_corrected = _st(
     "sgd_tau1_corrected", _LHS_TAU1, "<=", sp.Max(4 * sigma2 / (mu ** 2 * M), beta * r0) / (T + beta),
     [*_SGD_H, (eta * mu <= 1, "eta*mu <= 1"), (M >= 1, "M >= 1"), (sigma2 >= 0, "sigma2 >= 0"),
      (r0 >= 0, "r0 >= 0"), (T >= 0, "T >= 0"),
      (beta * eta * mu * (2 - eta * mu) >= 2, "beta >= 2/a, a = eta mu (2 - eta mu)")],
-    "(77)+E11", "tau = 1 with the E11 fix: (2/(2-eta mu))^2 <= 4 when eta mu <= 1.",
+    "(77)+fix", "tau = 1 with the step-size fix: (2/(2-eta mu))^2 <= 4 when eta mu <= 1.",
     status="corrected", corrects="sgd_tau1_printed", reason=_E11, tight=False)
 
 z_expr = 2 * x * tau / (1 - (1 - x) ** (2 * tau))
@@ -303,13 +303,13 @@ sgd_decaying_85_printed = _st(
     "sgd_decaying_85_printed", _LHS_85, "<=", 9 * sigma2 / (mu ** 2 * M * tau * (T + beta)),
     [*_SGD_COMMON, (eta * mu * tau <= 1, "eta*mu*tau <= 1"), (sigma2 > 0, "sigma2 > 0"), (r0 >= 0, "r0 >= 0"),
      (T >= 0, "T >= 0"), *_PAPER_BETA], "(85)",
-    "Appendix C (85): 9 sigma^2/(mu^2 M tau (T+beta)). Inherits E11 (false as stated).")
+    "Appendix C (85): 9 sigma^2/(mu^2 M tau (T+beta)). Inherits the step-size error (false as stated).")
 
 sgd_decaying_85_corrected = _st(
     "sgd_decaying_85_corrected", _LHS_85, "<=", sp.Max(9 * sigma2 / (mu ** 2 * M * tau), beta * r0) / (T + beta),
     [*_SGD_COMMON, _SIG, (eta * mu * tau <= 1, "eta*mu*tau <= 1"), (r0 >= 0, "r0 >= 0"), (T >= 0, "T >= 0"),
      *_CORR_BETA],
-    "(85)+E11", "(85) with the E11 fix: 4C/a^2 = sigma^2 z(eta mu)^2/(mu^2 M tau) <= 9 sigma^2/(mu^2 M tau).",
+    "(85)+fix", "(85) with the step-size fix: 4C/a^2 = sigma^2 z(eta mu)^2/(mu^2 M tau) <= 9 sigma^2/(mu^2 M tau).",
     status="corrected", corrects="sgd_decaying_85_printed", reason=_E11, tight=False)
 
 
@@ -384,22 +384,22 @@ def eq9_identity_scalar(M: int = 3) -> Statement:
     conds = _client_conditions(c) + [(sp.And(sw <= 1, sw >= 1), "weights sum to 1")]
     return _st("eq9_identity", r"x^*-\mathcal A(x^*)", "==", expr, conds, "(9)",
                f"Eq. (9): the bias of the operator at x* is sum_i w_i W_i grad F_i(x*) (d = 1, M = {M}); "
-               "W_i equal for all i is sufficient (not necessary, E12) for x~ = x*.",
+               "W_i equal for all i is sufficient (not necessary) for x~ = x*.",
                tight=True, latex_names=_latex_names(M))
 
 
 def plain_gd_bias_scalar(M: int = 3) -> Statement:
-    r"""First-order bias of plain local GD (P_i = 1, common eta, tau), d = 1 (E12 [spec]):
+    r"""First-order bias of plain local GD (P_i = 1, common eta, tau), d = 1 (derived here):
     :math:`\lim_{\eta\to0}(\tilde x-x^*)/\eta=\frac{\tau-1}2\bar H^{-1}\sum_iw_iH_i^2(x^*-x_i^*)`."""
     c = _clients(M, ("w", "H", "xs"))
     xst = _xstar(c)
     expr = (tau - 1) / 2 * sum(w * h ** 2 * (xst - xs) for w, h, xs in zip(c["w"], c["H"], c["xs"])) / sum(
         w * h for w, h in zip(c["w"], c["H"]))
     return _st("plain_gd_bias", r"\lim_{\eta\to0}\frac{\tilde x-x^*}{\eta}", "==", expr,
-               _client_conditions(c) + [(tau >= 1, "tau >= 1")], "[spec] (E12)",
+               _client_conditions(c) + [(tau >= 1, "tau >= 1")], "[ours]",
                f"Plain local GD, common eta and tau: ||x~ - x*|| = O(eta(tau-1)), with this exact first-order "
                f"coefficient (d = 1, M = {M}).",
-               status="corrected", reason="E12: the paper gives only O(eta(tau-1)); this is the exact first-order term",
+               status="corrected", reason="the paper gives only O(eta(tau-1)); this is the exact first-order term",
                tight=True, latex_names=_latex_names(M))
 
 
@@ -532,7 +532,7 @@ def theorem2_fixed_point_symbolic(M: int, d: int, *, tau, precond: str = "diagon
 
 # ============================================================================ Lemma 2 (B.1)
 _MUL = [(mu > 0, "mu > 0"), (mu <= L, "mu <= L")]
-_L2 = "Lemma 2: rigorous for deterministic curvature (quadratics) or deterministic x, y (E8)."
+_L2 = "Lemma 2: rigorous for deterministic curvature (quadratics) or deterministic x, y."
 lemma2_14 = _st("lemma2_14", LATEX["g2"], ">=", mu ** 2 * u2, [*_MUL, (u2 >= 0, "u2 >= 0")], "(14)",
                 _L2 + " Tight: equality along the mu-eigenvector.", tight=True)
 lemma2_15 = _st("lemma2_15", LATEX["g2"], "<=", L * ip, [*_MUL, (ip >= 0, "ip >= 0")], "(15)",
@@ -546,18 +546,18 @@ _L4 = [(As_norm > 0, "||A_s|| > 0"), (As_norm * As_inv_norm >= 1, "||A_s|| ||A_s
        (S_Ab >= 0, "sum_k ||A_k|| ||b_k||^2 >= 0")]
 lemma4 = _st("lemma4", r"\|\textstyle\sum_kA_kb_k\|^2", "<=", As_norm ** 2 * As_inv_norm * S_Ab, _L4, "(101)",
              "Lemma 4 for SPD A_k (true for non-commuting A_k too, though the paper's proof needs them to "
-             "commute, E16). Tight: equality for K = 1, A_1 = cI.", tight=True)
-lemma4_strong = _st("lemma4_strong", r"\|\textstyle\sum_kA_kb_k\|^2", "<=", As_norm * S_Ab, _L4, "(101)+[spec]",
+             "commute). Tight: equality for K = 1, A_1 = cI.", tight=True)
+lemma4_strong = _st("lemma4_strong", r"\|\textstyle\sum_kA_kb_k\|^2", "<=", As_norm * S_Ab, _L4, "(101)+[ours]",
                     "Stronger Lemma 4: ||sum A_k b_k||^2 <= ||A_s|| sum ||A_k|| ||b_k||^2 (block-row proof, "
                     "any SPD A_k). Tight: equality for K = 1 with b along the top eigenvector.",
                     status="corrected", corrects="lemma4",
-                    reason="E16: the paper's proof needs commuting A_k; this [spec] form is proven for all SPD A_k "
+                    reason="the paper's proof needs commuting A_k; this [ours] form is proven for all SPD A_k "
                            "and is stronger since ||A_s|| ||A_s^-1|| >= 1", tight=True)
 
 # ============================================================================ Theorem 3 (App. F)
 _T3 = [(L > 0, "L > 0"), (D >= 0, "D >= 0"), (G >= 0, "G >= 0"), (T >= 1, "T >= 1"),
-       (Lambda >= 1, "Lambda >= 1 (forced by sum_k A_k = I, E18)")]
-_T3_TEXT = ("Deterministic gradients, F_inf > -infinity, commuting (diagonal) preconditioners (I6, I7, E16). "
+       (Lambda >= 1, "Lambda >= 1 (forced by sum_k A_k = I)")]
+_T3_TEXT = ("Deterministic gradients, F_inf > -infinity, commuting (diagonal) preconditioners (I6, I7). "
             "LHS is the average over t in [0, T-1] of ||grad F(x^(t))||^2.")
 _LHS_T3 = r"\frac1T\sum_{t=0}^{T-1}\|\nabla F(x^{(t)})\|^2"
 _X3 = (D ** 2 * L ** 2 * Lambda * G ** 2) ** sp.Rational(1, 3) / T ** sp.Rational(2, 3)
@@ -576,7 +576,7 @@ theorem3_printed = _st(
     "theorem3_printed", _LHS_T3 + r"\ \big(\eta\text{ of (130)}\big)", "<=",
     D * L / T + _X3, [*_T3, (D > 0, "D > 0"), (G > 0, "G > 0")], "(129)",
     "Theorem 3 final bound as printed (129). It does NOT follow from (128) at the eta of (130): (128) there "
-    "exceeds (129) for every admissible parameter (E17). " + _T3_TEXT)
+    "exceeds (129) for every admissible parameter. " + _T3_TEXT)
 
 theorem3_128_at_130 = _st(
     "theorem3_128_at_130", r"(128)\big|_{\eta\text{ of (130)}}", "==",
@@ -585,14 +585,14 @@ theorem3_128_at_130 = _st(
     "Exact value of the proof's bound (128) at the prescribed eta (130): 3(D^2L^2 Lambda G^2)^(1/3)/T^(2/3) "
     "at the interior choice, 2DL/T + Lambda G^2 when eta = 1/(tau L).",
     status="corrected", corrects="theorem3_printed",
-    reason="E17: what (128) actually gives at (130); compare with (129)", tight=True)
+    reason="what (128) actually gives at (130); compare with (129)", tight=True)
 
 theorem3_corrected = _st(
     "theorem3_corrected", _LHS_T3 + r"\ \big(\eta\text{ of (130)}\big)", "<=",
-    2 * D * L / T + 3 * _X3, [*_T3, (D > 0, "D > 0"), (G > 0, "G > 0")], "(129)+E17",
+    2 * D * L / T + 3 * _X3, [*_T3, (D > 0, "D > 0"), (G > 0, "G > 0")], "(129)+corrected",
     "Theorem 3 with corrected constants: 2DL/T + 3(D^2 L^2 Lambda G^2)^(1/3)/T^(2/3). " + _T3_TEXT,
     status="corrected", corrects="theorem3_printed",
-    reason="E17: (128) at (130) equals 3(D^2L^2 Lambda G^2)^(1/3)/T^(2/3) (interior) or 2DL/T + Lambda G^2 "
+    reason="(128) at (130) equals 3(D^2L^2 Lambda G^2)^(1/3)/T^(2/3) (interior) or 2DL/T + Lambda G^2 "
            "<= 2DL/T + (...)^(1/3)/T^(2/3) (boundary); (129)'s constants 1 and 1 do not follow", tight=False)
 
 
@@ -688,7 +688,7 @@ def theorem3_eta(*, T, L, D, Lambda, G, tau):
                             (("T", T), ("L", L), ("D", D), ("G", G), ("tau", tau)))
     Lam = asarray(Lambda, xp, dtype=xp.float64)
     if bool(xp.any(Lam < 1)):
-        raise BoundsError("Lambda must be >= 1 (sum_k A_k = I forces it, E18)")
+        raise BoundsError("Lambda must be >= 1 (sum_k A_k = I forces it)")
     return xp.minimum(1.0 / (tau_ * L_), (D_ / (L_ ** 2 * Lam * G_ ** 2 * T_)) ** (1.0 / 3.0) / tau_)
 
 
@@ -734,7 +734,7 @@ def z_function(x_, *, tau):
 
 
 def sgd_decaying_schedule(t, *, a, beta):
-    """Server LR alpha_t = 2/(a (t + beta)) of Appendix C; needs beta >= 2/a for alpha_t <= 1 (E11)."""
+    """Server LR alpha_t = 2/(a (t + beta)) of Appendix C; needs beta >= 2/a for alpha_t <= 1."""
     xp = namespace(t, a, beta)
     a_ = _positive("a", a, xp)
     b_ = _positive("beta", beta, xp)

@@ -1,26 +1,25 @@
 """Checks of paper 004: each statement against exact computation or simulation.
 
 Every sampler draws instances inside the statement's assumptions, with the instance strategy of
-spec_004 §7.6, and every instance can be rebuilt: ``instance(seed, ...)`` is a pure function of
+the paper, and every instance can be rebuilt: ``instance(seed, ...)`` is a pure function of
 its arguments.  Quick mode draws a handful of instances; full mode a few dozen.
 
 Registered checks (name: what is compared, expected verdict)
 
 * ``closed_form_vs_simulation``: Theorem 2's x~ and the corrected x^ against the batched
   simulator run to convergence (<= 1e-10); holds.
-* ``worked_example``: spec_004 §5.5 golden values; holds.
+* ``worked_example``: the paper's golden values; holds.
 * ``theorem2_scalar``: the SymPy statement (94) against the numeric closed form (d = 1); holds.
 * ``limit8`` / ``nonvanishing_bias`` / ``corrected_bias_first_order`` / ``plain_gd_bias``:
   the bias stays away from zero as eta -> 0 when tau_i or P_i differ, local correction makes it
-  O(eta) with the [spec] first-order coefficient; hold.
+  O(eta) with the [ours] first-order coefficient; hold.
 * ``h_sgd`` (tight), ``q_sgd``, ``lemma2_*``, ``lemma4*``, ``z_*``: Appendix B/C/F ingredients.
 * ``theorem1_recursion``, ``theorem1_constant_alpha``, ``gd_special_case``: Theorem 1 against
   exact noise moments; hold.
-* ``theorem1_printed`` (7) with c = 36 against the best achievable server schedule: violated
-  (E4); ``theorem1_proven`` (64) on the same instances: holds.
-* ``sgd_decaying_printed``: violated (E11); ``sgd_decaying_corrected``: holds.
+* ``theorem1_printed`` (7) with c = 36 against the best achievable server schedule: violated; ``theorem1_proven`` (64) on the same instances: holds.
+* ``sgd_decaying_printed``: violated; ``sgd_decaying_corrected``: holds.
 * ``theorem3_general`` (126), ``theorem3_corrected``: hold along local-AdaGrad runs with local
-  correction on a non-convex federation; ``theorem3_printed`` (129): violated (E17).
+  correction on a non-convex federation; ``theorem3_printed`` (129): violated.
 * ``adaptive_bias_shrinks``: AdaGrad / Adam clients converge to a biased point that local
   correction shrinks; holds.
 """
@@ -45,7 +44,7 @@ def _n(quick: bool, q: int, full: int) -> int:
 
 # ----------------------------------------------------------------------------- instances
 def instance(seed: int, *, M=None, d=None, precond=None, noise=False, hetero_tau=True):
-    """A random quadratic federation with preconditioners, client rates and local steps (spec §7.6).
+    """A random quadratic federation with preconditioners, client rates and local steps.
 
     Returns ``(fed, P, eta, tau)``: ``P`` SPD ``(M, d, d)`` (identity, random diagonal in
     [0.1, 10], or ``H_i^{-1}``), ``eta_i = u_i / lambda_max(P_i H_i)`` with ``u_i`` in
@@ -114,7 +113,7 @@ _JACOBI = np.array([np.diag([0.5, 1.0]), np.diag([1.0, 0.25]), np.diag([1 / 3, 0
 
 
 def _worked_example(quick, seed):
-    """spec_004 §5.5: value = |library - printed| / (printed precision), bound = 1."""
+    """the paper: value = |library - printed| / (printed precision), bound = 1."""
     fed = _example_fed()
     xt = exact.fixed_point(fed, eta=0.1, tau=5, precond=_JACOBI).x
     xh = exact.fixed_point(fed, eta=0.1, tau=5, precond=_JACOBI, correction="local").x
@@ -136,7 +135,7 @@ def _worked_example(quick, seed):
 
 register(Check(f"{PAPER}.worked_example", paper=PAPER, statement=None, relation="<=", sampler=_worked_example,
                variant="identity",
-               description="spec_004 §5.5 golden values (x*, x~, x^, limit (8), alpha_max, bias table) to the printed digits"))
+               description="the paper's golden values (x*, x~, x^, limit (8), alpha_max, bias table) to the printed digits"))
 
 
 def _theorem2_scalar(quick, seed):
@@ -209,7 +208,7 @@ def _corrected_first_order(quick, seed):
 
 register(Check(f"{PAPER}.corrected_bias_first_order", paper=PAPER, statement=None, relation="<=",
                sampler=_corrected_first_order, variant="corrected",
-               description="local correction: x^ - x* = H^-1 sum w_i (tau_i-1) eta_i/2 H_i P_i H_i (x*-x_i*) + O(eta^2) ([spec] §5.3)"))
+               description="local correction: x^ - x* = H^-1 sum w_i (tau_i-1) eta_i/2 H_i P_i H_i (x*-x_i*) + O(eta^2) (derived here)"))
 
 
 def _plain_gd_bias(quick, seed):
@@ -228,7 +227,7 @@ def _plain_gd_bias(quick, seed):
 
 register(Check(f"{PAPER}.plain_gd_bias", paper=PAPER, statement=B.plain_gd_bias, relation="==", rtol=1e-4, atol=1e-8,
                sampler=_plain_gd_bias,
-               description="plain local GD: (x~ - x*)/eta -> (tau-1)/2 Hbar^-1 sum w_i H_i^2 (x* - x_i*) (E12), d = 1"))
+               description="plain local GD: (x~ - x*)/eta -> (tau-1)/2 Hbar^-1 sum w_i H_i^2 (x* - x_i*), d = 1"))
 
 
 # ----------------------------------------------------------------------------- Appendix B
@@ -316,7 +315,7 @@ def _lemma4_sampler(st):
 register(Check(f"{PAPER}.lemma4", paper=PAPER, statement=B.lemma4, sampler=_lemma4_sampler(B.lemma4),
                description="Lemma 4 (101) for random (non-commuting) SPD A_k"))
 register(Check(f"{PAPER}.lemma4_strong", paper=PAPER, statement=B.lemma4_strong, sampler=_lemma4_sampler(B.lemma4_strong),
-               description="Lemma 4, stronger constant ||A_s|| ([spec] proof)"))
+               description="Lemma 4, stronger constant ||A_s|| ([ours] proof)"))
 
 
 def _z_sampler(st):
@@ -474,11 +473,11 @@ def _theorem1_constant_server_rate(quick, seed):
 register(Check(f"{PAPER}.theorem1_printed", paper=PAPER, statement=B.theorem1_printed,
                sampler=_theorem1_constant_server_rate, expected="violated",
                description="(7) with c = 36 for FedOpt with a constant server LR alpha < 1: the rate is "
-                           "(1 - alpha(1 - hbar))^T, not hbar^T, so no constant c works (E4)"))
+                           "(1 - alpha(1 - hbar))^T, not hbar^T, so no constant c works"))
 register(Check(f"{PAPER}.theorem1_printed_best_schedule", paper=PAPER, statement=B.theorem1_printed,
                sampler=_theorem1_existential(B.theorem1_printed, index_shift=0),
                description="(7) with c = 36 read existentially (server LRs chosen per T, as the proof does): "
-                           "the best schedule meets it on 1-D instances (no counterexample; E4 is a gap in the proof)"))
+                           "the best schedule meets it on 1-D instances (no counterexample; the proof has a gap there)"))
 register(Check(f"{PAPER}.theorem1_proven", paper=PAPER, statement=B.theorem1_proven,
                sampler=_theorem1_existential(B.theorem1_proven, index_shift=1),
                description="(64): the best schedule achieves 32 r0 hbar^(T/2)/(1-hbar) + 36 Cq/(T(1-hbar)^2) at x^(T+1)"))
@@ -490,7 +489,7 @@ def _decaying(st, *, printed):
         for j in range(_n(quick, 4, 16)):
             s = seed * 1000 + j
             rng = np.random.default_rng(s)
-            if j == 0 and printed:  # spec §7.3 item 20 negative control
+            if j == 0 and printed:  # a negative control
                 M, mu, eta, tau, sigma2, r0 = 2, 1.0, 0.1, 2, 0.01, 1.0
                 H = np.ones((M, 1, 1))
                 x_opt = np.zeros((M, 1))
@@ -526,10 +525,10 @@ def _decaying(st, *, printed):
 
 register(Check(f"{PAPER}.sgd_decaying_printed", paper=PAPER, statement=B.sgd_decaying_printed,
                sampler=_decaying(B.sgd_decaying_printed, printed=True), expected="violated",
-               description="(68)/(72)/(73) with the paper's beta: alpha_0 >> 1 and the exact r_1 explodes (E11)"))
+               description="(68)/(72)/(73) with the paper's beta: alpha_0 >> 1 and the exact r_1 explodes"))
 register(Check(f"{PAPER}.sgd_decaying_corrected", paper=PAPER, statement=B.sgd_decaying_corrected,
                sampler=_decaying(B.sgd_decaying_corrected, printed=False),
-               description="(68) corrected (E11): beta >= 2/a, r_T <= max{4C/a^2, beta r0}/(T+beta), exact moments"))
+               description="(68) corrected: beta >= 2/a, r_T <= max{4C/a^2, beta r0}/(T+beta), exact moments"))
 
 
 # ----------------------------------------------------------------------------- Theorem 3
@@ -544,7 +543,7 @@ def _cosine_instance(s):
     return SeparableCosineFederation(a, b, c, w / w.sum()), rng
 
 
-# 1-D two-client quadratic (b = 0) where (129) fails (found by a search; spec E17, confirmed here)
+# 1-D two-client quadratic (b = 0) where (129) fails (found by a search and confirmed here)
 _E17_INSTANCE = dict(a=[[1.10349651], [0.23419917]], c=[[-1.14395575], [-1.80907805]], w=[0.5, 0.5],
                      v0=0.0027239345, tau=3, T=263, x0=-1.30695534)
 
@@ -621,7 +620,7 @@ register(Check(f"{PAPER}.theorem3_corrected", paper=PAPER, statement=B.theorem3_
                description="Theorem 3 with eta of (130) and corrected constants 2DL/T + 3(D^2L^2 Lambda G^2)^(1/3)/T^(2/3)"))
 register(Check(f"{PAPER}.theorem3_printed", paper=PAPER, statement=B.theorem3_printed, sampler=_theorem3("printed"),
                expected="violated",
-               description="Theorem 3 (129) as printed: DL/T + (D^2L^2 Lambda G^2)^(1/3)/T^(2/3) is beaten by a run (E17)"))
+               description="Theorem 3 (129) as printed: DL/T + (D^2L^2 Lambda G^2)^(1/3)/T^(2/3) is beaten by a run"))
 
 
 # ----------------------------------------------------------------------------- adaptive clients
