@@ -35,6 +35,7 @@ import numpy as np
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+import os
 from pathlib import Path
 
 import fltheory as flt
@@ -42,7 +43,8 @@ from fltheory.datasets import digits_federation
 from fltheory.papers.feddelavg import feddelavg, exact
 from fltheory.plotting import alpha_vs_delta_figure
 
-FIG = Path("figures"); FIG.mkdir(exist_ok=True)
+# figures go to $FLTHEORY_FIGURES (the test run points it at a temporary folder), else to figures/
+FIG = Path(os.environ.get("FLTHEORY_FIGURES", "figures")); FIG.mkdir(parents=True, exist_ok=True)
 t_start = time.time()
 data = digits_federation(n_clients=10, partition="label", seed=0)
 fed = data.fed

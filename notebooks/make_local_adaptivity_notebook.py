@@ -47,6 +47,7 @@ import numpy as np
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+import os
 from pathlib import Path
 from scipy.optimize import fsolve
 
@@ -55,7 +56,8 @@ from fltheory.plotting import bias_vs_eta_figure, loglog_slope
 from fltheory.papers.local_adaptivity import exact
 from fltheory.papers.local_adaptivity.algorithm import fedopt, client_update
 
-FIG = Path("figures"); FIG.mkdir(exist_ok=True)
+# figures go to $FLTHEORY_FIGURES (the test run points it at a temporary folder), else to figures/
+FIG = Path(os.environ.get("FLTHEORY_FIGURES", "figures")); FIG.mkdir(parents=True, exist_ok=True)
 t_start = time.time()
 H = np.array([[[2, .5], [.5, 1]], [[1, 0], [0, 4]], [[3, -1], [-1, 2]]], float)
 x_opt = np.array([[1.0, 0], [0, 2], [-1, -1]])
