@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from ...backend import asarray, is_cupy, to_numpy
-from ...linear import AffineMap, FixedPoint, Moments, spectral_radius
+from ...linear import AffineMap, Deferred, FixedPoint, Moments, one_minus_power, spectral_radius
 from ... import validation as V
 from ...problems import ProblemError, QuadraticFederation
 
@@ -156,69 +156,137 @@ def local_operators(fed: QuadraticFederation, *, eta, tau, precond=None) -> Loca
         Ph = Pmh = xp.broadcast_to(xp.eye(d), fed.H.shape)
         S = fed.H
     else:
-        P = V.array(precond, "precond", xp=xp, min_ndim=3)
-        if P.shape[-3:] != (fed.M, d, d):
-            raise ProblemError(f"precond must have shape (..., M={fed.M}, d={d}, d={d}); got {tuple(P.shape)}")
+        P = _precond(fed, precond)
         Ph, Pmh = _sqrt_spd(P, xp)
         S = Ph @ fed.H @ Ph
     lam, U = xp.linalg.eigh(0.5 * (S + S.swapaxes(-1, -2)))
-    dstep = 1.0 - eta[..., None] * lam  # eigenvalues of I - eta P H
+    x = eta[..., None] * lam
+    dstep = 1.0 - x  # eigenvalues of I - eta P H
     powk = dstep ** tau[..., None]
+    # 1 - (1 - x)^tau without cancellation as x -> 0: -expm1(tau log1p(-x)) for 0 <= x < 1
+    small = (x >= 0) & (x < 1)
+    one_minus = xp.where(small, -xp.expm1(tau[..., None] * xp.log1p(-xp.where(small, x, 0.0))), 1.0 - powk)
     # N^{-1}(I-K) = (eta tau)^{-1} P^{-1/2} U diag(1 - d^tau) U^T P^{-1/2}, symmetric
-    g = (1.0 - powk) / (eta * tau)[..., None]
+    g = one_minus / (eta * tau)[..., None]
     left, right = Pmh @ U, U.swapaxes(-1, -2) @ Pmh  # matmul chains: a 5-operand einsum is O(d^5)
     NinvImK = (left * g[..., None, :]) @ right
     K = ((Ph @ U) * powk[..., None, :]) @ right
-    Ninv = (Pmh @ Pmh) / (eta * tau)[..., None, None]
+    eye = xp.broadcast_to(xp.eye(d), fed.H.shape)
+    Ninv = (eye if precond is None else xp.linalg.solve(P, eye)) / (eta * tau)[..., None, None]
     return LocalOperators(K, Ninv, NinvImK, lam, Ph, Pmh, U, dstep, eta, tau)
 
 
-@dataclass(frozen=True)
 class RoundOperators:
-    """What one round needs, per client: ``K_i``, ``N_i^{-1}`` and ``N_i^{-1}(I - K_i)``."""
+    """What one round needs, per client (client axis -3): ``ImK = I - K_i`` with
+    ``K_i = (I - eta_i P_i H_i)^{tau_i}``, computed without cancellation
+    (:func:`~fltheory.linear.one_minus_power`); ``K``, ``Ninv = N_i^{-1}`` and
+    ``NinvImK = N_i^{-1}(I - K_i)`` (``N_i = eta_i tau_i P_i``) follow on first use, by solves
+    with ``P_i`` (elementwise for a diagonal ``P_i``), never through ``P_i^{-1/2}``."""
 
-    K: Any
-    Ninv: Any
-    NinvImK: Any
+    def __init__(self, ImK, eta, tau, P=None, diagP=None):
+        self.ImK, self.eta, self.tau, self.P, self.diagP = ImK, eta, tau, P, diagP
+        self._cache = {}
+
+    def _xp(self):
+        from ...backend import namespace  # noqa: PLC0415
+
+        return namespace(self.ImK)
+
+    def _Pinv(self, X):
+        """``P_i^{-1} X`` (``X`` with the client axis at -3)."""
+        xp = self._xp()
+        if self.P is None:
+            return X
+        if self.diagP is not None:
+            return X / self.diagP[..., :, None]
+        return xp.linalg.solve(self.P, X)
+
+    def _cached(self, key, fn):
+        if key not in self._cache:
+            self._cache[key] = fn()
+        return self._cache[key]
+
+    @property
+    def K(self):
+        return self._cached("K", lambda: self._xp().eye(self.ImK.shape[-1]) - self.ImK)
+
+    @property
+    def Ninv(self):
+        xp = self._xp()
+        eye = xp.broadcast_to(xp.eye(self.ImK.shape[-1]), self.ImK.shape)
+        return self._cached("Ninv", lambda: self._Pinv(eye) / (self.eta * self.tau)[..., None, None])
+
+    @property
+    def NinvImK(self):
+        return self._cached("NinvImK", lambda: self._Pinv(self.ImK) / (self.eta * self.tau)[..., None, None])
 
 
 def round_operators(fed: QuadraticFederation, *, eta, tau, precond=None) -> RoundOperators:
-    """``K_i = (I - eta_i P_i H_i)^{tau_i}`` by batched binary powering (per-client ``tau_i`` through
-    masks): about ``2 log2(max tau)`` batched products and no eigen-decomposition, which is what
-    makes the closed-form fixed point cheap (see benchmarks/).  Same values as
+    """``I - K_i``, ``K_i = (I - eta_i P_i H_i)^{tau_i}``, by batched binary powering on
+    ``I - K`` itself (per-client ``tau_i`` through masks): ``popcount + bitlength - 2`` batched
+    products, no eigen-decomposition, no cancellation as ``eta -> 0``; this is what makes the
+    closed-form fixed point cheap and accurate (see benchmarks/).  Same values as
     :func:`local_operators` to rounding."""
     xp = fed.xp
     eta, tau = _as_eta_tau(fed, eta, tau)
-    P = None
-    if precond is not None:
-        P = V.array(precond, "precond", xp=xp, min_ndim=3)
-        if P.shape[-3:] != (fed.M, fed.d, fed.d):
-            raise ProblemError(f"precond must have shape (..., M={fed.M}, d={fed.d}, d={fed.d}); got {tuple(P.shape)}")
+    P = _precond(fed, precond)
     return _round_ops(fed.H, eta, tau, P, xp)
 
 
-def _round_ops(H, eta, tau, P, xp) -> RoundOperators:
-    """The kernel of :func:`round_operators` on arrays (any subset of clients along axis -3)."""
-    d = H.shape[-1]
-    I = xp.eye(d)
+def _precond(fed: QuadraticFederation, precond):
+    """``precond`` validated as ``(..., M, d, d)`` reals (SPD is checked where it is used), or None."""
+    if precond is None:
+        return None
+    P = V.array(precond, "precond", xp=fed.xp, min_ndim=3)
+    if P.shape[-3:] != (fed.M, fed.d, fed.d):
+        raise ProblemError(f"precond must have shape (..., M={fed.M}, d={fed.d}, d={fed.d}); got {tuple(P.shape)}")
+    return P
+
+
+def _check_spd(P, xp, name="precond"):
+    """Refuse a non-symmetric or non-positive-definite ``P``; return its diagonal if ``P`` is diagonal, else None."""
+    diag = xp.diagonal(P, axis1=-2, axis2=-1)
+    if int(xp.count_nonzero(P)) == int(xp.count_nonzero(diag)):  # diagonal (so symmetric): checks elementwise
+        if bool(xp.any(diag <= 0)):
+            raise ProblemError(f"{name} must be positive definite (P_i SPD, Theorem 2); smallest eigenvalue "
+                               f"{float(diag.min()):.3g}")
+        return diag
+    scale = max(float(xp.max(xp.abs(P))), 1.0)
+    if float(xp.max(xp.abs(P - P.swapaxes(-1, -2)))) > 1e-10 * scale:
+        raise ProblemError(f"{name} must be symmetric (P_i SPD, Theorem 2)")
+    try:
+        L = xp.linalg.cholesky(0.5 * (P + P.swapaxes(-1, -2)))
+    except np.linalg.LinAlgError:
+        L = None
+    if L is None or not bool(xp.all(xp.isfinite(L))):  # cupy returns NaN where numpy raises
+        raise ProblemError(f"{name} must be positive definite (P_i SPD, Theorem 2)")
+    return None
+
+
+def _round_ops(H, eta, tau, P, xp, *, diagP=None, checked=False, uniform_tau=None) -> RoundOperators:
+    """The kernel of :func:`round_operators` on arrays (any subset of clients along axis -3).
+
+    ``checked``: ``P`` was already validated (``diagP`` its diagonal if it is diagonal);
+    ``uniform_tau``: the common ``tau`` if known to be common (``None``: find out)."""
     if P is None:
-        PH, Pinv = H, xp.broadcast_to(I, H.shape)
+        E = eta[..., None, None] * H
     else:
-        Ph, Pmh = _sqrt_spd(P, xp)  # validates SPD (elementwise for diagonal P)
-        PH, Pinv = P @ H, Pmh @ Pmh
-    base = I - eta[..., None, None] * PH
-    K = xp.broadcast_to(I, base.shape).copy()
-    t = tau.copy()
-    while bool(xp.any(t > 0)):
-        K = xp.where((t & 1)[..., None, None] == 1, K @ base, K)
-        t = t >> 1
-        if bool(xp.any(t > 0)):
-            base = base @ base
-    Ninv = Pinv / (eta * tau)[..., None, None]
-    return RoundOperators(K, Ninv, Ninv @ (I - K))
+        if not checked:
+            diagP = _check_spd(P, xp)
+        E = (eta[..., None] * diagP)[..., :, None] * H if diagP is not None else eta[..., None, None] * (P @ H)
+    if uniform_tau is None:
+        uniform_tau = _common_tau(tau, xp)
+    ImK = one_minus_power(E, tau if uniform_tau is None else uniform_tau)
+    return RoundOperators(ImK, eta, tau, P, diagP)
 
 
-CHUNK_LIMIT = 4 * 10**6  # numbers in one (..., M, d, d) array above which fixed_point works in client chunks
+def _common_tau(tau, xp):
+    """The common value of ``tau`` (an int) if every entry is the same, else None."""
+    first = tau.reshape(-1)[:1]
+    return int(first[0]) if tau.size and bool(xp.all(tau == first)) else None
+
+
+CHUNK_LIMIT = 16 * 10**6  # numbers in one (..., M, d, d) array above which fixed_point works in client chunks
 
 
 def _Cc_chunked(fed: QuadraticFederation, eta, tau, precond, correction: str):
@@ -226,11 +294,7 @@ def _Cc_chunked(fed: QuadraticFederation, eta, tau, precond, correction: str):
     xp = fed.xp
     eta, tau = _as_eta_tau(fed, eta, tau)
     d, M = fed.d, fed.M
-    P = None
-    if precond is not None:
-        P = V.array(precond, "precond", xp=xp, min_ndim=3)
-        if P.shape[-3:] != (M, d, d):
-            raise ProblemError(f"precond must have shape (..., M={M}, d={d}, d={d}); got {tuple(P.shape)}")
+    P = _precond(fed, precond)
     batch = eta.shape[:-1]
     per = max(1, 2 * 10**6 // max(d * d * max(int(np.prod(batch)), 1), 1))
     I = xp.eye(d)
@@ -244,15 +308,21 @@ def _Cc_chunked(fed: QuadraticFederation, eta, tau, precond, correction: str):
         sl = slice(a, min(a + per, M))
         ops = _round_ops(H[..., sl, :, :], eta[..., sl], tau[..., sl],
                          None if P is None else xp.broadcast_to(P, batch + (M, d, d))[..., sl, :, :], xp)
-        T = I - ops.K if correction == "none" else ops.NinvImK
-        C = C + xp.einsum("...m,...mij->...ij", w[..., sl], T)
-        c = c + xp.einsum("...m,...mij,...mj->...i", w[..., sl], T, xo[..., sl, :])
+        T = ops.ImK if correction == "none" else ops.NinvImK
+        C_part, c_part = _weighted_sums(w[..., sl], T, xo[..., sl, :], xp)
+        C, c = C + C_part, c + c_part
         if correction == "joint":
             Ns = Ns + xp.einsum("...m,...mij->...ij", w[..., sl], ops.Ninv)
     if correction == "joint":
         C = xp.linalg.solve(Ns, C)
         c = xp.linalg.solve(Ns, c[..., None])[..., 0]
     return C, c
+
+
+def _weighted_sums(w, T, xo, xp):
+    """``sum_i w_i T_i`` and ``sum_i w_i T_i x_i*`` (matrix-vector products first: O(M d^2) for the second)."""
+    return (xp.einsum("...m,...mij->...ij", w, T),
+            xp.einsum("...m,...mi->...i", w, (T @ xo[..., None])[..., 0]))
 
 
 def client_maps(fed: QuadraticFederation, *, eta, tau, precond=None) -> AffineMap:
@@ -267,17 +337,14 @@ def _check_correction(correction: str):
     V.choice(correction, "correction", CORRECTIONS)
 
 
-def _Cc(fed: QuadraticFederation, ops: LocalOperators, correction: str):
+def _Cc(fed: QuadraticFederation, ops: RoundOperators, correction: str):
     """The round's linear part ``C`` and constant ``c`` (x+ = x - alpha (C x - c))."""
-    xp = fed.xp
-    w = fed.weights
-    I = xp.eye(fed.d)
-    if correction == "none":
-        T = I - ops.K
-    else:
-        T = ops.NinvImK
-    C = xp.einsum("...m,...mij->...ij", w, T)
-    c = xp.einsum("...m,...mij,...mj->...i", w, T, fed.x_opt)
+    return _Cc_arrays(fed.weights, fed.x_opt, ops, correction, fed.xp)
+
+
+def _Cc_arrays(w, xo, ops: RoundOperators, correction: str, xp):
+    T = ops.ImK if correction == "none" else ops.NinvImK
+    C, c = _weighted_sums(w, T, xo, xp)
     if correction == "joint":
         Ns = xp.einsum("...m,...mij->...ij", w, ops.Ninv)
         C = xp.linalg.solve(Ns, C)
@@ -303,31 +370,142 @@ def _round_map(fed: QuadraticFederation, ops: RoundOperators, alpha, correction:
     return AffineMap(xp.eye(fed.d) - a[..., None] * C, a * c)
 
 
+COND_LIMIT = 1e12  # condition number of the fixed-point system past which fixed_point refuses (x would keep < 4 digits)
+
+
 def fixed_point(fed: QuadraticFederation, *, eta, tau, precond=None, correction: str = "none") -> FixedPoint:
     """The point FedOpt converges to: Theorem 2's ``x~`` (``none``) or the corrected ``x^``.
 
-    Theorem 2 (paper 004, eq. (94)); exact.  Independent of the server rate ``alpha`` (and of
-    ``N_s`` for joint correction).  ``residual`` is ``||C x - c||``, the norm of the
-    pseudo-gradient at ``x`` (the Fig. 1(a) quantity for ``none``).  ``spectral_radius`` is that
-    of the round map with server rate ``alpha = 1`` and ``converges`` says whether those rounds
-    reach ``x``; where they do not, ``x`` is a fixed point of a divergent map (``alpha_max``
-    gives the server rates that do converge, if any).
+    Theorem 2 (eq. (94)); exact.  Independent of the server rate ``alpha`` (and of ``N_s`` for
+    joint correction).  ``I - K_i`` is computed without cancellation and ``N_i^{-1}`` by solves
+    with ``P_i``, so the accuracy of ``x`` is set by the conditioning of the system, not by the
+    formula.  The result carries:
+
+    * ``residual``: ``||C x - c||``, the norm of the pseudo-gradient at ``x`` (Fig. 1(a)'s
+      quantity for ``none``);
+    * ``condition``: the 1-norm condition number of ``C`` (``C = sum_i w_i (I - K_i)`` or its
+      corrected form).  A system with ``condition > COND_LIMIT = 1e12`` (or exactly singular:
+      no unique fixed point) raises :class:`~fltheory.problems.ProblemError` naming the
+      configurations; below it, ``x`` has about ``16 - log10(condition)`` correct digits;
+    * ``spectral_radius`` / ``converges``: of the round map with server rate ``alpha = 1``,
+      i.e. whether those rounds reach ``x``.  Where they do not, ``x`` is a fixed point of a
+      divergent map, not a limit (``alpha_max`` gives the server rates that converge, if any).
+      They are computed on first access (one eigenvalue problem per configuration, which can
+      cost more than the fixed point itself).
+
+    Batch axes: ``eta`` of shape ``(..., M)`` is per client, ``(..., 1)`` one per configuration.
+
+    Example
+    -------
+    >>> import numpy as np, fltheory as flt
+    >>> from fltheory.papers.local_adaptivity import exact
+    >>> fed = flt.QuadraticFederation(np.array([[[2., 0], [0, 1]], [[1., 0], [0, 3]]]), [[1., 0], [0, 1]], [.5, .5])
+    >>> fp = exact.fixed_point(fed, eta=0.1, tau=4)
+    >>> np.round(fp.x, 6).tolist(), bool(fp.converges), float(np.round(fp.condition, 3))
+    ([0.631917, 0.68844], True, 1.181)
+    >>> bool(exact.fixed_point(fed, eta=1.0, tau=4).converges)      # eta too large: not a limit
+    False
     """
     _check_correction(correction)
     _check_fed(fed)
     xp = fed.xp
-    size = int(np.prod(np.broadcast_shapes(fed.batch_shape, np.shape(eta)[:-1] if np.ndim(eta) > 1 else ()))) \
-        * fed.M * fed.d * fed.d
-    if size > CHUNK_LIMIT:
+    d, M = fed.d, fed.M
+    if M * d * d > CHUNK_LIMIT:   # one configuration does not fit: accumulate over client chunks
         C, c = _Cc_chunked(fed, eta, tau, precond, correction)
+        x, cond, res = _solve_fixed_point(C, c, xp)
     else:
-        C, c = _Cc(fed, round_operators(fed, eta=eta, tau=tau, precond=precond), correction)
-    x = xp.linalg.solve(C, c[..., None])[..., 0]
-    if not bool(xp.all(xp.isfinite(x))):
-        raise ProblemError("sum_i w_i (I - K_i) is singular: no unique fixed point (Theorem 2 needs it invertible, E13)")
-    r = xp.einsum("...ij,...j->...i", C, x) - c
-    rho = spectral_radius(xp.eye(fed.d) - C)   # the round map of FedOpt with server rate alpha = 1
-    return FixedPoint(x, xp.sqrt((r * r).sum(axis=-1)), spectral_radius=rho, converges=rho < 1)
+        C, c, x, cond, res = _fixed_point_fused(fed, eta, tau, precond, correction)
+    if bool(xp.any(cond > COND_LIMIT)):
+        bad = np.argwhere(to_numpy(cond > COND_LIMIT).reshape(cond.shape))
+        where = f" (configuration {tuple(int(i) for i in bad[0])}{f' and {len(bad) - 1} more' if len(bad) > 1 else ''})" \
+            if cond.ndim else ""
+        raise ProblemError(f"sum_i w_i (I - K_i) is nearly singular: condition number {float(xp.max(cond)):.3g} > "
+                           f"COND_LIMIT = {COND_LIMIT:.0e}{where}; the fixed point is not determined to working "
+                           f"precision")
+    R = xp.eye(d) - C   # the round map of FedOpt with server rate alpha = 1
+    return FixedPoint(x, res, spectral_radius=Deferred(lambda: spectral_radius(R)), condition=cond)
+
+
+FUSE = 2**16  # numbers of one (chunk, M, d, d) array: fixed_point works through the batch in chunks this size (cache)
+
+
+def _fixed_point_fused(fed, eta, tau, precond, correction):
+    """``C``, ``c``, ``x``, condition and residual, a chunk of configurations at a time along the
+    leading batch axis, so that the per-client arrays of a chunk stay in cache (the work is
+    memory-bound otherwise: each elementwise pass over ``(B, M, d, d)`` costs as much as a product)."""
+    xp = fed.xp
+    eta, tau = _as_eta_tau(fed, eta, tau)
+    d, M = fed.d, fed.M
+    P = _precond(fed, precond)
+    bshape = np.broadcast_shapes(eta.shape[:-1], () if P is None else P.shape[:-3])
+    if bshape and P is None and not fed.batch_shape and correction != "joint":
+        return _fixed_point_sweep(fed, eta, tau, correction, xp)
+    if not bshape:
+        C, c = _Cc_arrays(fed.weights, fed.x_opt, _round_ops(fed.H, eta, tau, P, xp), correction, xp)
+        return (C, c) + _solve_fixed_point(C, c, xp)
+    H = xp.broadcast_to(fed.H, bshape + (M, d, d))
+    xo = xp.broadcast_to(fed.x_opt, bshape + (M, d))
+    w = xp.broadcast_to(fed.weights, bshape + (M,))
+    eta, tau = xp.broadcast_to(eta, bshape + (M,)), xp.broadcast_to(tau, bshape + (M,))
+    P = None if P is None else xp.broadcast_to(P, bshape + (M, d, d))
+    C, c, x = xp.empty(bshape + (d, d)), xp.empty(bshape + (d,)), xp.empty(bshape + (d,))
+    cond, res = xp.empty(bshape), xp.empty(bshape)
+    step = max(1, FUSE // (int(np.prod(bshape[1:])) * M * d * d))
+    diagP = None if P is None else _check_spd(P, xp)   # once, not per chunk
+    common = _common_tau(tau, xp)
+    for a in range(0, bshape[0], step):
+        sl = slice(a, a + step)
+        ops = _round_ops(H[sl], eta[sl], tau[sl], None if P is None else P[sl], xp, diagP=None if diagP is None
+                         else diagP[sl], checked=True, uniform_tau=common)
+        C[sl], c[sl] = _Cc_arrays(w[sl], xo[sl], ops, correction, xp)
+        x[sl], cond[sl], res[sl] = _solve_fixed_point(C[sl], c[sl], xp)
+    return C, c, x, cond, res
+
+
+def _fixed_point_sweep(fed, eta, tau, correction, xp):
+    """A sweep of ``(eta, tau)`` configurations over ONE federation of local-GD clients.
+
+    ``H_i = U_i diag(lambda_i) U_i^T`` is decomposed once per client; a configuration only
+    changes the scalars ``g = 1 - (1 - eta_i lambda)^{tau_i}`` (elementwise, without
+    cancellation), and ``C = sum_i w_i U_i diag(g_i) U_i^T`` for every configuration at once is
+    one matrix product ``(B, M d) x (M d, d^2)``; ``c`` likewise with ``(M d, d)``.
+    """
+    M, d = fed.M, fed.d
+    lam, U = xp.linalg.eigh(fed.H)                                  # (M, d), (M, d, d): once
+    x = eta[..., None] * lam                                         # (..., M, d)
+    small = (x >= 0) & (x < 1)
+    g = xp.where(small, -xp.expm1(tau[..., None] * xp.log1p(-xp.where(small, x, 0.0))),
+                 1.0 - (1.0 - x) ** tau[..., None])
+    if correction == "local":
+        g = g / (eta * tau)[..., None]
+    w = fed.weights
+    outer = xp.einsum("mik,mjk->mkij", U, U)                            # u u^T per (client, eigenvector)
+    Wmat = (w[:, None, None, None] * outer).reshape(M * d, d * d)
+    proj = xp.einsum("mik,mi->mk", U, fed.x_opt)                        # u^T x_i*
+    Vmat = (w[:, None, None] * U.swapaxes(-1, -2) * proj[..., None]).reshape(M * d, d)
+    bshape = g.shape[:-2]
+    G = g.reshape(-1, M * d)
+    C = (G @ Wmat).reshape(bshape + (d, d))
+    c = (G @ Vmat).reshape(bshape + (d,))
+    return (C, c) + _solve_fixed_point(C, c, xp)
+
+
+def _solve_fixed_point(C, c, xp):
+    """``x = C^{-1} c`` with the 1-norm condition number of ``C`` and the residual ``||C x - c||``
+    (one LU per configuration for ``x`` and ``C^{-1}`` together)."""
+    d = C.shape[-1]
+    rhs = xp.concatenate([c[..., None], xp.broadcast_to(xp.eye(d), C.shape)], axis=-1)
+    try:
+        sol = xp.linalg.solve(C, rhs)
+    except np.linalg.LinAlgError:
+        sol = None
+    if sol is None or not bool(xp.all(xp.isfinite(sol))):
+        raise ProblemError("sum_i w_i (I - K_i) is singular in some configuration: no unique fixed point "
+                           "(Theorem 2 needs it invertible)")
+    x, Cinv = sol[..., 0], sol[..., 1:]
+    cond = xp.abs(C).sum(axis=-2).max(axis=-1) * xp.abs(Cinv).sum(axis=-2).max(axis=-1)
+    r = (C @ x[..., None])[..., 0] - c
+    return x, cond, xp.sqrt((r * r).sum(axis=-1))
 
 
 def small_eta_limit(fed: QuadraticFederation, *, tau, gamma=1.0, precond=None, correction: str = "none"):
