@@ -44,6 +44,8 @@ __all__ = ["Sample", "Verdict", "Check", "register", "registry", "run", "Report"
 
 PAPERS = ("local_adaptivity", "feddelavg")
 STATUSES = ("holds", "tight", "violated")
+# what a counterexample can refute: the numbered result itself, or only a line of its proof, or a printed constant
+FALSE_OBJECTS = ("theorem", "lemma", "proposition", "corollary", "remark", "proof step", "constant", "algorithm line")
 
 
 @dataclass
@@ -75,6 +77,8 @@ class Verdict:
     latex: str = ""
     values: list = field(default_factory=list, repr=False)
     bounds: list = field(default_factory=list, repr=False)
+    falsifies: str | None = None
+    still_stands: str = ""
 
     @property
     def ok(self) -> bool:
@@ -107,6 +111,11 @@ class Check:
     rtol, atol : slack for round-off (a bound is violated when value > bound (1 + rtol) + atol;
         an identity when |value - bound| > atol + rtol |bound|).
     tight_tol : a bound that holds is ``tight`` when its worst ratio is >= 1 - tight_tol.
+    falsifies : for a check expected ``violated``, WHICH printed object its counterexample
+        refutes: one of ``FALSE_OBJECTS`` (a ``"proof step"`` is a line inside a proof, not the
+        result it serves; a ``"constant"`` is a printed constant while the form stands).
+    still_stands : what the counterexample leaves standing (the theorem's own statement, the
+        corrected form, the range where it holds).
     """
 
     def __init__(
@@ -123,9 +132,14 @@ class Check:
         atol: float = 0.0,
         tight_tol: float = 1e-6,
         description: str = "",
+        falsifies: str | None = None,
+        still_stands: str = "",
     ):
         if expected not in STATUSES:
             raise InputError(f"expected must be one of {STATUSES}, got {expected!r}")
+        if falsifies is not None and falsifies not in FALSE_OBJECTS:
+            raise InputError(f"falsifies must be one of {FALSE_OBJECTS}, got {falsifies!r}")
+        self.falsifies, self.still_stands = falsifies, still_stands
         self.name, self.paper, self.statement, self.sampler = name, paper, statement, sampler
         self.relation = relation or (statement.relation if statement is not None else "==")
         if self.relation not in ("<=", ">=", "=="):
@@ -185,6 +199,8 @@ class Check:
             latex=self.statement.latex() if self.statement is not None else "",
             values=[float(s.value) for s in samples],
             bounds=[float(s.bound) for s in samples],
+            falsifies=self.falsifies if status == "violated" else None,
+            still_stands=self.still_stands if status == "violated" else "",
         )
 
 
@@ -240,7 +256,8 @@ class Report:
     def table(self) -> str:
         head = ("paper", "statement", "variant", "instances", "worst ratio", "verdict", "expected")
         rows = [
-            (v.paper, v.statement, v.variant, str(v.instances), f"{v.worst_ratio:.4g} ({v.metric})", v.status,
+            (v.paper, v.statement, v.variant, str(v.instances), f"{v.worst_ratio:.4g} ({v.metric})",
+             v.status + (f" (false {v.falsifies})" if v.falsifies else ""),
              v.expected + ("" if v.ok else "  <-- MISMATCH"))
             for v in self.verdicts
         ]
@@ -260,12 +277,15 @@ class Report:
                "|---|---|---|---|---|---|---|---|"]
         for v in self.verdicts:
             out.append(f"| {v.paper} | {v.check} | {v.statement} | {v.variant} | {v.instances} | "
-                       f"{v.worst_ratio:.4g} ({v.metric}) | **{v.status}** | {v.expected}{'' if v.ok else ' ✗'} |")
+                       f"{v.worst_ratio:.4g} ({v.metric}) | **{v.status}**"
+                       f"{f' (false {v.falsifies})' if v.falsifies else ''} | {v.expected}{'' if v.ok else ' ✗'} |")
         viol = [v for v in self.verdicts if v.counterexample]
         if viol:
             out += ["", "## Counterexamples (smallest found; rebuild from params and seed)", ""]
             for v in viol:
-                out.append(f"- **{v.check}** ({v.description}): `{json.dumps(v.counterexample)}`")
+                what = f"false {v.falsifies}: " if v.falsifies else ""
+                stands = f" Still stands: {v.still_stands}." if v.still_stands else ""
+                out.append(f"- **{v.check}** ({what}{v.description}).{stands} `{json.dumps(v.counterexample)}`")
         out += ["", "## Statements checked", ""]
         for v in self.verdicts:
             line = f"- **{v.check}** ({v.variant}, {v.status}): {v.description}"

@@ -46,20 +46,26 @@ from fltheory.plotting import alpha_vs_delta_figure
 # figures go to $FLTHEORY_FIGURES (the test run points it at a temporary folder), else to figures/
 FIG = Path(os.environ.get("FLTHEORY_FIGURES", "figures")); FIG.mkdir(parents=True, exist_ok=True)
 t_start = time.time()
+SPLITS = range(10)          # ten label splits of the digits: a conclusion must survive all of them
+tau, Delta, K = 10, 9, 100
+eta = 0.02                  # the paper's learning rate
 data = digits_federation(n_clients=10, partition="label", seed=0)
 fed = data.fed
-tau, Delta, K = 10, 9, 100
-eta = 0.05
 print(f"clients: {fed.M}, sizes {fed.sizes.tolist()}, distinct labels per client {data.labels_per_client.tolist()}")
 print(f"L = {float(fed.L):.3g}, beta = {float(fed.beta):.3g}, eta*beta = {eta * float(fed.beta):.3g}")
 """)
 
 md(r"""
-## The $\alpha$ sweep at $\Delta=9$ (Fig. 2), beside FedAvg at $\Delta=0$ and $\Delta=9$ (Fig. 3)
+## The $\alpha$ sweep at $\Delta=9$ (Fig. 2), beside FedAvg at $\Delta=0$ (Fig. 3), over ten splits
 
-All configurations run in one batched call. They share the period ($\tau=10$) and the horizon
-($T=K\tau=1000$ local iterations); $\alpha$ and $\Delta$ vary per configuration. As in the paper,
-accuracy is measured on the averaged model $\mathbf w(k\tau-\Delta)$. Here that is the test accuracy
+The experiment runs at the paper's rate $\eta=0.02$, on ten different label splits of the digits
+(split seeds 0-9). One split is one draw of the data partition, and which $\alpha$ wins can move
+from one split to the next. So every number below is a median over the ten splits, with its
+spread, and only what holds across splits is concluded.
+
+For each split, all configurations run in one batched call. They share the period ($\tau=10$) and
+the horizon ($T=K\tau=1000$ local iterations); $\alpha$ and $\Delta$ vary per configuration. As in
+the paper, accuracy is measured on the averaged model $\mathbf w(k\tau-\Delta)$: the test accuracy
 of the candidates of eq. (13), after $k\tau$ local iterations.
 """)
 
@@ -67,95 +73,142 @@ code(r"""
 alphas = np.array([0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0])
 cfg_alpha = np.concatenate([alphas, [1.0, 0.2]])
 cfg_Delta = np.concatenate([np.full(alphas.size, Delta), [0, 0]])
-t0 = time.time()
-run = feddelavg(fed, eta=eta, tau=tau, Delta=cfg_Delta, alpha=cfg_alpha, K=K)
-print(f"{cfg_alpha.size} configurations x {K * tau} iterations in {time.time() - t0:.1f} s")
-acc = np.asarray(data.test_accuracy(run.w_periods))   # (configs, K+1)
-loss = np.asarray(run.losses)                          # training loss F(w(k tau - Delta))
-iters = run.iterations
 labels = [f"alpha={a:g}, Delta={d}" for a, d in zip(cfg_alpha, cfg_Delta)]
+t0 = time.time()
+acc, loss = [], []
+for split in SPLITS:
+    d_s = data if split == 0 else digits_federation(n_clients=10, partition="label", seed=split)
+    run = feddelavg(d_s.fed, eta=eta, tau=tau, Delta=cfg_Delta, alpha=cfg_alpha, K=K)
+    run0 = run if split == 0 else run0
+    acc.append(np.asarray(d_s.test_accuracy(run.w_periods)))   # (configs, K+1)
+    loss.append(np.asarray(run.losses))                        # training loss F(w(k tau - Delta))
+acc, loss = np.array(acc), np.array(loss)                      # (splits, configs, K+1)
+iters = run.iterations
+print(f"{len(SPLITS)} splits x {cfg_alpha.size} configurations x {K * tau} iterations in {time.time() - t0:.1f} s")
 """)
 
 code(r"""
 fig, axes = plt.subplots(1, 2, figsize=(11, 4))
 for j, lab in enumerate(labels):
+    if cfg_alpha[j] not in (0.05, 0.2, 0.5, 1.0):
+        continue
     style = "--" if cfg_Delta[j] == 0 else "-"
-    lw = 2.2 if cfg_alpha[j] in (0.2, 1.0) else 1.0
-    axes[0].plot(iters, acc[j], style, lw=lw, label=lab)
-    axes[1].semilogy(iters, loss[j], style, lw=lw, label=lab)
-axes[0].set_ylim(0.7, 1.0); axes[0].set_ylabel("test accuracy of w(k tau - Delta)")
+    for ax, curves in ((axes[0], acc[:, j]), (axes[1], loss[:, j])):
+        med = np.median(curves, axis=0)
+        line, = ax.plot(iters, med, style, lw=1.6, label=lab)
+        ax.fill_between(iters, curves.min(axis=0), curves.max(axis=0), color=line.get_color(), alpha=0.12)
+axes[1].set_yscale("log")
+axes[0].set_ylim(0.5, 1.0); axes[0].set_ylabel("test accuracy of w(k tau - Delta)")
 axes[1].set_ylabel("training loss F(w(k tau - Delta))")
 for ax in axes:
     ax.set_xlabel("iterations t (local steps)")
-axes[0].legend(fontsize=7, ncol=2)
-fig.suptitle(f"digits, N=10 (label split), tau={tau}, eta={eta}: alpha sweep at Delta={Delta} (solid), FedAvg-style Delta=0 (dashed)")
+axes[0].legend(fontsize=7)
+fig.suptitle(f"digits, N=10, tau={tau}, eta={eta}: median over {len(SPLITS)} label splits (band: min-max)")
 fig.tight_layout(); fig.savefig(FIG / "feddelavg_alpha_sweep.png", dpi=110)
 """)
 
 md(r"""
-### Iterations to a target accuracy
+### Iterations to a target, per split
 
-"Iterations" counts local steps. The first is the smallest $k\tau$ at which the test accuracy of
-$\mathbf w(k\tau-\Delta)$ reaches the target. Every model passes 80% within the first period
-on this easy data set, so the table also uses 88% and 90%. It uses training-loss targets as well,
-because they are less jumpy than accuracy.
+"Iterations" counts local steps: the smallest $k\tau$ at which the averaged model reaches the
+target. The targets are the paper's 80% test accuracy, 90% test accuracy, and a training-loss
+target: the loss that FedAvg without delay ($\alpha=1$, $\Delta=0$) reaches at $t=200$ on the same
+split. The loss target is less jumpy than accuracy. The table shows the median over splits and
+the range [min, max]; "never" means not within $T=1000$.
 """)
 
 code(r"""
 def first_hit(curve, ok):
     hit = np.flatnonzero(ok(curve))
-    return int(iters[hit[0]]) if hit.size else np.inf
+    return float(iters[hit[0]]) if hit.size else np.inf
 
-targets_acc = [0.80, 0.88, 0.90]
-F_ref = loss[cfg_alpha.size - 2]            # FedAvg, Delta = 0 (the paper's benchmark)
-targets_loss = [float(F_ref[10]), float(F_ref[20])]   # what the benchmark reaches at t = 100 and t = 200
-rows = []
+bench = cfg_alpha.size - 2                                   # FedAvg, Delta = 0 (the paper's benchmark)
+targets = {"acc>=0.80": lambda s: (acc[s], lambda c: c >= 0.80),
+           "acc>=0.90": lambda s: (acc[s], lambda c: c >= 0.90),
+           "F<=F_FedAvg(200)": lambda s: (loss[s], lambda c, f=loss[s, bench, 20]: c <= f)}
+hits = {name: np.array([[first_hit(curves[j], ok) for j in range(cfg_alpha.size)]
+                        for curves, ok in (t(s) for s in range(len(SPLITS)))])     # (splits, configs)
+        for name, t in targets.items()}
+
+def cell(v):
+    fmt = lambda x: "never" if not np.isfinite(x) else f"{x:.0f}"  # noqa: E731
+    return f"{fmt(np.median(v))} [{fmt(v.min())}, {fmt(v.max())}]"
+
+print(f"{'configuration':22s}" + "".join(f"{n:>24s}" for n in hits))
 for j, lab in enumerate(labels):
-    r = [first_hit(acc[j], lambda c, a=a: c >= a) for a in targets_acc]
-    r += [first_hit(loss[j], lambda c, f=f: c <= f) for f in targets_loss]
-    rows.append(r)
-rows = np.array(rows, float)
-head = [f"acc>={a:.2f}" for a in targets_acc] + [f"F<={f:.4f}" for f in targets_loss]
-print(f"{'configuration':24s}" + "".join(f"{h:>13s}" for h in head) + f"{'final acc':>11s}")
-for lab, r, a in zip(labels, rows, acc[:, -1]):
-    print(f"{lab:24s}" + "".join(f"{v:>13.0f}" for v in r) + f"{a:>11.3f}")
+    print(f"{lab:22s}" + "".join(f"{cell(h[:, j]):>24s}" for h in hits.values()))
+first = iters[1]
+print(f"\nThe paper's 80% target: reached at the first checkpoint (t = {first:.0f}) by "
+      f"{int((hits['acc>=0.80'][:, :alphas.size] == first).sum())} of {len(SPLITS) * alphas.size} (split, alpha) runs at "
+      f"Delta = {Delta}; median iterations per alpha {np.median(hits['acc>=0.80'][:, :alphas.size], axis=0).tolist()}. "
+      "On this easy data set it separates the weights much less than on MNIST.")
 """)
 
 md(r"""
-### Is $\alpha\approx0.2$ the best weight here, and by how much?
+### Which $\alpha$ is best, and what survives the change of split
 
-The answer below is computed, not asserted. "Best" means the fewest iterations to the target.
-Ties go to the smaller final training loss.
+For each split and target, the winner is the grid $\alpha$ (at $\Delta=9$) with the fewest
+iterations, with ties going to the smaller final training loss. The paper's claims are then
+checked one by one against all ten splits, and the cell prints which of them hold.
 """)
 
 code(r"""
 sweep = slice(0, alphas.size)
-def verdict(col, name):
-    it = rows[sweep, col]
-    order = np.lexsort((loss[sweep, -1], it))
-    best = order[0]
-    i02, i1 = list(alphas).index(0.2), list(alphas).index(1.0)
-    bench = rows[alphas.size, col]
-    print(f"[{name}] best alpha at Delta={Delta}: {alphas[best]:g} ({it[best]:.0f} iterations); "
-          f"alpha=0.2: {it[i02]:.0f}; alpha=1 (FedAvg under delay): {it[i1]:.0f}; FedAvg Delta=0: {bench:.0f}")
-    if np.isfinite(it[i1]):
-        print(f"    alpha=0.2 needs {100 * (1 - it[i02] / it[i1]):.0f}% fewer iterations than alpha=1 (paper: 78% at 80% accuracy)")
-    else:
-        print("    alpha=1 never reaches this target within T=1000 iterations")
-    if np.isfinite(it[i02]):
-        print(f"    alpha=0.2 needs {100 * (it[i02] / bench - 1):.0f}% more iterations than FedAvg at Delta=0 (paper: ~10%)")
-    else:
-        print("    alpha=0.2 never reaches this target within T=1000 iterations")
-    return alphas[best]
+i02, i1 = list(alphas).index(0.2), list(alphas).index(1.0)
+for name, h in hits.items():
+    wins = []
+    for s in range(len(SPLITS)):
+        order = np.lexsort((loss[s, sweep, -1], h[s, sweep]))
+        wins.append(alphas[order[0]])
+    counts = {float(a): int(np.sum(np.isclose(wins, a))) for a in alphas if np.any(np.isclose(wins, a))}
+    med = np.median(h[:, sweep], axis=0)
+    best_med = alphas[np.flatnonzero(med == med.min())]
+    if np.all(h[:, sweep] == h[:, sweep].min()):
+        print(f"[{name}] every alpha reaches it at the same checkpoint (t = {h[:, sweep].min():.0f}) on every split: "
+              "no winner")
+        continue
+    print(f"[{name}] winners over splits: {counts}; best median: alpha in {best_med.tolist()} "
+          f"({med.min():.0f} iterations); alpha=0.2 median {med[i02]:.0f}")
 
-best_acc = verdict(2, "test accuracy >= 0.90")
-best_loss = verdict(4, f"training loss <= {targets_loss[1]:.4f}")
-i02 = list(alphas).index(0.2)
-print(f"\nIs alpha=0.2 the best here? accuracy target: {'yes' if best_acc == 0.2 else 'no, best is ' + format(best_acc, 'g')}; "
-      f"loss target: {'yes' if best_loss == 0.2 else 'no, best is ' + format(best_loss, 'g')}.")
-print(f"Final accuracy: alpha=0.2, Delta=9: {acc[i02, -1]:.3f} vs benchmark {acc[alphas.size, -1]:.3f} "
-      f"({100 * (acc[alphas.size, -1] - acc[i02, -1]):.1f} points; paper: within 3%)")
-print(f"At Delta=0 FedAvg (alpha=1) beats alpha=0.2 on final loss: {loss[alphas.size, -1] < loss[alphas.size + 1, -1]} (paper, eq. (22): yes)")
+h = hits["F<=F_FedAvg(200)"]
+always = alphas[np.all(np.isfinite(h[:, sweep]), axis=0)]
+never1 = int(np.sum(~np.isfinite(h[:, i1])))
+print(f"\nalpha = 1 under Delta = 9 reaches the loss target in {len(SPLITS) - never1} of {len(SPLITS)} splits within T = 1000.")
+print(f"The weights that reach it on every split: alpha in {always.tolist()}, in at most "
+      f"{h[:, sweep][:, np.isin(alphas, always)].max():.0f} iterations.")
+both = np.isfinite(h[:, i1])
+if both.any():
+    fin = h[both, i1][:, None] / h[both][:, sweep][:, np.isin(alphas, always)]
+    print(f"Where alpha = 1 finishes too, those weights are {fin.min():.1f}-{fin.max():.1f}x faster.")
+gap = np.median(h[:, i02]) / np.median(h[:, bench])
+print(f"alpha = 0.2 at Delta = 9 against FedAvg at Delta = 0 (loss target): {100 * (gap - 1):.0f}% more iterations "
+      "(median over splits; paper: about 10% at 80% accuracy)")
+fa, f02 = np.median(acc[:, bench, -1]), np.median(acc[:, i02, -1])
+print(f"final accuracy, median over splits: alpha = 0.2, Delta = 9: {f02:.3f}; FedAvg, Delta = 0: {fa:.3f} "
+      f"({100 * (fa - f02):.1f} points; paper: within 3%)")
+print(f"At Delta = 0, alpha = 1 ends with a smaller training loss than alpha = 0.2 on "
+      f"{int(np.sum(loss[:, bench, -1] < loss[:, bench + 1, -1]))} of {len(SPLITS)} splits (paper, eq. (22): it should)")
+
+# the summary below states these; the notebook fails (under the test suite) if a change of code makes one false
+assert np.all(hits["acc>=0.80"][:, sweep] == iters[1])
+assert never1 == len(SPLITS) and {0.1, 0.2, 0.3, 0.5} <= set(always.tolist())
+assert len({float(alphas[np.argmin(hits["acc>=0.90"][s, sweep])]) for s in range(len(SPLITS))}) >= 3
+""")
+
+md(r"""
+### What survives
+
+Computed above on ten label splits at the paper's $\eta=0.02$ (the cell above asserts each point):
+
+* **The paper's 80% target does not separate the weights here.** Every $lpha$ passes it at the
+  first checkpoint, on every split. The digits are much easier than MNIST.
+* **"$lpha=0.2$ is the best weight" does not survive as stated.** At 90% accuracy the winner
+  changes from split to split, across $lpha\in[0.05,0.5]$, and the medians are close. With the
+  loss target, one $lpha$ wins on every split, and the table shows which one and by how much
+  over $lpha=0.2$.
+* **The qualitative claim survives on every split.** Under the delay $\Delta=9$, FedAvg's
+  $lpha=1$ never reaches the loss target within $T=1000$ iterations, while every
+  $lpha\in[0.1,0.5]$ does. A small weight on the stale global model beats using it alone.
 """)
 
 md(r"""
@@ -170,8 +223,9 @@ Three answers to "which $\alpha$?":
   One period of FedDelAvg is an affine map there, so both the asymptotic gap
   $F(\mathbf w_\infty)-F(\mathbf w^*)$ and the asymptotic rate (the spectral radius) are exact
   functions of $\alpha$.
-* **empirically best $\alpha$** on digits: the grid $\alpha$ with the smallest mean training
-  loss over $K=50$ periods (area under the loss curve, a convergence-speed criterion).
+* **empirically best $\alpha$** on digits (split 0 only; the previous section shows how much
+  the split moves such answers): the grid $\alpha$ with the smallest mean training loss over
+  $K=50$ periods (area under the loss curve, a convergence-speed criterion).
 """)
 
 code(r"""
@@ -190,7 +244,7 @@ Deltas = np.arange(tau + 1)
 cmp_q = exact.alpha_comparison(q, eta=eta_q, tau=tau, Deltas=Deltas)
 
 from fltheory.papers.feddelavg.bounds import alpha_star   # the paper's alpha*
-delta_digits = float(np.asarray(fed.weights) @ np.asarray(fed.delta_at(run.w_periods[alphas.size]))) # at FedAvg's models
+delta_digits = float(np.asarray(fed.weights) @ np.asarray(fed.delta_at(run0.w_periods[alphas.size]))) # at FedAvg's models
 a_star_digits = np.asarray(alpha_star(eta=eta, beta=float(fed.beta), L=float(fed.L), delta=delta_digits, tau=tau, Delta=Deltas), float)
 a_star_q = np.asarray(alpha_star(eta=eta_q, beta=float(q.L), L=float(cmp_q.L), delta=float(cmp_q.delta), tau=tau, Delta=Deltas), float)
 eb_small = 0.02   # alpha* depends on (eta beta, delta/L, tau, Delta) only: the same digits constants at a smaller step

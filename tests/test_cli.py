@@ -35,3 +35,21 @@ def test_figures(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "feddelavg_alpha_vs_delta_etabeta0.02.png", "feddelavg_alpha_vs_delta_etabeta0.5.png",
         "local_adaptivity_bias_vs_eta.png"]
+
+
+def test_a_violated_row_says_which_object_is_false(tmp_path):
+    """(129) is a line of Theorem 3's proof: the report calls it a false proof step and says what stands."""
+    report = verify.run(["local_adaptivity"], quick=True, only="theorem3_printed")
+    (v,) = report.verdicts
+    assert v.status == "violated" and v.falsifies == "proof step"
+    assert "(100)" in v.still_stands and "not refuted" in v.still_stands
+    md = report.to_markdown()
+    assert "false proof step" in md and "Still stands:" in md
+    assert "false proof step" in report.table()
+
+
+def test_every_check_expected_violated_names_the_false_object_and_what_stands():
+    for check in verify.registry():
+        if check.expected == "violated":
+            assert check.falsifies in verify.FALSE_OBJECTS, check.name
+            assert len(check.still_stands) > 20, check.name

@@ -684,11 +684,14 @@ _reg("lemma3_corrected", B.lemma3_corrected, lambda q, s: _lemma3_samples(q, s, 
 _reg("lemma3_delta0", B.lemma3_delta0, _lemma3_delta0_samples,
      description="Lemma 3 at Delta = 0 with the extra (1 - alpha), k = 0..K-1")
 _reg("lemma4", B.lemma4, lambda q, s: _lemma4_samples(q, s, corrected=False), expected="violated",
-     description="Lemma 4 on T_k minus {k tau}: for Delta = 0 this contains the sync (k+1) tau, where it fails")
+     description="Lemma 4 on T_k minus {k tau}: for Delta = 0 this contains the sync (k+1) tau, where it fails",
+     falsifies="lemma", still_stands="Lemma 4 at every non-sync time (lemma4_corrected, tight); for Delta >= 1 the "
+                                     "printed range is already correct")
 _reg("lemma4_corrected", B.lemma4_corrected, lambda q, s: _lemma4_samples(q, s, corrected=True),
      description="Lemma 4 at every non-sync time, eta beta up to 2.8 (tight: equality at the first step)")
 _reg("lemma4_no_delay", B.lemma4_no_delay, lambda q, s: _lemma4_no_delay_samples(q, s, corrected=False),
-     expected="violated", description="(25) for Delta = 0 and any alpha: fails for alpha < 1")
+     expected="violated", description="(25) for Delta = 0 and any alpha: fails for alpha < 1",
+     falsifies="lemma", still_stands="(25) for alpha = 1, Delta = 0, before the next sync (tight)")
 _reg("lemma4_no_delay_corrected", B.lemma4_no_delay_corrected,
      lambda q, s: _lemma4_no_delay_samples(q, s, corrected=True),
      description="(25) for alpha = 1, Delta = 0, before the next sync")
@@ -711,7 +714,9 @@ _reg("prop2", B.prop2, lambda q, s: _prop2_samples(q, s, corrected=False),
 _reg("prop2_corrected", B.prop2_corrected, lambda q, s: _prop2_samples(q, s, corrected=True),
      description="Proposition 2, main-text indexing with Psi' = sum_{k=0}^{K-1} psi")
 _reg("theorem1", B.theorem1, lambda q, s: _theorem1_samples(q, s, printed=True), expected="violated",
-     description="Theorem 1 (15) for the printed output (13): fails at K = 1 (one identical-client family, tiny logistic)")
+     description="Theorem 1 (15) for the printed output (13): fails at K = 1 (one identical-client family, tiny logistic)",
+     falsifies="theorem", still_stands="the bound (15) with the output set k = 1..K (theorem1_corrected), on every "
+                                       "instance family including the Huber clients that meet Assumption 1 literally")
 _reg("theorem1_corrected", B.theorem1_corrected, lambda q, s: _theorem1_samples(q, s, printed=False),
      description="Theorem 1 for min_{k=1..K} F(w(k tau - Delta)) - F*, eta < 2/beta")
 _reg("asymptotic_gap", B.asymptotic_gap, _asymptotic_samples,

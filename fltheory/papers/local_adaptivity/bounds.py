@@ -38,7 +38,7 @@ statement                      status      note
 ``lemma4``, ``lemma4_strong``  printed/c.  (101) and the stronger [ours] form
 ``theorem3_general``           printed     (126), alpha <= 1/L
 ``theorem3_128``               printed     (128)
-``theorem3_printed``           printed     (129) -- does not follow from (128)
+``theorem3_printed``           printed     (129), a proof step -- does not follow from (128)
 ``theorem3_128_at_130``        corrected   exact value of (128) at eta of (130) (identity)
 ``theorem3_corrected``         corrected   2DL/T + 3(D^2L^2 Lambda G^2)^{1/3}/T^{2/3}
 =============================  ==========  =====================================================
@@ -575,8 +575,10 @@ theorem3_128 = _st(
 theorem3_printed = _st(
     "theorem3_printed", _LHS_T3 + r"\ \big(\eta\text{ of (130)}\big)", "<=",
     D * L / T + _X3, [*_T3, (D > 0, "D > 0"), (G > 0, "G > 0")], "(129)",
-    "Theorem 3 final bound as printed (129). It does NOT follow from (128) at the eta of (130): (128) there "
-    "exceeds (129) for every admissible parameter. " + _T3_TEXT)
+    "(129), the last line of Theorem 3's proof, as printed: a bound on the average over t. It does NOT follow "
+    "from (128) at the eta of (130): (128) there exceeds (129) for every admissible parameter. This is a false "
+    "proof step; Theorem 3's statement (100), an O(.) claim on the minimum over t, is not refuted by it. "
+    + _T3_TEXT)
 
 theorem3_128_at_130 = _st(
     "theorem3_128_at_130", r"(128)\big|_{\eta\text{ of (130)}}", "==",
