@@ -216,6 +216,11 @@ DOORS = [
          dict(eta=0.02, beta=1.0, L=1.0, delta=0.5, tau=10, Delta=9), {"eta": "pos_real", "beta": "pos_real"}),
 ]
 
+from fltheory.sweep import sweep as _sweep  # noqa: E402
+
+DOORS.append(Door("sweep", lambda chunk: _sweep(lambda eta: eta, {"eta": [0.1, 0.2, 0.3]}, chunk=chunk), dict(chunk=2),
+                  {"chunk": "count"}))
+
 # each paper's own table: tests/doors_<paper>.py (a list DOORS and a set CHOICES)
 for _path in sorted(Path(__file__).parent.glob("doors_*.py")):
     _module = importlib.import_module(_path.stem)

@@ -484,7 +484,7 @@ def _fixed_point_sweep(fed, eta, tau, correction, xp):
     proj = xp.einsum("mik,mi->mk", U, fed.x_opt)                        # u^T x_i*
     Vmat = (w[:, None, None] * U.swapaxes(-1, -2) * proj[..., None]).reshape(M * d, d)
     bshape = g.shape[:-2]
-    G = g.reshape(-1, M * d)
+    G = g.reshape(-1, 1, M * d)   # one row-vector product per configuration: the same bits whatever the batch size
     C = (G @ Wmat).reshape(bshape + (d, d))
     c = (G @ Vmat).reshape(bshape + (d,))
     return (C, c) + _solve_fixed_point(C, c, xp)
