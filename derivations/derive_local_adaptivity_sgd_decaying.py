@@ -154,10 +154,6 @@ def test_85_and_77_corrections_follow():
 
 
 if __name__ == "__main__":
-    import time
+    from _runner import run_tests
 
-    for name, fn in list(globals().items()):
-        if name.startswith("test_") and callable(fn):
-            t0 = time.time()
-            fn()
-            print(f"ok    {name}  ({time.time() - t0:.2f}s)")
+    run_tests(globals())

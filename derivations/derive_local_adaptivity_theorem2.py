@@ -303,16 +303,6 @@ def _skip(msg):
 
 
 if __name__ == "__main__":
-    import time
+    from _runner import run_tests
 
-    for name, fn in list(globals().items()):
-        if name.startswith("test_") and callable(fn):
-            t0 = time.time()
-            try:
-                fn()
-                print(f"ok    {name}  ({time.time() - t0:.2f}s)")
-            except BaseException as exc:  # pytest.skip raises a BaseException subclass
-                if type(exc).__name__ == "Skipped":
-                    print(f"skip  {name}: {exc}")
-                else:
-                    raise
+    run_tests(globals())

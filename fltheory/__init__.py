@@ -2,7 +2,9 @@
 
 The public surface: problems (``QuadraticFederation``), affine maps (``AffineMap``),
 schedules of stale updates (``schedules``) and their exact and simulated dynamics (``delayed``),
-statements (``Statement``), checks (``verify``) and one subpackage per paper under
+statements (``Statement``; every paper's found by name with :func:`statement` and listed by
+:func:`statements`), checks (``verify``), hypothesis strategies and a bound checker for a user's
+own statements (``fltheory.testing``, needs hypothesis) and one subpackage per paper under
 ``fltheory.papers``.
 """
 __version__ = "0.1.0"
@@ -11,11 +13,21 @@ from . import backend, delayed, linear, papers, problems, schedules, symbolic, v
 from .linear import AffineMap, FixedPoint, Moments, companion  # noqa: E402
 from .problems import QuadraticFederation, random_quadratic_federation  # noqa: E402
 from .schedules import Schedule  # noqa: E402
-from .validation import FLTheoryError, InputError, InputTypeError  # noqa: E402
-from .symbolic import Condition, ConditionError, Statement  # noqa: E402
+from .validation import FLTheoryError, InputError, InputTypeError, per_client, per_configuration  # noqa: E402
+from .symbolic import Condition, ConditionError, Evaluation, Statement, StatementError, statement, statements  # noqa: E402
 
 __all__ = [
-    "AffineMap", "Condition", "ConditionError", "FLTheoryError", "FixedPoint", "InputError", "InputTypeError", "Moments", "QuadraticFederation", "Schedule",
-    "Statement", "backend", "companion", "delayed", "linear", "papers", "problems", "random_quadratic_federation",
-    "schedules", "symbolic", "validation", "verify",
+    "AffineMap", "Condition", "ConditionError", "Evaluation", "FLTheoryError", "FixedPoint", "InputError", "InputTypeError", "Moments", "QuadraticFederation", "Schedule",
+    "Statement", "StatementError", "backend", "companion", "delayed", "linear", "papers", "per_client",
+    "per_configuration", "problems", "random_quadratic_federation", "schedules", "statement", "statements", "symbolic",
+    "validation", "verify",
 ]
+
+
+def __getattr__(name):
+    """``fltheory.testing`` is imported on first use (it needs hypothesis, an optional extra)."""
+    if name == "testing":
+        import importlib  # noqa: PLC0415
+
+        return importlib.import_module(".testing", __name__)
+    raise AttributeError(f"module 'fltheory' has no attribute {name!r}")

@@ -11,7 +11,10 @@ the reason) and whether it is tight.  The same object
   (:meth:`Statement.__call__`, :meth:`Statement.grid`): array type in, array type out.
 
 Evaluating where a condition fails raises :class:`ConditionError` naming the condition, never a
-silent number.
+silent number; ``mask=True`` (or :meth:`Statement.holds`) returns where the conditions hold
+instead.  NaN, inf or shapes that do not broadcast raise :class:`StatementError`.  Every paper's
+statements are found by name with :func:`statement` (``"feddelavg.theorem1"``) and listed by
+:func:`statements`; in Jupyter a statement renders as its LaTeX.
 
 Example
 -------
@@ -31,15 +34,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 
 import numpy as np
 import sympy as sp
+from sympy.printing.latex import LatexPrinter
 
 from .backend import namespace, to_numpy
 from .validation import InputError, InputTypeError, shown
 
-__all__ = ["Statement", "Condition", "ConditionError", "StatementError"]
+__all__ = ["Statement", "Condition", "ConditionError", "StatementError", "Evaluation", "statement", "statements"]
 
 _RELATIONS = {"<=": r"\le", ">=": r"\ge", "==": "=", "<": "<", ">": ">"}
 
@@ -50,6 +54,13 @@ class StatementError(InputError):
 
 class ConditionError(InputError):
     """A statement evaluated where one of its conditions fails."""
+
+
+class Evaluation(NamedTuple):
+    """A vectorised evaluation with ``mask=True``: the values and where every condition holds."""
+
+    value: Any
+    holds: Any
 
 
 EXACT_DIGITS_LIMIT = 10**6  # exact evaluation refuses powers that would build numbers longer than this
@@ -68,23 +79,23 @@ def _exact(v, name: str):
         return sp.Rational(v.numerator, v.denominator)
     if isinstance(v, Decimal):
         if not v.is_finite():
-            raise InputError(f"{name} must be finite; got {v}")
+            raise StatementError(f"{name} must be finite; got {v}")
         f = Fraction(v)
         return sp.Rational(f.numerator, f.denominator)
     if isinstance(v, (int, np.integer)):
         return sp.Integer(int(v))
     if isinstance(v, (float, np.floating)):
         if not np.isfinite(v):
-            raise InputError(f"{name} must be a finite real number; got {v}")
+            raise StatementError(f"{name} must be a finite real number; got {v}")
         return sp.Float(float(v), 30)
     if isinstance(v, sp.Basic):
         if not v.is_number or v.free_symbols:
             raise InputTypeError(f"{name} must be a number; got the expression {shown(v)}")
         if v.has(sp.nan, sp.zoo, sp.oo, -sp.oo) or v.is_real is False:
-            raise InputError(f"{name} must be a finite real number; got {v}")
+            raise StatementError(f"{name} must be a finite real number; got {v}")
         return v
     if isinstance(v, np.ndarray):
-        raise InputTypeError(f"{name}: exact evaluation takes one number; for arrays call the statement "
+        raise StatementError(f"{name}: exact evaluation takes one number, got shape {v.shape}; for arrays call the statement "
                              f"(vectorised mode) instead of .evaluate()")
     raise InputTypeError(f"{name} must be a real number; got {shown(v)} ({type(v).__name__})")
 
@@ -101,6 +112,58 @@ def _check_exact_cost(expr, subs, name: str):
         if digits > EXACT_DIGITS_LIMIT:
             raise StatementError(f"{name}: exact evaluation would build a number of about {digits:,} digits "
                                  f"({base}**{ex}); call the statement (float mode) or use smaller exponents")
+
+
+class _PaperLatex(LatexPrinter):
+    """SymPy's LaTeX with sums that open on a positive term (``1 - \\eta\\mu``, ``\\tau/\\alpha - \\Delta``)."""
+
+    def _print_Add(self, expr, order=None):
+        terms = list(self._as_ordered_terms(expr, order=order))
+        if terms and _could_be_negated(terms[0]):
+            first = next((t for t in terms if not _could_be_negated(t)), None)
+            if first is not None:
+                terms.remove(first)
+                terms.insert(0, first)
+        tex = ""
+        for i, term in enumerate(terms):
+            if i == 0:
+                pass
+            elif _could_be_negated(term):
+                tex += " - "
+                term = -term
+            else:
+                tex += " + "
+            if i == 0 and _could_be_negated(term):
+                tex += "- "
+                term = -term
+            term_tex = self._print(term)
+            if self._needs_add_brackets(term):
+                term_tex = r"\left(%s\right)" % term_tex
+            tex += term_tex
+        return tex
+
+
+def _could_be_negated(term) -> bool:
+    return bool(term.could_extract_minus_sign())
+
+
+def _tex(expr, names) -> str:
+    """LaTeX in the order a paper writes: ``1 - \\eta\\mu``, ``T^{2/3}``."""
+    return _PaperLatex(dict(symbol_names=names, fold_frac_powers=True)).doprint(expr)
+
+
+def _drop_abs(expr, nonneg: set):
+    """``|x| -> x`` for symbols that a condition makes nonnegative (SymPy keeps ``|x|`` otherwise)."""
+    if not nonneg or not expr.has(sp.Abs):
+        return expr
+    return expr.xreplace({sp.Abs(s): s for s in nonneg})
+
+
+def _tex_condition(c, names, nonneg) -> str:
+    rel = _drop_abs(sp.sympify(c.expr), nonneg)
+    if isinstance(rel, sp.Equality) and isinstance(rel.rhs, sp.floor) and rel.rhs.args[0] == rel.lhs:
+        return f"{_tex(rel.lhs, names)} \\in \\mathbb{{Z}}"
+    return _tex(rel, names)
 
 
 @dataclass(frozen=True)
@@ -181,12 +244,61 @@ class Statement:
 
     # ------------------------------------------------------------------ rendering
     def latex(self, *, conditions: bool = True) -> str:
+        """LaTeX of ``lhs relation expr`` and (by default) its conditions, ready to paste.
+
+        Sums keep the paper's order (``1 - \\eta\\mu``, not ``-\\eta\\mu + 1``), numeric
+        fractional powers are folded (``T^{2/3}``), ``|x|`` is written ``x`` where a condition says
+        ``x >= 0``, an integrality condition reads ``\\tau \\in \\mathbb Z``, and conditions that
+        say nothing (always true, or implied by a stricter one beside them) are left out.
+        """
         names = {s: self.latex_names[s.name] for s in self.symbols if s.name in self.latex_names}
-        body = f"{self.lhs} {_RELATIONS[self.relation]} {sp.latex(self.expr, symbol_names=names)}"
-        if conditions and self.conditions:
-            conds = ",\\ ".join(sp.latex(sp.sympify(c.expr), symbol_names=names) for c in self.conditions)
-            body += f"\\quad\\text{{if }} {conds}"
+        nonneg = self._nonnegative_symbols()
+        body = f"{self.lhs} {_RELATIONS[self.relation]} {_tex(_drop_abs(self.expr, nonneg), names)}"
+        if conditions:
+            conds = [_tex_condition(c, names, nonneg) for c in self._shown_conditions(nonneg)]
+            if conds:
+                body += "\\quad\\text{if } " + ",\\ ".join(conds)
         return body
+
+    def _repr_latex_(self) -> str:
+        """Jupyter renders a statement as its LaTeX."""
+        return f"$\\displaystyle {self.latex()}$"
+
+    def _nonnegative_symbols(self) -> set:
+        out = set()
+        for c in self.conditions:
+            rel = sp.sympify(c.expr)
+            for r in (rel.args if isinstance(rel, sp.And) else (rel,)):
+                if isinstance(r, (sp.GreaterThan, sp.StrictGreaterThan)) and r.lhs.is_Symbol and r.rhs.is_nonnegative:
+                    out.add(r.lhs)
+                elif isinstance(r, (sp.LessThan, sp.StrictLessThan)) and r.rhs.is_Symbol and r.lhs.is_nonnegative:
+                    out.add(r.rhs)
+        return out | {s for s in self.symbols if s.is_nonnegative}
+
+    def _shown_conditions(self, nonneg: set) -> list:
+        """The conditions worth printing: not always true, not implied by a stricter one beside them."""
+        rels = [sp.sympify(c.expr) for c in self.conditions]
+        shown = []
+        for i, (c, rel) in enumerate(zip(self.conditions, rels)):
+            if rel is sp.true or rel in rels[:i]:
+                continue
+            if isinstance(rel, sp.GreaterThan) and rel.rhs == 0 and self._is_norm(rel.lhs):
+                continue  # a norm or a sum of norms is >= 0 by definition
+            weak = {sp.GreaterThan: sp.StrictGreaterThan, sp.LessThan: sp.StrictLessThan}.get(type(rel))
+            if weak is not None and any(isinstance(o, weak) and (o.lhs, o.rhs) == (rel.lhs, rel.rhs) for o in rels):
+                continue  # x >= a beside x > a
+            if isinstance(rel, (sp.GreaterThan, sp.StrictGreaterThan, sp.LessThan, sp.StrictLessThan)) and any(
+                    isinstance(o, sp.Equality) and o.lhs == rel.lhs and o.rhs.is_number and rel.lhs.is_Symbol
+                    and rel.subs(rel.lhs, o.rhs) is sp.true for o in rels):
+                continue  # 0 < alpha <= 1 beside alpha = 1
+            shown.append(c)
+        return shown
+
+    def _is_norm(self, e) -> bool:
+        if not e.is_Symbol:
+            return False
+        tex = self.latex_names.get(e.name, "")
+        return tex.startswith(("\\|", "|", "\\textstyle\\sum_k\\|")) and tex.rstrip().endswith(("\\|^2", "\\|", "|", "\\|^2"))
 
     def describe(self) -> str:
         tag = self.status if self.status == "printed" else f"corrected ({self.reason})"
@@ -200,7 +312,10 @@ class Statement:
         """Exact value on Python/SymPy numbers: ints and Fractions stay rational (never rounded),
         floats become 30-digit SymPy floats; text, complex numbers, NaN and arrays are refused."""
         self._check_names(values)
-        subs = {s: _exact(values[s.name], s.name) for s in self.symbols}
+        try:
+            subs = {s: _exact(values[s.name], s.name) for s in self.symbols}
+        except StatementError as exc:
+            raise StatementError(f"{self.name}: {exc}") from None
         _check_exact_cost(self.expr, subs, self.name)
         for c in self.conditions:
             ok = sp.sympify(c.expr).xreplace(subs)
@@ -229,16 +344,30 @@ class Statement:
             self._cache[module] = sp.lambdify(self.symbols, self.expr, modules=self._modules(module))
         return self._cache[module]
 
-    def __call__(self, *, check: bool = True, rtol: float = 1e-12, backend: str | None = None, **values):
+    def __call__(self, *, check: bool = True, mask: bool = False, rtol: float = 1e-12, backend: str | None = None,
+                 **values):
         """Evaluate on arrays (broadcasting); the output module is that of the inputs.
 
         Conditions are checked elementwise (with relative slack ``rtol`` for round-off on
-        boundary points) and the first failing one raises :class:`ConditionError`.
+        boundary points) and the first failing one raises :class:`ConditionError`.  With
+        ``mask=True`` nothing is raised for failing conditions: the result is an
+        :class:`Evaluation` ``(value, holds)``, ``holds`` True where every condition holds.
+        A parameter holding NaN or inf, or shapes that do not broadcast, raise
+        :class:`StatementError` naming the parameter.
+
+        >>> import numpy as np, sympy as sp
+        >>> eta, L = sp.symbols("eta L", positive=True)
+        >>> st = Statement("demo", lhs=r"\\rho", relation="<=", expr=1 - eta * L / 2,
+        ...                conditions=[Condition(eta * L <= 1, "eta <= 1/L")])
+        >>> value, holds = st(eta=np.array([0.25, 0.5, 1.0]), L=2.0, mask=True)
+        >>> value.tolist(), holds.tolist()
+        ([0.75, 0.5, 0.0], [True, True, False])
         """
         self._check_names(values)
         from .validation import array as _array, flag as _flag, real as _real  # noqa: PLC0415
 
         _flag(check, "check")
+        _flag(mask, "mask")
         _real(rtol, "rtol", low=0.0)
         arrays = [v for v in values.values() if hasattr(v, "__array_namespace__") or isinstance(v, np.ndarray)]
         try:
@@ -251,19 +380,27 @@ class Statement:
             v = values[sym.name]
             if isinstance(v, Fraction):
                 v = float(v)
-            args.append(_array(v, sym.name, xp=xp).astype(xp.float64))
+            try:
+                args.append(_array(v, sym.name, xp=xp).astype(xp.float64))
+            except InputTypeError:
+                raise
+            except InputError as exc:
+                raise StatementError(f"{self.name}: {exc}") from None
         try:
-            np.broadcast_shapes(*(a.shape for a in args))
+            shape = np.broadcast_shapes(*(a.shape for a in args))
         except ValueError:
             raise StatementError(f"{self.name}: the parameter shapes do not broadcast: "
                                  + ", ".join(f"{sym.name} {tuple(a.shape)}" for sym, a in zip(self.symbols, args))) from None
         f = self._compiled(module)
-        if check:
+        holds = None
+        if check or mask:
+            holds = xp.ones(shape, dtype=bool)
             for c in self.conditions:
-                ok = self._relaxed(c, args, module, rtol)
-                ok = xp.asarray(ok)
+                ok = xp.asarray(self._relaxed(c, args, module, rtol))
+                if mask:
+                    holds = holds & ok
+                    continue
                 if not bool(xp.all(ok)):
-                    shape = np.broadcast_shapes(*(a.shape for a in args))
                     bad = np.argwhere(~np.broadcast_to(to_numpy(ok), shape))
                     idx = tuple(bad[0]) if bad.size else ()
                     shown = ", ".join(
@@ -274,8 +411,12 @@ class Statement:
                     raise ConditionError(f"{self.name}: condition '{c.text}' fails at {shown}")
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             out = f(*args)
-        out = xp.asarray(out) + xp.zeros(np.broadcast_shapes(*(a.shape for a in args)) if args else ())
-        return out
+        out = xp.asarray(out) + xp.zeros(shape if args else ())
+        return Evaluation(out, holds) if mask else out
+
+    def holds(self, *, rtol: float = 1e-12, backend: str | None = None, **values):
+        """Where every condition holds (a boolean array over the broadcast parameters)."""
+        return self(mask=True, rtol=rtol, backend=backend, **values).holds
 
     def _relaxed(self, c: Condition, args, module: str, rtol: float):
         """Elementwise truth of a condition, with relative slack on inequalities."""
@@ -304,26 +445,48 @@ class Statement:
                 ok = ok & ((lo < hi) if strict else (lo <= hi + rtol * scale))
         return ok
 
-    def grid(self, **axes):
+    def grid(self, *, mask: bool = False, **axes):
         """Evaluate on the outer product of 1-D ``axes`` (``indexing='ij'``); scalars stay scalars.
 
         Returns an array of shape ``(len(axis_1), len(axis_2), ...)`` over the array-valued axes,
-        in the order they were given.
+        in the order they were given; with ``mask=True`` an :class:`Evaluation` whose ``holds``
+        marks the grid points where every condition holds (nothing is raised for the others).
+
+        >>> import numpy as np, sympy as sp
+        >>> eta, L = sp.symbols("eta L", positive=True)
+        >>> st = Statement("demo", lhs=r"\\rho", relation="<=", expr=1 - eta * L / 2,
+        ...                conditions=[Condition(eta * L <= 1, "eta <= 1/L")])
+        >>> st.grid(eta=np.array([0.25, 1.0]), L=np.array([1.0, 2.0]), mask=True).holds.tolist()
+        [[True, True], [True, False]]
         """
         self._check_names(axes)
-        xp = namespace(*axes.values())
+        try:
+            xp = namespace(*axes.values())
+        except TypeError as exc:
+            raise InputTypeError(f"{self.name}: {exc}") from None
         arr_names = [k for k, v in axes.items() if np.ndim(v) > 0]
+        for name in arr_names:
+            if np.ndim(axes[name]) != 1:
+                raise StatementError(f"{self.name}: grid axis {name} must be a scalar or 1-D; got shape "
+                                     f"{tuple(np.shape(axes[name]))} (call the statement to broadcast arrays)")
         k = len(arr_names)
         vals = {}
         for name, v in axes.items():
             if name in arr_names:
+                from .validation import array as _array  # noqa: PLC0415
+
                 j = arr_names.index(name)
                 shape = [1] * k
                 shape[j] = -1
-                vals[name] = xp.asarray(v, dtype=xp.float64).reshape(shape)
+                try:
+                    vals[name] = _array(v, name, xp=xp).astype(xp.float64).reshape(shape)
+                except InputTypeError:
+                    raise
+                except InputError as exc:
+                    raise StatementError(f"{self.name}: {exc}") from None
             else:
                 vals[name] = v
-        return self(**vals)
+        return self(mask=mask, **vals)
 
     def with_changes(self, **changes) -> "Statement":
         """A copy with some fields replaced (used to build corrected variants)."""
@@ -335,3 +498,74 @@ class Statement:
 def conditions(*pairs: Iterable) -> tuple:
     """Build a tuple of :class:`Condition` from ``(expr, text)`` pairs."""
     return tuple(Condition(e, t) for e, t in pairs)
+
+
+# --------------------------------------------------------------------------------------
+# statements found by name
+# --------------------------------------------------------------------------------------
+def _paper_statements(paper: str) -> dict:
+    import importlib  # noqa: PLC0415
+
+    bounds = importlib.import_module(f"fltheory.papers.{paper}.bounds")
+    found = bounds.STATEMENTS
+    items = found.values() if isinstance(found, Mapping) else found
+    return {st.name: st for st in items}
+
+
+def statements(paper: str | None = None) -> dict:
+    """Every registered paper's statements, ``{"paper.name": Statement}``, in registry order.
+
+    ``paper`` restricts the listing to one paper of ``fltheory.verify.PAPERS``.
+
+    >>> import fltheory as flt
+    >>> names = flt.statements("feddelavg")
+    >>> "feddelavg.theorem1" in names and "feddelavg.theorem1_corrected" in names
+    True
+    """
+    from .validation import choice  # noqa: PLC0415
+    from .verify import PAPERS  # noqa: PLC0415
+
+    papers = PAPERS if paper is None else (choice(paper, "paper", PAPERS),)
+    return {f"{p}.{name}": st for p in papers for name, st in _paper_statements(p).items()}
+
+
+def statement(name: str) -> Statement:
+    """One statement by its full name ``"paper.statement"`` (a bare name if only one paper has it).
+
+    An unknown name is refused with the closest known names.
+
+    >>> import fltheory as flt
+    >>> flt.statement("feddelavg.theorem1").equation
+    '(15)'
+    >>> try:
+    ...     flt.statement("feddelavg.theorem_1")
+    ... except flt.StatementError as exc:
+    ...     print(str(exc)[:75])
+    no statement named 'feddelavg.theorem_1'; did you mean 'feddelavg.theorem1'
+    """
+    import difflib  # noqa: PLC0415
+
+    from .validation import InputTypeError as _TypeErr, shown as _shown  # noqa: PLC0415
+    from .verify import PAPERS  # noqa: PLC0415
+
+    if not isinstance(name, str):
+        raise _TypeErr(f"name must be a statement name such as 'feddelavg.theorem1'; got {_shown(name)}")
+    paper, _, bare = name.rpartition(".")
+    if paper and paper in PAPERS:
+        found = _paper_statements(paper)
+        if bare in found:
+            return found[bare]
+    everything = statements()
+    if not paper:
+        hits = [full for full in everything if full.rpartition(".")[2] == bare]
+        if len(hits) == 1:
+            return everything[hits[0]]
+        if hits:
+            raise StatementError(f"the statement name {name!r} is ambiguous; say which paper: {', '.join(hits)}")
+    close = difflib.get_close_matches(name, list(everything), n=3, cutoff=0.6)
+    if not close:
+        close = difflib.get_close_matches(bare, [full.rpartition(".")[2] for full in everything], n=3, cutoff=0.6)
+        close = [full for full in everything if full.rpartition(".")[2] in close][:3]
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    known = "" if paper in PAPERS else f" (papers: {', '.join(PAPERS)})"
+    raise StatementError(f"no statement named {name!r}{hint}{known}; fltheory.statements() lists them all")

@@ -18,6 +18,21 @@ NaN, inf, complex numbers, strings and values past the stated bound.  Reals acce
 NumPy reals, ``Fraction`` and ``Decimal``.  Arrays keep float32 when given float32 (tolerances
 follow the dtype, :func:`tolerance_for`) and otherwise become float64.
 
+Batched parameters
+------------------
+A batched parameter has *configuration* axes (a sweep: one run per entry) and, for a parameter
+that may differ between clients, a trailing *client* axis.  Which is which is never guessed:
+
+* :func:`client_parameter` (e.g. the client step size ``eta_i`` of local adaptivity) returns an
+  array whose last axis is the client axis, of length ``M`` (one value per client) or 1 (common
+  to every client); the axes before it are configurations.  A scalar is common to every client
+  and every configuration.  Mark the meaning of an array with :func:`per_client` (last axis =
+  clients) or :func:`per_configuration` (every axis = configurations); a plain array needs at
+  least two axes, ``(..., M)`` or ``(..., 1)``.  A plain 1-D array of several values is refused:
+  ``eta=[0.1, 0.2, 0.3]`` with three clients could mean either.
+* :func:`configuration_parameter` (e.g. FedDelAvg's ``eta``, common to all clients) takes a
+  scalar or an array of configuration axes only; ``per_client`` values are refused.
+
 Example
 -------
 >>> from fltheory import validation as v
@@ -47,7 +62,8 @@ import numpy as np
 
 __all__ = [
     "FLTheoryError", "InputError", "InputTypeError", "MAX_INT", "MAX_ELEMENTS", "integer", "real", "flag",
-    "choice", "array", "tolerance", "tolerance_for", "check_size", "shown", "instance",
+    "choice", "array", "tolerance", "tolerance_for", "check_size", "shown", "instance", "PerClient", "PerConfiguration",
+    "per_client", "per_configuration", "client_parameter", "configuration_parameter",
 ]
 
 MAX_INT = 2**53          # largest integer parameter accepted unless a function states a tighter bound
@@ -243,6 +259,123 @@ def array(value: Any, name: str, *, xp=None, ndim: int | None = None, min_ndim: 
     if high is not None and arr.size and float(arr.max()) > high:
         raise InputError(f"{name} must be <= {high:g}; largest entry is {float(arr.max()):g}")
     return arr
+
+
+class _Marked:
+    """Values with a stated meaning of their axes (base of :class:`PerClient`, :class:`PerConfiguration`)."""
+
+    __slots__ = ("values",)
+    word = ""
+
+    def __init__(self, values):
+        if isinstance(values, _Marked):
+            raise InputTypeError(f"{self.word} takes the values themselves; got {type(values).__name__}")
+        self.values = values
+
+    def __repr__(self) -> str:
+        return f"{self.word}({shown(self.values)})"
+
+
+class PerClient(_Marked):
+    """Values given one per client: the last axis is the client axis (see :func:`per_client`)."""
+
+    __slots__ = ()
+    word = "per_client"
+
+
+class PerConfiguration(_Marked):
+    """Values given one per configuration: every axis is a configuration axis (see :func:`per_configuration`)."""
+
+    __slots__ = ()
+    word = "per_configuration"
+
+
+def per_client(values) -> PerClient:
+    """Mark ``values`` as one per client: their last axis is the client axis, of length M (or 1,
+    common to every client; a scalar is common to every client too), the axes before it are
+    configurations.
+
+    >>> import numpy as np, fltheory as flt
+    >>> fed = flt.random_quadratic_federation(M=3, d=2, seed=0)
+    >>> from fltheory.papers.local_adaptivity import exact
+    >>> exact.fixed_point(fed, eta=flt.per_client([0.1, 0.2, 0.05]), tau=2).x.shape   # one run, 3 client step sizes
+    (2,)
+    >>> exact.fixed_point(fed, eta=flt.per_configuration([0.1, 0.2, 0.05]), tau=2).x.shape   # 3 runs
+    (3, 2)
+    """
+    return PerClient(values)
+
+
+def per_configuration(values) -> PerConfiguration:
+    """Mark ``values`` as one per configuration (a sweep; common to every client); see :func:`per_client`."""
+    return PerConfiguration(values)
+
+
+def _host_or(value, xp):
+    """Move a CuPy array to the host when the check runs on NumPy."""
+    if xp is np and type(value).__module__.startswith("cupy"):
+        return value.get()
+    return value
+
+
+def client_parameter(value: Any, name: str, *, M: int, xp=None, **checks) -> Any:
+    """A parameter that may differ between clients, as an array ``(..., M)`` or ``(..., 1)``, or a scalar.
+
+    The last axis is the client axis (length ``M``, or 1 for a value common to every client) and
+    the axes before it are configurations.  ``per_client(v)`` needs ``v.shape[-1]`` in ``(M, 1)``;
+    ``per_configuration(v)`` gains a trailing axis of 1; a plain array needs at least two axes;
+    a plain 1-D array of several values is refused as ambiguous (the message says how to mark
+    it).  ``checks`` are those of :func:`array` (``kind``, ``low``, ``high``, ``open_low``).
+
+    >>> client_parameter(0.1, "eta", M=3).shape
+    ()
+    >>> client_parameter(per_client([0.1, 0.2, 0.3]), "eta", M=3).shape
+    (3,)
+    >>> client_parameter(per_configuration([0.1, 0.2]), "eta", M=3).shape
+    (2, 1)
+    >>> client_parameter([0.1, 0.2, 0.3], "eta", M=3)
+    Traceback (most recent call last):
+    ...
+    fltheory.validation.InputError: eta is a 1-D array of 3 values: per client or one per configuration? Write per_client(eta) for one value per client (M=3), or per_configuration(eta) for 3 configurations (same as an array of shape (3, 1))
+    """
+    xp = np if xp is None else xp
+    if isinstance(value, PerClient):
+        arr = array(_host_or(value.values, xp), name, xp=xp, **checks)
+        if arr.ndim and arr.shape[-1] not in (1, M):
+            raise InputError(f"{name} given per client must have a last axis of M={M} clients (or 1, common to "
+                             f"every client); got shape {tuple(arr.shape)}")
+        return arr
+    if isinstance(value, PerConfiguration):
+        arr = array(_host_or(value.values, xp), name, xp=xp, **checks)
+        return arr[..., None]
+    arr = array(_host_or(value, xp), name, xp=xp, **checks)
+    if arr.ndim == 0:
+        return arr
+    if arr.ndim == 1 and arr.shape[0] > 1 and M > 1:
+        n = arr.shape[0]
+        raise InputError(f"{name} is a 1-D array of {n} values: per client or one per configuration? Write "
+                         f"per_client({name}) for one value per client (M={M}), or per_configuration({name}) for "
+                         f"{n} configurations (same as an array of shape ({n}, 1))")
+    if arr.shape[-1] not in (1, M):
+        raise InputError(f"{name} must have a last (client) axis of M={M} or 1; got shape {tuple(arr.shape)} (mark "
+                         f"a sweep with per_configuration({name}))")
+    return arr
+
+
+def configuration_parameter(value: Any, name: str, *, xp=None, **checks) -> Any:
+    """A parameter common to every client: a scalar or an array of configuration axes.
+
+    ``per_configuration(v)`` is accepted (it says the same), ``per_client(v)`` is refused.
+
+    >>> configuration_parameter(per_configuration([0.1, 0.2]), "eta").shape
+    (2,)
+    """
+    if isinstance(value, PerClient):
+        raise InputError(f"{name} is common to every client here (one value per configuration); it cannot be "
+                         f"given per_client")
+    if isinstance(value, PerConfiguration):
+        value = value.values
+    return array(_host_or(value, np if xp is None else xp), name, xp=xp, **checks)
 
 
 def tolerance_for(dtype, n: int = 1) -> float:

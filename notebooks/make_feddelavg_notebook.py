@@ -200,15 +200,15 @@ md(r"""
 
 Computed above on ten label splits at the paper's $\eta=0.02$ (the cell above asserts each point):
 
-* **The paper's 80% target does not separate the weights here.** Every $lpha$ passes it at the
+* **The paper's 80% target does not separate the weights here.** Every $\alpha$ passes it at the
   first checkpoint, on every split. The digits are much easier than MNIST.
-* **"$lpha=0.2$ is the best weight" does not survive as stated.** At 90% accuracy the winner
-  changes from split to split, across $lpha\in[0.05,0.5]$, and the medians are close. With the
-  loss target, one $lpha$ wins on every split, and the table shows which one and by how much
-  over $lpha=0.2$.
+* **"$\alpha=0.2$ is the best weight" does not survive as stated.** At 90% accuracy the winner
+  changes from split to split, across $\alpha\in[0.05,0.5]$, and the medians are close. With the
+  loss target, one $\alpha$ wins on every split, and the table shows which one and by how much
+  over $\alpha=0.2$.
 * **The qualitative claim survives on every split.** Under the delay $\Delta=9$, FedAvg's
-  $lpha=1$ never reaches the loss target within $T=1000$ iterations, while every
-  $lpha\in[0.1,0.5]$ does. A small weight on the stale global model beats using it alone.
+  $\alpha=1$ never reaches the loss target within $T=1000$ iterations, while every
+  $\alpha\in[0.1,0.5]$ does. A small weight on the stale global model beats using it alone.
 """)
 
 md(r"""

@@ -59,7 +59,7 @@ def test_local_adaptivity_closed_forms(xp, correction):
     ref, fed = _fed(xp)
     P = np.broadcast_to(np.diag([0.5, 1.0, 2.0]), (5, 4, 3, 3)).copy()
     eta = 0.3 / np.asarray(ref.L)[:, None]
-    kw = dict(eta=eta, tau=[1, 3, 5, 7], correction=correction)
+    kw = dict(eta=eta, tau=flt.per_client([1, 3, 5, 7]), correction=correction)
     x = la_exact.fixed_point(fed, precond=xp.asarray(P), **{**kw, "eta": xp.asarray(eta)}).x
     assert namespace(x) is xp
     _same(x, la_exact.fixed_point(ref, precond=P, **kw).x)

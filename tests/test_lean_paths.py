@@ -51,7 +51,7 @@ def test_dense_period_map_refuses_at_once_with_the_alternative():
 def test_chunked_theorem2_fixed_point_is_bitwise_the_same(monkeypatch, correction):
     fed = flt.random_quadratic_federation(M=9, d=3, seed=5, batch=2)
     P = np.stack([np.stack([np.diag(1 / np.diag(h)) for h in hb]) for hb in fed.H])
-    eta, tau = np.array([[0.05], [0.1]]), np.arange(1, 10) % 4 + 1
+    eta, tau = np.array([[0.05], [0.1]]), flt.per_client(np.arange(1, 10) % 4 + 1)
     whole = LE.fixed_point(fed, eta=eta, tau=tau, precond=P, correction=correction)
     monkeypatch.setattr(LE, "CHUNK_LIMIT", 1)
     chunked = LE.fixed_point(fed, eta=eta, tau=tau, precond=P, correction=correction)

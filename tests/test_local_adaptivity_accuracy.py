@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fltheory as flt
+from fltheory.validation import per_client
 from fltheory.linear import one_minus_power, spectral_radius
 from fltheory.papers.local_adaptivity import exact as E
 from fltheory.problems import ProblemError
@@ -60,7 +61,7 @@ def small_eta_instances(draw):
 @given(small_eta_instances())
 def test_fixed_point_matches_40_digit_arithmetic_to_its_conditioning(inst):
     fed, eta, tau, P, correction = inst
-    fp = E.fixed_point(fed, eta=eta, tau=tau, precond=P, correction=correction)
+    fp = E.fixed_point(fed, eta=per_client(eta), tau=per_client(tau), precond=P, correction=correction)
     ref = _mp_fixed_point(fed, eta, tau, P, correction)
     cond_P = 1.0 if P is None else max(np.linalg.cond(p) for p in P)
     tol = 64 * tau * U * float(fp.condition) * (cond_P if correction == "local" else 1.0)
@@ -73,7 +74,7 @@ def test_small_eta_keeps_its_digits_where_subtraction_loses_them():
     fed = flt.random_quadratic_federation(M=3, d=3, kappa=10.0, seed=7)
     eta = 5e-6 / np.linalg.eigvalsh(fed.H)[..., -1].max()
     ref = _mp_fixed_point(fed, eta, 5, None, "none")
-    ours = E.fixed_point(fed, eta=eta, tau=5).x
+    ours = E.fixed_point(fed, eta=per_client(eta), tau=5).x
     K = np.linalg.matrix_power(np.eye(3) - eta * fed.H, 5)
     C = np.einsum("m,mij->ij", fed.weights, np.eye(3) - K)
     naive = np.linalg.solve(C, np.einsum("m,mij,mj->i", fed.weights, np.eye(3) - K, fed.x_opt))
@@ -132,9 +133,9 @@ def test_condition_number_is_the_one_norm_condition_number():
 def test_eta_sweep_over_one_federation_equals_the_general_path(correction):
     fed = flt.random_quadratic_federation(M=5, d=4, kappa=20.0, weights="dirichlet", seed=4)
     eta = np.linspace(0.01, 0.2, 40)[:, None]
-    sweep = E.fixed_point(fed, eta=eta, tau=np.array([3, 5, 5, 7, 2]), correction=correction)
+    sweep = E.fixed_point(fed, eta=per_client(eta), tau=per_client(np.array([3, 5, 5, 7, 2])), correction=correction)
     batched = flt.QuadraticFederation(np.broadcast_to(fed.H, (40,) + fed.H.shape), fed.x_opt, fed.weights)
-    general = E.fixed_point(batched, eta=eta, tau=np.array([3, 5, 5, 7, 2]), correction=correction)
+    general = E.fixed_point(batched, eta=per_client(eta), tau=per_client(np.array([3, 5, 5, 7, 2])), correction=correction)
     np.testing.assert_allclose(sweep.x, general.x, rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(sweep.condition, general.condition, rtol=1e-9)
     np.testing.assert_allclose(sweep.spectral_radius, general.spectral_radius, rtol=1e-10)
@@ -145,8 +146,8 @@ def test_spectral_radius_on_first_access_is_the_round_maps():
     H = np.array([[[2, .5], [.5, 1]], [[1, 0], [0, 4]], [[3, -1], [-1, 2]]], float)
     fed = flt.QuadraticFederation(H, [[1, 0], [0, 2], [-1, -1]], [.5, .3, .2])
     for eta, expected in [(0.1, True), (1.0, False)]:
-        fp = E.fixed_point(fed, eta=eta, tau=4)
-        rho = spectral_radius(E.round_map(fed, eta=eta, tau=4, alpha=1.0).A)
+        fp = E.fixed_point(fed, eta=per_client(eta), tau=4)
+        rho = spectral_radius(E.round_map(fed, eta=per_client(eta), tau=4, alpha=1.0).A)
         assert float(fp.spectral_radius) == pytest.approx(float(rho), rel=1e-12)
         assert bool(fp.converges) is expected
         assert "spectral_radius=" in repr(fp) and "Deferred" not in repr(fp)

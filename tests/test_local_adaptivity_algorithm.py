@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import fltheory as flt
+from fltheory.validation import per_client
 from fltheory.papers.local_adaptivity.algorithm import client_update, fedopt, fedopt_loop
 from fltheory.problems import ProblemError, SeparableCosineFederation
 
@@ -54,7 +55,7 @@ def test_one_round_matches_K_closed_form(correction):
     eta = rng.uniform(0.1, 0.9, 4) / lmax
     tau = np.array([1, 3, 7, 4])
     x = rng.normal(size=3)
-    r = fedopt(fed, x0=x, rounds=1, eta=eta, tau=tau, client_opt="precond", precond=P, alpha=0.7,
+    r = fedopt(fed, x0=x, rounds=1, eta=per_client(eta), tau=per_client(tau), client_opt="precond", precond=P, alpha=0.7,
                correction=correction)
     expect = _one_round_closed_form(fed, x, eta, tau, P, 0.7, correction)
     np.testing.assert_allclose(r.x, expect, rtol=1e-12, atol=1e-12)
@@ -73,7 +74,7 @@ def test_hypothesis_one_round_closed_form(M, d, seed, tau, u, alpha, correction,
     lmax = np.array([np.abs(np.linalg.eigvals(P[i] @ fed.H[i])).max() for i in range(M)])
     eta = u / lmax
     x = rng.uniform(-3, 3, d)
-    r = fedopt(fed, x0=x, rounds=1, eta=eta, tau=tau, client_opt="precond", precond=P, alpha=alpha,
+    r = fedopt(fed, x0=x, rounds=1, eta=per_client(eta), tau=per_client(tau), client_opt="precond", precond=P, alpha=alpha,
                correction=correction)
     expect = _one_round_closed_form(fed, x, eta, np.full(M, tau), P, alpha, correction)
     np.testing.assert_allclose(r.x, expect, rtol=1e-10, atol=1e-10)
@@ -90,7 +91,7 @@ def test_identical_clients_converge_to_x_star(client_opt):
     """All x_i* and H_i equal: x* is a fixed point of every client operator (no bias)."""
     Hc = np.array([[2.0, 0.4], [0.4, 1.0]])
     fed = flt.QuadraticFederation(np.stack([Hc] * 3), np.tile([1.5, -0.5], (3, 1)), [0.2, 0.5, 0.3])
-    r = fedopt(fed, x0=np.zeros(2), rounds=1500, eta=0.05, tau=[2, 5, 3], client_opt=client_opt, v0=0.1,
+    r = fedopt(fed, x0=np.zeros(2), rounds=1500, eta=0.05, tau=per_client([2, 5, 3]), client_opt=client_opt, v0=0.1,
                eps=1e-7)
     np.testing.assert_allclose(r.x, fed.x_star, atol=1e-9)
 
@@ -109,28 +110,28 @@ def test_permuting_clients_changes_nothing():
     eta = np.array([0.05, 0.1, 0.08, 0.02])
     tau = np.array([3, 1, 4, 2])
     kw = dict(x0=np.ones(3), rounds=6, client_opt="adagrad", correction="joint", alpha=0.4, seed=3)
-    base = fedopt(fed, eta=eta, tau=tau, noise=False, **kw)
-    perm_ = fedopt(fed.permuted(perm), eta=eta[perm], tau=tau[perm], noise=False, **kw)
+    base = fedopt(fed, eta=per_client(eta), tau=per_client(tau), noise=False, **kw)
+    perm_ = fedopt(fed.permuted(perm), eta=per_client(eta[perm]), tau=per_client(tau[perm]), noise=False, **kw)
     np.testing.assert_allclose(perm_.x, base.x, rtol=1e-13, atol=1e-14)
     # noise keyed by client identity: permuted ids reproduce the noisy run exactly ...
-    noisy = fedopt(fed, eta=eta, tau=tau, sampling=2, **kw)
-    same = fedopt(fed.permuted(perm), eta=eta[perm], tau=tau[perm], client_ids=perm, sampling=2, **kw)
+    noisy = fedopt(fed, eta=per_client(eta), tau=per_client(tau), sampling=2, **kw)
+    same = fedopt(fed.permuted(perm), eta=per_client(eta[perm]), tau=per_client(tau[perm]), client_ids=perm, sampling=2, **kw)
     np.testing.assert_allclose(same.x, noisy.x, rtol=1e-13, atol=1e-14)
     # ... while default ids key noise by position: a different (equally distributed) realisation
-    other = fedopt(fed.permuted(perm), eta=eta[perm], tau=tau[perm], sampling=2, **kw)
+    other = fedopt(fed.permuted(perm), eta=per_client(eta[perm]), tau=per_client(tau[perm]), sampling=2, **kw)
     assert np.abs(other.x - noisy.x).max() > 1e-6
 
 
 def test_batched_equals_unbatched_per_configuration():
     fed = _noisy_fed(batch=3)
     eta = np.array([[0.05], [0.1], [0.02]])  # one eta per configuration
-    kw = dict(rounds=4, tau=[2, 3, 1, 4], client_opt="adam", correction="local", alpha=0.3, seed=9, sampling=3,
+    kw = dict(rounds=4, tau=per_client([2, 3, 1, 4]), client_opt="adam", correction="local", alpha=0.3, seed=9, sampling=3,
               sampling_scheme="weighted", aggregation="uniform")
     x0 = np.arange(9.0).reshape(3, 3) / 9
     full = fedopt(fed, x0=x0, eta=eta, **kw)
     assert full.x.shape == (3, 3) and full.trajectory.shape == (5, 3, 3)
     for b in range(3):
-        one = fedopt(fed.take(b), x0=x0[b], eta=eta[b], config=b, **kw)
+        one = fedopt(fed.take(b), x0=x0[b], eta=per_client(eta[b]), config=b, **kw)
         np.testing.assert_allclose(one.x, full.x[b], rtol=1e-14, atol=1e-15)
 
 
@@ -160,7 +161,7 @@ def test_exact_N_identity(client_opt, beta1, bias):
     eta = np.array([0.05, 0.1, 0.03, 0.2])
     tau = np.array([6, 1, 4, 3])
     x = np.array([0.5, -1.0, 2.0])
-    kw = dict(x=x, eta=eta, tau=tau, client_opt=client_opt, beta1=beta1, bias_correction=bias, v0=0.1, seed=2,
+    kw = dict(x=x, eta=per_client(eta), tau=per_client(tau), client_opt=client_opt, beta1=beta1, bias_correction=bias, v0=0.1, seed=2,
               round=3, record=True)
     cu = client_update(fed, **kw)
     alg1 = client_update(fed, n_mode="alg1", **kw)
@@ -230,7 +231,7 @@ def test_vectorized_equals_loop(client_opt, correction):
     fed = _noisy_fed(batch=2)
     rng = np.random.default_rng(0)
     P = _spd(rng, (2, 4), 3) if client_opt == "precond" else None
-    kw = dict(x0=np.array([0.2, -0.4, 1.0]), rounds=3, eta=np.array([0.05, 0.1, 0.02, 0.07]), tau=[2, 1, 4, 3],
+    kw = dict(x0=np.array([0.2, -0.4, 1.0]), rounds=3, eta=per_client([0.05, 0.1, 0.02, 0.07]), tau=per_client([2, 1, 4, 3]),
               client_opt=client_opt, precond=P, correction=correction, alpha=0.6, seed=4, eps=1e-7)
     fast, slow = fedopt(fed, **kw), fedopt_loop(fed, **kw)
     np.testing.assert_allclose(fast.trajectory, slow.trajectory, rtol=1e-12, atol=1e-12)
@@ -324,7 +325,7 @@ def test_separable_cosine_gradient_smoothness_and_lower_bound():
     # local AdaGrad + local correction (Theorem 3 setting, alpha = 1/L): the limit point's gradient is O(eta)
     gnorm = []
     for eta in (5e-3, 5e-4):
-        r = fedopt(fed, x0=np.zeros(2), rounds=300, eta=eta, tau=4, client_opt="adagrad", correction="local",
+        r = fedopt(fed, x0=np.zeros(2), rounds=300, eta=per_client(eta), tau=4, client_opt="adagrad", correction="local",
                    alpha=1 / float(fed.L))
         assert np.linalg.norm(r.trajectory[-1] - r.trajectory[-2]) < 1e-12 and fed.loss(r.x) >= fed.F_inf
         gnorm.append(np.linalg.norm(fed.grad(r.x)))

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from fltheory import verify
+from fltheory.validation import per_client
 from fltheory.papers.local_adaptivity import bounds as B
 from fltheory.papers.local_adaptivity import checks as C
 
@@ -81,7 +82,7 @@ def test_theorem3_general_bound_holds_along_runs(run):
     fed, tau, eta, T, x0, v0 = run
     lhs, D, Lam, G = C._theorem3_run(fed, eta=eta, tau=tau, T=T, x0=x0, v0=v0, F_inf=float(fed.F_inf))
     assert 1.0 <= Lam <= tau + 1e-12  # E18: Lambda in [1, tau] for diagonal preconditioners
-    s2 = float(B.theorem3_aggregates(fed.weights, eta=np.full(fed.M, eta), tau=np.full(fed.M, tau)).s2)
+    s2 = float(B.theorem3_aggregates(fed.weights, eta=eta, tau=tau).s2)
     bound = float(B.theorem3_general(D=D, G=G, L=float(fed.L), Lambda=Lam, T=T, alpha=eta * tau, s2=s2))
     assert lhs <= bound * (1 + 1e-9)
 
@@ -91,7 +92,7 @@ def test_theorem3_general_bound_holds_along_runs(run):
 def test_theorem1_constant_alpha_against_exact_moments(seed, alpha):
     """(61) unrolled: r_T <= (1 - alpha a)^T r0 + alpha Cq / a on noisy SGD instances (exact moments)."""
     fed, eta, tau, hbar, Cq = C._sgd_noise_instance(seed)
-    x_t = C.exact.fixed_point(fed, eta=eta, tau=tau).x
-    r = C.exact.noise_moments(fed, eta=eta, tau=tau, alpha=alpha, x0=x_t + 1.0, T=25).mse(x_t)
+    x_t = C.exact.fixed_point(fed, eta=per_client(eta), tau=per_client(tau)).x
+    r = C.exact.noise_moments(fed, eta=per_client(eta), tau=per_client(tau), alpha=alpha, x0=x_t + 1.0, T=25).mse(x_t)
     bound = B.theorem1_constant_alpha(alpha=alpha, hbar=hbar, Cq=Cq, r0=float(r[0]), T=np.arange(26.0))
     assert np.all(r <= bound * (1 + 1e-9) + 1e-15)

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 import fltheory as flt
 from fltheory.backend import to_numpy
+from fltheory.validation import per_client
 from fltheory.papers.local_adaptivity import exact
 from fltheory.problems import ProblemError
 
@@ -87,8 +88,8 @@ def test_bias_table_and_slopes(example_fed):
     """§5.5 bias-versus-eta table: the uncorrected bias tends to 0.46052; the corrected one ≈ 0.2306 eta."""
     table = {0.2: (0.5454, 5.235e-2), 0.1: (0.5017, 2.471e-2), 0.01: (0.4645, 2.323e-3), 0.001: (0.4609, 2.307e-4), 1e-4: (0.4606, 2.306e-5)}
     for eta, (b0, b1) in table.items():
-        x0 = exact.fixed_point(example_fed, eta=eta, tau=5, precond=JACOBI).x
-        x1 = exact.fixed_point(example_fed, eta=eta, tau=5, precond=JACOBI, correction="local").x
+        x0 = exact.fixed_point(example_fed, eta=per_client(eta), tau=5, precond=JACOBI).x
+        x1 = exact.fixed_point(example_fed, eta=per_client(eta), tau=5, precond=JACOBI, correction="local").x
         assert np.linalg.norm(x0 - example_fed.x_star) == pytest.approx(b0, abs=5e-5)
         assert np.linalg.norm(x1 - example_fed.x_star) == pytest.approx(b1, rel=5e-4)
     lim = exact.small_eta_limit(example_fed, tau=5, precond=JACOBI)
@@ -102,9 +103,9 @@ def test_bias_table_and_slopes(example_fed):
 def test_plain_gd_bias_is_first_order_and_correction_changes_nothing(example_fed):
     """§5.5(b): P_i = I, tau = 5: ||x~ - x*|| ≈ 2.827 eta; local correction is a common scalar."""
     for eta, b in [(0.1, 0.2950), (0.01, 0.02856), (0.001, 0.002830)]:
-        xt = exact.fixed_point(example_fed, eta=eta, tau=5).x
+        xt = exact.fixed_point(example_fed, eta=per_client(eta), tau=5).x
         assert np.linalg.norm(xt - example_fed.x_star) == pytest.approx(b, abs=5e-5)
-        np.testing.assert_allclose(exact.fixed_point(example_fed, eta=eta, tau=5, correction="local").x, xt, atol=1e-13)
+        np.testing.assert_allclose(exact.fixed_point(example_fed, eta=per_client(eta), tau=5, correction="local").x, xt, atol=1e-13)
     fo = exact.first_order_bias(example_fed, eta=1.0, tau=5, correction="none")
     np.testing.assert_allclose(fo, [-0.08634, -2.82568], atol=5e-6)
 
@@ -116,11 +117,11 @@ def test_tau_one_and_ideal_preconditioners(example_fed):
     np.testing.assert_allclose(exact.fixed_point(fed, eta=0.1, tau=1, precond=JACOBI).x, exact.small_eta_limit(fed, tau=1, precond=JACOBI), atol=1e-14)
     Pid = np.linalg.inv(fed.H)
     for eta, tau in [(0.5, 3), (1.0, 1), (0.3, 7)]:
-        np.testing.assert_allclose(exact.fixed_point(fed, eta=eta, tau=tau, precond=Pid).x, [0.3, 0.4], atol=1e-14)
-        np.testing.assert_allclose(exact.fixed_point(fed, eta=eta, tau=tau, precond=Pid, correction="local").x, fed.x_star, atol=5e-16 * 4)
+        np.testing.assert_allclose(exact.fixed_point(fed, eta=per_client(eta), tau=per_client(tau), precond=Pid).x, [0.3, 0.4], atol=1e-14)
+        np.testing.assert_allclose(exact.fixed_point(fed, eta=per_client(eta), tau=per_client(tau), precond=Pid, correction="local").x, fed.x_star, atol=5e-16 * 4)
         kappa = (1 - eta) ** tau
         if kappa < 1:
-            one = exact.round_map(fed, eta=eta, tau=tau, alpha=1 / (1 - kappa), precond=Pid, correction="joint")
+            one = exact.round_map(fed, eta=per_client(eta), tau=per_client(tau), alpha=1 / (1 - kappa), precond=Pid, correction="joint")
             np.testing.assert_allclose(one(np.array([5.0, -3.0])), fed.x_star, atol=1e-12)
 
 
@@ -128,15 +129,15 @@ def test_heterogeneous_tau_non_vanishing_bias(example_fed):
     """§5.5(e): tau = (1, 5, 10), P_i = I."""
     tau = np.array([1, 5, 10])
     for eta, b0, b1 in [(0.05, 0.5394, 0.1367), (0.01, 0.5040, 0.02392), (0.001, 0.4914, 0.002295)]:
-        x0 = exact.fixed_point(example_fed, eta=eta, tau=tau).x
-        x1 = exact.fixed_point(example_fed, eta=eta, tau=tau, correction="local").x
+        x0 = exact.fixed_point(example_fed, eta=per_client(eta), tau=per_client(tau)).x
+        x1 = exact.fixed_point(example_fed, eta=per_client(eta), tau=per_client(tau), correction="local").x
         assert np.linalg.norm(x0 - example_fed.x_star) == pytest.approx(b0, abs=5e-5)
         assert np.linalg.norm(x1 - example_fed.x_star) == pytest.approx(b1, rel=5e-4)
-    lim = exact.small_eta_limit(example_fed, tau=tau)
+    lim = exact.small_eta_limit(example_fed, tau=per_client(tau))
     np.testing.assert_allclose(lim, [-0.1573604061, 0.9499637418], atol=5e-11)
     assert np.linalg.norm(lim - example_fed.x_star) == pytest.approx(0.48988, abs=5e-6)
     with pytest.raises(ProblemError, match="common N_i"):
-        exact.first_order_bias(example_fed, eta=0.01, tau=tau, correction="none")
+        exact.first_order_bias(example_fed, eta=0.01, tau=per_client(tau), correction="none")
 
 
 def test_spectral_radius_criterion(example_fed):
@@ -184,12 +185,12 @@ def instances(draw):
 @given(instances(), st.sampled_from(exact.CORRECTIONS))
 def test_fixed_point_is_the_limit_of_the_round_map(inst, correction):
     fed, P, eta, tau = inst
-    am = exact.alpha_max(fed, eta=eta, tau=tau, precond=P, correction=correction)
+    am = exact.alpha_max(fed, eta=per_client(eta), tau=per_client(tau), precond=P, correction=correction)
     alpha = 0.9 * min(am, 1.0) if correction == "none" else 0.9 * am
-    rmap = exact.round_map(fed, eta=eta, tau=tau, alpha=alpha, precond=P, correction=correction)
+    rmap = exact.round_map(fed, eta=per_client(eta), tau=per_client(tau), alpha=alpha, precond=P, correction=correction)
     rho = float(rmap.spectral_radius())
     assume(rho < 0.99)
-    fp = exact.fixed_point(fed, eta=eta, tau=tau, precond=P, correction=correction)
+    fp = exact.fixed_point(fed, eta=per_client(eta), tau=per_client(tau), precond=P, correction=correction)
     T = int(np.ceil(np.log(1e-13) / np.log(max(rho, 1e-3)))) + 50
     xT = rmap.after(np.zeros(fed.d), T)
     scale = 1 + np.linalg.norm(fp.x)
@@ -200,23 +201,23 @@ def test_fixed_point_is_the_limit_of_the_round_map(inst, correction):
 @given(instances())
 def test_permuting_or_splitting_clients_changes_nothing(inst):
     fed, P, eta, tau = inst
-    base = exact.fixed_point(fed, eta=eta, tau=tau, precond=P).x
+    base = exact.fixed_point(fed, eta=per_client(eta), tau=per_client(tau), precond=P).x
     perm = np.random.default_rng(0).permutation(fed.M)
     permuted = flt.QuadraticFederation(fed.H[perm], fed.x_opt[perm], fed.weights[perm])
-    np.testing.assert_allclose(exact.fixed_point(permuted, eta=eta[perm], tau=tau[perm], precond=P[perm]).x, base, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(exact.fixed_point(permuted, eta=per_client(eta[perm]), tau=per_client(tau[perm]), precond=P[perm]).x, base, rtol=1e-9, atol=1e-9)
     # splitting client 0 into two copies with half the weight each is the same federation
     idx = np.r_[0, np.arange(fed.M)]
     w = fed.weights[idx].copy()
     w[:2] = fed.weights[0] / 2
     split = flt.QuadraticFederation(fed.H[idx], fed.x_opt[idx], w)
-    np.testing.assert_allclose(exact.fixed_point(split, eta=eta[idx], tau=tau[idx], precond=P[idx]).x, base, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(exact.fixed_point(split, eta=per_client(eta[idx]), tau=per_client(tau[idx]), precond=P[idx]).x, base, rtol=1e-9, atol=1e-9)
 
 
 @given(instances(), st.sampled_from(exact.CORRECTIONS))
 def test_identical_client_optima_have_no_bias(inst, correction):
     fed, P, eta, tau = inst
     same = flt.QuadraticFederation(fed.H, np.broadcast_to(fed.x_opt[0], fed.x_opt.shape), fed.weights)
-    x = exact.fixed_point(same, eta=eta, tau=tau, precond=P, correction=correction).x
+    x = exact.fixed_point(same, eta=per_client(eta), tau=per_client(tau), precond=P, correction=correction).x
     np.testing.assert_allclose(x, fed.x_opt[0], atol=1e-9 * (1 + np.abs(fed.x_opt[0]).max()))
 
 
@@ -224,11 +225,11 @@ def test_identical_client_optima_have_no_bias(inst, correction):
 def test_corrected_operator_is_symmetric_positive_definite_and_both_routes_agree(inst):
     """N_i^{-1}(I - K_i) is SPD when eta_i lambda_max(P_i H_i) < 2."""
     fed, P, eta, tau = inst
-    ops = exact.round_operators(fed, eta=eta, tau=tau, precond=P)  # K by powering: symmetry is not built in
+    ops = exact.round_operators(fed, eta=per_client(eta), tau=per_client(tau), precond=P)  # K by powering: symmetry is not built in
     A = ops.Ninv @ (np.eye(fed.d) - ops.K)
     np.testing.assert_allclose(A, A.swapaxes(-1, -2), atol=1e-10 * np.abs(A).max())
     assert np.linalg.eigvalsh(0.5 * (A + A.swapaxes(-1, -2))).min() > 0
-    eig = exact.local_operators(fed, eta=eta, tau=tau, precond=P)  # the eigenbasis route agrees
+    eig = exact.local_operators(fed, eta=per_client(eta), tau=per_client(tau), precond=P)  # the eigenbasis route agrees
     np.testing.assert_allclose(eig.K, ops.K, atol=1e-10)
     np.testing.assert_allclose(eig.NinvImK, A, rtol=1e-8, atol=1e-10 * np.abs(A).max())
 
@@ -237,9 +238,9 @@ def test_batched_equals_unbatched():
     fed = flt.random_quadratic_federation(M=3, d=2, batch=4, seed=4)
     P = np.broadcast_to(np.diag([0.5, 2.0]), (4, 3, 2, 2))
     eta = np.array([[0.05], [0.1], [0.02], [0.07]])
-    xb = exact.fixed_point(fed, eta=eta, tau=[2, 4, 6], precond=P).x
+    xb = exact.fixed_point(fed, eta=per_client(eta), tau=per_client([2, 4, 6]), precond=P).x
     for b in range(4):
-        xi = exact.fixed_point(fed.take(b), eta=float(eta[b, 0]), tau=[2, 4, 6], precond=P[b]).x
+        xi = exact.fixed_point(fed.take(b), eta=float(eta[b, 0]), tau=per_client([2, 4, 6]), precond=P[b]).x
         np.testing.assert_allclose(xb[b], xi, rtol=1e-12)
 
 
@@ -247,8 +248,8 @@ def test_noise_moments_are_exact_against_monte_carlo(example_fed):
     """E||x_t - x~||^2 from the moment recursion matches a Monte-Carlo estimate of local SGD."""
     fed = flt.QuadraticFederation(example_fed.H, example_fed.x_opt, example_fed.weights, sigma2=0.3)
     eta, tau, alpha, T = 0.1, 3, 0.7, 4
-    xt = exact.fixed_point(fed, eta=eta, tau=tau).x
-    mom = exact.noise_moments(fed, eta=eta, tau=tau, alpha=alpha, x0=np.zeros(2), T=T)
+    xt = exact.fixed_point(fed, eta=per_client(eta), tau=per_client(tau)).x
+    mom = exact.noise_moments(fed, eta=per_client(eta), tau=per_client(tau), alpha=alpha, x0=np.zeros(2), T=T)
     rng = np.random.default_rng(7)
     R = 40000
     x = np.zeros((R, 2))
@@ -260,7 +261,7 @@ def test_noise_moments_are_exact_against_monte_carlo(example_fed):
         x = x - alpha * np.einsum("m,rmi->ri", fed.weights, x[:, None, :] - ys)
     err = ((x - xt) ** 2).sum(1)
     assert abs(err.mean() - mom.mse(xt)[-1]) < 4 * err.std() / np.sqrt(R)
-    cov = exact.client_covariances(fed, eta=eta, tau=tau)
+    cov = exact.client_covariances(fed, eta=per_client(eta), tau=per_client(tau))
     S = np.eye(2) - eta * fed.H
     direct = sum(eta**2 * np.linalg.matrix_power(S, j) @ (0.3 * np.eye(2)) @ np.linalg.matrix_power(S, j).swapaxes(-1, -2) for j in range(tau))
     np.testing.assert_allclose(cov, direct, atol=1e-15)
@@ -289,5 +290,5 @@ def test_rescaling_data_sizes_changes_nothing(inst, c):
     a = flt.QuadraticFederation(fed.H, fed.x_opt, flt.problems.weights_from_sizes(sizes))
     b = flt.QuadraticFederation(fed.H, fed.x_opt, flt.problems.weights_from_sizes(c * sizes))
     for corr in exact.CORRECTIONS:
-        np.testing.assert_allclose(exact.fixed_point(b, eta=eta, tau=tau, precond=P, correction=corr).x,
-                                   exact.fixed_point(a, eta=eta, tau=tau, precond=P, correction=corr).x, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(exact.fixed_point(b, eta=per_client(eta), tau=per_client(tau), precond=P, correction=corr).x,
+                                   exact.fixed_point(a, eta=per_client(eta), tau=per_client(tau), precond=P, correction=corr).x, rtol=1e-12, atol=1e-12)

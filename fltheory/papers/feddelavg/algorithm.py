@@ -102,19 +102,24 @@ def check_parameters(*, tau, Delta, alpha, eta, K=None, xp=np):
     ``tau`` integer >= 1; ``Delta`` integer(s) with ``0 <= Delta <= tau`` (the paper's range);
     ``alpha`` in (0, 1]; ``eta > 0``; ``K`` integer >= 1.  Errors name the parameter and the
     violated condition.
+
+    Batch axes: ``eta``, ``alpha`` and ``Delta`` are common to every client, so an array of them
+    is a batch of configurations (every axis a configuration axis, broadcast against the
+    federation's batch axes); ``fltheory.per_configuration(v)`` says so explicitly and
+    ``fltheory.per_client(v)`` is refused (:func:`fltheory.validation.configuration_parameter`).
     """
     tau = V.integer(tau, "tau", low=1, high=TAU_MAX)
     if K is not None:
         V.integer(K, "K", low=1, high=TAU_MAX)
-    D = V.array(to_numpy(Delta) if not isinstance(Delta, (list, tuple)) else Delta, "Delta", xp=np, kind="integer")
+    D = V.configuration_parameter(Delta, "Delta", xp=np, kind="integer")
     if np.any(D < 0):
         raise ProblemError(f"Delta must satisfy Delta >= 0; got Delta={D.min()}")
     if np.any(D > tau):
         raise ProblemError(f"Delta must satisfy Delta <= tau (the delay cannot exceed the period); got Delta={D.max()} > tau={tau}")
-    a = V.array(alpha, "alpha", xp=xp)
+    a = V.configuration_parameter(alpha, "alpha", xp=xp)
     if bool(xp.any(a <= 0)) or bool(xp.any(a > 1)):
         raise ProblemError(f"alpha must satisfy 0 < alpha <= 1; got alpha in [{float(a.min())}, {float(a.max())}]")
-    e = V.array(eta, "eta", xp=xp)
+    e = V.configuration_parameter(eta, "eta", xp=xp)
     if bool(xp.any(e <= 0)):
         raise ProblemError(f"eta must satisfy eta > 0; got eta in [{float(e.min())}, {float(e.max())}]")
     return tau, xp.asarray(D.astype(np.int64)), a, e
@@ -283,6 +288,9 @@ def feddelavg(
     fed : QuadraticFederation or LogisticFederation (anything with grad_clients / loss / weights / x_star).
     eta : learning rate(s) > 0.        tau : period (integer >= 1), common to the batch.
     Delta : delay(s), integers 0 <= Delta <= tau.        alpha : weight(s) in (0, 1].
+        ``eta``, ``Delta`` and ``alpha`` are common to every client: arrays of them are batches of
+        configurations (every axis a configuration axis, broadcast against the federation's
+        batch); ``fltheory.per_client(...)`` is refused (see :func:`check_parameters`).
     K : number of periods (T = K tau local steps).     w_init : (..., d) common start (default 0).
     output_set : ``"paper"`` (eq. (13), k = 0..K-1), ``"proof"`` (k = 1..K) or ``"all"``.
     gradient : ``"full"`` (GD) or ``"sgd"`` (minibatches of ``batch_size`` drawn with replacement

@@ -20,7 +20,7 @@ range comes back as ``+inf`` (a vacuous bound), every value that fits comes back
 statement                          status     note
 =================================  =========  ================================================
 ``h``, ``epsilon``, ``psi``,       printed    definitions (18), (19)/(24), (17), (21), (16)
-``psi_inf``, ``Psi``
+``psi_inf_def``, ``Psi``
 ``theorem1``                       printed    (15) for the output (13), k = 0..K-1: FALSE at K=1
 ``theorem1_corrected``             corrected  min over k = 1..K (what the proof bounds)
 ``asymptotic_gap``                 printed    (20), with phi_inf = lim phi_K > 0
@@ -28,10 +28,10 @@ statement                          status     note
 ``delta0_alpha1_optimal``          printed    (22) inequality psi(alpha,inf) >= psi(1,inf)
 ``monotonicity_condition``         printed    alpha^2 D >= M (holds pointwise)
 ``psi_inf_derivative``             corrected  d psi/d alpha = D - M/alpha^2 (strictly convex)
-``delta_threshold``                printed    delta >= delta_th => alpha* = 1 (denominator > 0)
+``delta_threshold_printed``        printed    delta >= delta_th => alpha* = 1 (denominator > 0)
 ``delta_threshold_iff``            corrected  iff, total (-inf at Delta=0, +inf at tau=Delta=1)
 ``alpha_star_printed``             printed    sqrt(M/D), valid for delta < delta_th
-``alpha_star``                     corrected  total: 1 if D <= M else sqrt(M/D)
+``alpha_star_total``               corrected  total: 1 if D <= M else sqrt(M/D)
 ``lemma3`` / ``_corrected``        p / c      (23); c: eta > 0 only, factor (1 - rho_i), k = 0..K
 ``lemma3_delta0``                  corrected  Delta = 0: extra (1-alpha), only for k <= K-1
 ``lemma4`` / ``_corrected``        p / c      step bound; c: non-sync t only, any eta > 0
@@ -50,6 +50,13 @@ printed output set (13) is ``{w(-Delta)} = {w_init}``; for one client (``delta =
 ``alpha = 1`` every psi vanishes and (15) reads :math:`F(w_{init})-F^*\le\|w_{init}-w^*\|^2/(\eta\tau(1-\eta\beta/2))`,
 false whenever :math:`F(w_{init})-F^*\approx\frac\beta2\|w_{init}-w^*\|^2` and
 :math:`\eta\beta\tau(1-\eta\beta/2)>2` (e.g. :math:`\eta\beta=1,\tau=10`: ratio 2.5).
+
+Symbols.  ``L`` is the paper's Lipschitz constant of every :math:`F_i` (a bound on
+:math:`\|\nabla F_i\|`), not the smoothness: the smoothness is :math:`\beta` (the core's
+``QuadraticFederation.L``).  ``M`` and ``D`` are the two constants of :math:`\alpha^*` (Section
+III-A), not the client count.  :data:`MEANINGS` says what every symbol is.  The functions
+``psi_inf``, ``delta_threshold`` and ``alpha_star`` evaluate the statements ``psi_inf_def``,
+``delta_threshold_iff`` and ``alpha_star_total`` (statement and function names never coincide).
 
 Trajectory-dependent symbols: ``phi`` :math:`=\omega(1-\beta\eta/2)`,
 :math:`\omega=1/\max_{k<K}\|w(k\tau-\Delta)-w^*\|^2` (App. A-G (82)) is supplied from a run
@@ -82,7 +89,7 @@ from ...backend import namespace
 from ...symbolic import Condition, Statement
 
 __all__ = [
-    "STATEMENTS", "PAPER", "expand_named", "alpha_star", "delta_threshold", "h_value", "epsilon_value",
+    "STATEMENTS", "PAPER", "MEANINGS", "expand_named", "alpha_star", "delta_threshold", "h_value", "epsilon_value",
     "psi_value", "psi_inf", "Psi_value", "Psi_main_value", "theorem1_rhs", "AlphaStar", "alpha_star_details",
     "D_expr", "M_expr", "psi_inf_expr", "alpha_star_expr", "delta_th_expr", "SYMBOLS",
 ]
@@ -528,7 +535,7 @@ epsilon = _st("epsilon", r"\epsilon^{(k)}", "==", eps_def_fn(k, alpha, eta, L, t
               "Lemma 3's divergence bound eps^(k) = [1-(1-alpha)^k] 2 eta L (tau/alpha - Delta).")
 psi = _st("psi", r"\psi(\alpha,k)", "==", psi_def_fn(*_P8k), _BASE + _ALPHA + _k0, "(17)",
           "Proposition 1's per-period bound psi(alpha, k).")
-psi_inf_st = _st("psi_inf", r"\psi(\alpha,\infty)", "==", psi_inf_def_fn(*_P7), _BASE + _ALPHA, "(21)",
+psi_inf_st = _st("psi_inf_def", r"\psi(\alpha,\infty)", "==", psi_inf_def_fn(*_P7), _BASE + _ALPHA, "(21)",
                  "psi(alpha, inf) = lim_k psi(alpha, k).")
 Psi = _st("Psi", r"\Psi(\alpha)=\sum_{k=1}^{K}\psi(\alpha,k)", "==", Psi_def_fn(*_P8K), _BASE + _ALPHA + _KPER, "(16)",
           "Psi(alpha) = K psi(alpha, inf) - [(1+eta beta)^tau - 1](1-alpha)^2/alpha eps^(K).")
@@ -578,7 +585,7 @@ psi_inf_derivative = _st(
     status="corrected", corrects="monotonicity_condition", tight=True,
     reason="the condition is pointwise; psi(., inf) -> inf as alpha -> 0+ so it is never increasing on all of (0,1]")
 delta_threshold_printed = _st(
-    "delta_threshold", r"\delta_{th}", "==", delta_th_def_fn(eta, beta, L, tau, Delta),
+    "delta_threshold_printed", r"\delta_{th}", "==", delta_th_def_fn(eta, beta, L, tau, Delta),
     _ETA + _BETA + [(L > 0, "L > 0")] + _TAU + [(Delta >= 1, "Delta >= 1 (denominator > 0)"),
                                                  (tau >= 2, "tau >= 2 (denominator > 0; tau = Delta = 1 gives 0)")],
     "Sec. III-A", "If delta >= delta_th then psi(., inf) is decreasing on (0,1], minimised at alpha = 1.")
@@ -586,7 +593,7 @@ delta_threshold_iff = _st(
     "delta_threshold_iff", r"\delta_{th}", "==", delta_th_def_fn(eta, beta, L, tau, Delta),
     _ETA + _BETA + [(L > 0, "L > 0")] + _TAU, "Sec. III-A",
     "alpha* = 1 iff delta >= delta_th (iff D <= M); delta_th = -inf at Delta = 0, +inf at tau = Delta = 1.",
-    status="corrected", corrects="delta_threshold", tight=True,
+    status="corrected", corrects="delta_threshold_printed", tight=True,
     reason="the implication is an equivalence (D - M is affine and decreasing in delta); total at the two "
            "zero denominators")
 alpha_star_printed = _st(
@@ -594,7 +601,7 @@ alpha_star_printed = _st(
     _BASE + [(delta < delta_th_fn(eta, beta, L, tau, Delta), "delta < delta_th (the paper's 'otherwise', D > M)")],
     "Sec. III-A", "The printed minimiser sqrt(M/D) of psi(., inf) over (0,1], for delta < delta_th.", tight=True)
 alpha_star_total = _st(
-    "alpha_star", r"\alpha^*=\arg\min_{\alpha\in(0,1]}\psi(\alpha,\infty)", "==", alpha_star_def_fn(*_P6), _BASE,
+    "alpha_star_total", r"\alpha^*=\arg\min_{\alpha\in(0,1]}\psi(\alpha,\infty)", "==", alpha_star_def_fn(*_P6), _BASE,
     "Sec. III-A", "The minimiser of psi(., inf) over (0,1] as a total function: 1 if D <= M, else sqrt(M/D) in (0,1).",
     status="corrected", corrects="alpha_star_printed", tight=True,
     reason="the closed form is right but only for delta < delta_th; alpha* = 1 otherwise (and always at Delta = 0)")
@@ -617,7 +624,7 @@ lemma3_delta0 = _st(
     + [(k <= K - 1, "k <= K-1 (w(T) follows no sync: at k = K only (1 - rho_i) eps^(K) holds)")],
     "(46), Delta = 0", "With Delta = 0 (the pre-sync convention) the post-sync local models carry an extra factor (1 - alpha).",
     status="corrected", corrects="lemma3", tight=False,
-    reason="[spec 5.7] the sync contracts w_i - w by (1 - alpha); our derivation: not at k = K (no sync at t = T)")
+    reason="the sync contracts w_i - w by (1 - alpha); our derivation: not at k = K (no sync at t = T)")
 
 _LHS4 = r"\|\mathbf w_i(t)-\mathbf c_k(t)\|"
 _L4 = (1 + eta * beta) * dist_prev + eta * delta_i
@@ -701,6 +708,28 @@ STATEMENTS = [
     prop1, prop1_loss, prop1_corrected, prop1_loss_corrected, prop2, prop2_corrected,
 ]
 BY_NAME = {st.name: st for st in STATEMENTS}
+
+MEANINGS = {
+    "eta": "local learning rate (step size of every client's GD step)",
+    "beta": "smoothness constant of every F_i (Assumption 1); the core's QuadraticFederation.L",
+    "L": "Lipschitz constant of every F_i (Assumption 1), a bound on ||grad F_i||; NOT the smoothness (that is beta)",
+    "delta": "gradient dissimilarity sum_i rho_i delta_i (Assumption 2)",
+    "delta_i": "client i's gradient dissimilarity sup_w ||grad F_i(w) - grad F(w)|| (Assumption 2)",
+    "rho_i": "client i's weight in F = sum_i rho_i F_i",
+    "tau": "period: local steps between two syncs",
+    "Delta": "delay of the global model used at a sync, 0 <= Delta <= tau",
+    "alpha": "weight of the (delayed) global model in the sync mix, 0 < alpha <= 1",
+    "k": "period index",
+    "K": "number of periods (T = K tau local steps)",
+    "M": "the constant M of alpha* = sqrt(M/D) (Section III-A), not the number of clients",
+    "D": "the constant D of alpha* = sqrt(M/D) (Section III-A)",
+    "phi": "omega (1 - beta eta / 2), omega = 1 / max_k ||w(k tau - Delta) - w*||^2 (from a run)",
+    "xi": "the constant of Proposition 2's condition (from a run)",
+    "x": "the argument of h(x): a number of local steps",
+    "s": "local steps since the last sync (t - k tau)",
+    "dist_prev": "||w_i(t-1) - c_k(t-1)||, the previous step's distance (from a run)",
+    "Gamma_min": "the smallest loss gap of Proposition 2's condition (from a run)",
+}
 
 
 # ============================================================================= the functions

@@ -601,7 +601,7 @@ def _nod(P):
 
 
 def golden_values() -> list[tuple[str, float, float]]:
-    """(name, library value, spec value) for every 15-digit golden value of the paper"""
+    """(name, library value, reference value) for every 15-digit golden value of the paper"""
     D = lambda P: float(B.NUMERIC["D"](*(np.asarray(P[q], float) for q in ("eta", "beta", "L", "delta", "tau", "Delta"))))  # noqa: E731
     M = lambda P: float(B.monotonicity_condition(alpha=1, **P))  # noqa: E731
     f = float
@@ -649,7 +649,7 @@ ALPHA_VS_DELTA = (1, 1, 1, 0.986311, 0.858997, 0.772605, 0.709187, 0.660168, 0.6
 
 
 def golden_table() -> list[tuple[str, float, float]]:
-    """(name, library value, spec value) for the 6-digit tables of the paper"""
+    """(name, library value, reference value) for the 6-digit tables of the paper"""
     rows = []
     for eb, vals in ALPHA_TABLE.items():
         for dl, v in zip((0, 0.5, 1, 2), vals[:4]):

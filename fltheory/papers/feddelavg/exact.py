@@ -28,6 +28,14 @@ period), the whole trajectory ``z_0..z_K``, the asymptotic gap ``F(w_inf) - F(w*
 rate.  These are exact statements about the algorithm; they are not the paper's bounds and
 nothing here is "tight" -- compare with ``bounds.alpha_star`` (the paper's alpha*) via ``alpha_comparison``.
 
+Batch axes: ``eta``, ``Delta`` and ``alpha`` are common to every client, so every axis of an array
+of them is a configuration axis, broadcast against the federation's batch axes
+(``fltheory.per_configuration(v)`` says so explicitly; ``fltheory.per_client(v)`` is refused).
+
+Symbols: ``beta`` is the smoothness constant of the paper (the core's ``QuadraticFederation.L``,
+see ``algorithm.smoothness``) and ``L`` the paper's Lipschitz constant of the F_i
+(:func:`quadratic_constants` returns it as ``L_lipschitz``); ``M`` always counts clients here.
+
 Example
 -------
 >>> import numpy as np, fltheory as flt
@@ -43,7 +51,7 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -543,8 +551,9 @@ class AlphaComparison:
 
     ``alpha_gap`` minimises the exact asymptotic gap, ``alpha_rate`` the spectral radius,
     ``alpha_bound`` is the paper's alpha* (``None`` when unavailable); ``gap_*`` and ``rate_*``
-    are the exact gap and spectral radius at those alphas and at alpha = 1.  ``L``, ``delta``,
-    ``beta`` are the constants alpha* was evaluated with.
+    are the exact gap and spectral radius at those alphas and at alpha = 1.  ``L_lipschitz``
+    (the paper's Lipschitz constant ``L``), ``delta`` and ``beta`` (smoothness, the core's
+    ``fed.L``) are the constants alpha* was evaluated with; ``L`` is an alias of ``L_lipschitz``.
     """
 
     Delta: Any
@@ -557,13 +566,27 @@ class AlphaComparison:
     rate_at_alpha_rate: Any
     rate_at_alpha_bound: Any
     rate_at_1: Any
-    L: Any
+    L_lipschitz: Any
     delta: Any
     beta: Any
 
+    @property
+    def L(self):
+        """Alias of ``L_lipschitz`` (the paper's name)."""
+        return self.L_lipschitz
 
-def quadratic_constants(fed, *, radius=None):
-    """``(beta, L, delta)`` of the paper's assumptions for a quadratic federation over the ball ``||w - x*|| <= radius``.
+
+class QuadraticConstants(NamedTuple):
+    """FedDelAvg's constants of a quadratic federation: ``beta`` (smoothness), ``L_lipschitz``
+    (the paper's ``L``, a bound on every ``||grad F_i||``) and ``delta`` (gradient dissimilarity)."""
+
+    beta_smoothness: Any
+    L_lipschitz: Any
+    delta: Any
+
+
+def quadratic_constants(fed, *, radius=None) -> QuadraticConstants:
+    """``(beta_smoothness, L_lipschitz, delta)`` of the paper's assumptions for a quadratic federation over the ball ``||w - x*|| <= radius``.
 
     ``beta = max_i lambda_max(H_i)``; ``L = max_i lambda_max(H_i) (radius + ||x_i* - x*||)`` bounds
     ``||grad F_i||`` on the ball; ``delta = sum_i rho_i delta_i`` with ``delta_i`` from
@@ -579,7 +602,7 @@ def quadratic_constants(fed, *, radius=None):
     r = asarray(radius, xp)
     L = (fed.L_i * (r[..., None] + spread)).max(axis=-1)
     delta = (fed.weights * fed.delta_ball(r[..., None])).sum(axis=-1)
-    return fed.L, L, delta
+    return QuadraticConstants(fed.L, L, delta)
 
 
 def alpha_comparison(fed, *, eta, tau, Deltas, alpha_bound=None, L=None, delta=None, radius=None) -> AlphaComparison:
@@ -618,5 +641,5 @@ def alpha_comparison(fed, *, eta, tau, Deltas, alpha_bound=None, L=None, delta=N
         Delta=D.reshape(-1), alpha_gap=og.alpha, alpha_rate=orate.alpha, alpha_bound=alpha_bound,
         gap_at_alpha_gap=og.value, gap_at_alpha_bound=gap_b, gap_at_1=og.value_at_1,
         rate_at_alpha_rate=orate.value, rate_at_alpha_bound=rate_b, rate_at_1=orate.value_at_1,
-        L=L, delta=delta, beta=beta,
+        L_lipschitz=L, delta=delta, beta=beta,
     )

@@ -15,19 +15,19 @@ and runs ``tau_i`` steps of the common form
     m^(k) = beta1 m^(k-1) + (1 - beta1) g_k,     y^(k+1) = y^(k) - eta_i P^(k) m^(k),
 
 with ``P^(k) = I`` (sgd, momentum), a fixed SPD ``P_i`` (precond) or
-``diag(1 / (sqrt(v^(k)) + eps))`` (adagrad ``v += g^2`` from ``v0``, spec E1; adam / yogi as
+``diag(1 / (sqrt(v^(k)) + eps))`` (adagrad ``v += g^2`` from ``v0``, the accumulator before the step; adam / yogi as
 Alg. 1, optional Keras bias correction).  It returns ``Delta_i = x - y^(tau_i)`` (the sign of a
 gradient) and the correction matrix
 
 * ``n_mode="exact"`` (the exact B/N identity): ``N_i = eta_i sum_k (1 - beta1^(k+1)) P^(k)``,
   so that ``x - A_i(x) = eta_i sum_j B^(j) g_j`` with ``sum_j B^(j) = N_i / eta_i``;
-* ``n_mode="alg1"`` (Algorithm 1 lines 9-10, as printed; errata E14, E15):
+* ``n_mode="alg1"`` (Algorithm 1 lines 9-10, as printed, which drops ``eta`` and the momentum weights):
   ``N_i = sum_k M^(k)``, ``M^(k) = beta1 M^(k-1) + (1 - beta1) P^(k)`` (no ``eta``).
 
 ``N_i`` is diagonal (returned as ``(..., M, d)``) except for ``"precond"`` (``N_i = c_i P_i``,
 returned ``(..., M, d, d)``).  Corrections: ``"local"`` sends ``N_i^{-1} Delta_i``; ``"joint"``
 additionally rescales the aggregate by ``N_s^{-1}``, ``N_s = sum_i omega_i N_i^{-1}``.  The server
-then applies ``x <- x - alpha Delta`` (sgd) or a momentum / AdaGrad / Adam / Yogi step (§2.7).
+then applies ``x <- x - alpha Delta`` (sgd) or a momentum / AdaGrad / Adam / Yogi step (the server optimizers of the paper's experiments).
 
 Statement.  With deterministic gradients, full participation, ``omega = w`` and a GD server this
 is exactly iteration (5) (local correction: (98)); on quadratic clients with fixed ``P_i`` one
@@ -202,16 +202,12 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
     x0 = V.array(x0, "x0", xp=xp, min_ndim=1)
     if x0.shape[-1] != d:
         raise V.InputError(f"x0 must have shape (..., d={d}); got {tuple(x0.shape)}")
-    eta = _positive("eta", eta, xp)
+    eta = V.client_parameter(eta, "eta", M=M, xp=xp, low=0.0, open_low=True).astype(xp.float64)
     if eta.ndim == 0:
         eta = xp.full((M,), float(eta))
-    if eta.shape[-1] not in (1, M):
-        raise V.InputError(f"eta must be a scalar or have shape (..., M={M}); got {tuple(eta.shape)}")
-    tau_arr = V.array(tau, "tau", xp=xp, kind="integer", low=1, high=10**6)
+    tau_arr = V.client_parameter(tau, "tau", M=M, xp=xp, kind="integer", low=1, high=10**6)
     if tau_arr.ndim == 0:
         tau_arr = xp.full((M,), int(tau_arr), dtype=xp.int64)
-    if tau_arr.shape[-1] not in (1, M):
-        raise V.InputError(f"tau must be an integer or have shape (..., M={M}); got {tuple(tau_arr.shape)}")
     P = Pinv = None
     if client_opt == "precond":
         if precond is None:
@@ -330,7 +326,8 @@ def client_update(problem, *, x, eta, tau, client_opt="sgd", precond=None, beta1
     """ClientUpdate (restarted local optimizer) for every client of every configuration, from the model ``x``.
 
     Restart semantics: no state survives between calls, so two calls with the same ``x`` and the
-    same noise keys give identical local trajectories.  ``record=True`` also returns the local
+    same noise keys give identical local trajectories.  ``eta`` and ``tau`` are client parameters
+    as in :func:`fedopt` (``per_client`` / ``per_configuration``; a plain 1-D array is refused).  ``record=True`` also returns the local
     iterates, the gradients and the preconditioners of every step (for the exact-N identity).
 
     >>> import numpy as np, fltheory as flt
@@ -348,7 +345,7 @@ def client_update(problem, *, x, eta, tau, client_opt="sgd", precond=None, beta1
 
 
 # --------------------------------------------------------------------------------------
-# participation and aggregation weights (spec E22)
+# participation and aggregation weights
 # --------------------------------------------------------------------------------------
 def _omega(s: _Setup, w, t, sampling, sampling_scheme, aggregation):
     xp = s.xp
@@ -386,8 +383,12 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
     ----------
     problem : federation (module docstring); leading batch axes are configurations x seeds.
     x0 : (..., d) initial model.  rounds : number of rounds T >= 0.
-    eta : client learning rate eta_i > 0, scalar or (..., M).  tau : local steps tau_i >= 1, int or
-        (..., M) ints; clients with tau_i < max tau idle (masked no-op steps) at the end of a round.
+    eta : client learning rate eta_i > 0.  tau : local steps tau_i >= 1; clients with tau_i < max tau
+        idle (masked no-op steps) at the end of a round.  Both are client parameters: a scalar is
+        common to every client; ``fltheory.per_client(v)`` gives one value per client (last axis
+        M), ``fltheory.per_configuration(v)`` one run per value; a plain array needs a last axis
+        of M or 1 (leading axes = configurations), and a plain 1-D array of several values is
+        refused as ambiguous (:func:`fltheory.validation.client_parameter`).
     client_opt : "sgd" | "momentum" | "precond" | "adagrad" | "adam" | "yogi".
     precond : (..., M, d, d) SPD P_i, required for "precond" and only allowed there.
     beta1, beta2, v0, eps : client optimizer constants; ``None`` gives the usual defaults
@@ -399,12 +400,12 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
     server_opt : "sgd" (x -= alpha Delta) | "momentum" (m = server_beta1 m + Delta; x -= alpha m) |
         "adagrad" (v += Delta^2) | "adam" | "yogi" (m, v EMAs, no bias correction), all with
         x -= alpha m / (sqrt(v) + server_eps); v starts at ``server_v0`` (default server_eps^2, as [6]).
-    alpha : server learning rate > 0, scalar or (...,) per configuration.
+    alpha : server learning rate > 0, scalar or an array of configuration axes (never per client).
     sampling : None (full participation) or |S| in [1, M] clients per round, drawn by
         ``sampling_scheme``: "uniform" (distinct clients, uniformly without replacement) or
         "weighted" (i.i.d. proportional to w_i, with replacement; repeats count).
     aggregation : "weights" (omega_i = w_i renormalised over the sampled clients; eq. (5)) or
-        "uniform" (omega_i = multiplicity / |S|; Alg. 1).  See spec E22: uniform aggregation
+        "uniform" (omega_i = multiplicity / |S|; Alg. 1).  Uniform aggregation
         is unbiased for (5) under "weighted" sampling, "weights" is the analysis choice.
     seed, noise, config, client_ids : keyed randomness (module docstring); ``noise=False``
         gives deterministic gradients even when the problem has ``noise_cov``.
@@ -432,7 +433,7 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
     rounds = V.integer(rounds, "rounds", low=0, high=10**8)
     record_every = V.integer(record_every, "record_every", low=1, high=10**8)
     xp0 = namespace(problem.weights)
-    alpha = _positive("alpha", alpha, xp0)
+    alpha = V.configuration_parameter(alpha, "alpha", xp=xp0, low=0.0, open_low=True).astype(xp0.float64)
     s, x = _setup(problem, x0, eta=eta, tau=tau, client_opt=client_opt, precond=precond, beta1=beta1, beta2=beta2,
                   v0=v0, eps=eps, bias_correction=bias_correction, n_mode=n_mode, noise=noise, seed=seed,
                   config=config, client_ids=client_ids, extra_batch=alpha.shape)
@@ -509,6 +510,7 @@ def fedopt_loop(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None
     with omega = w, and the three corrections.  Python loops over configurations, rounds,
     clients and local steps; the noise is drawn one (configuration, round, client, step) at a
     time from the same keyed stream as ``fedopt``, so both give the same run (to rounding).
+    ``eta``, ``tau`` and ``alpha`` follow :func:`fedopt`'s batch convention.
 
     >>> import numpy as np, fltheory as flt
     >>> fed = flt.random_quadratic_federation(M=3, d=2, seed=1)
@@ -527,9 +529,9 @@ def fedopt_loop(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None
     H, xo, w = (to_numpy(v) for v in (problem.H, problem.x_opt, problem.weights))
     rounds = V.integer(rounds, "rounds", low=0, high=10**6)
     x0 = V.array(to_numpy(x0) if is_cupy(x0) else x0, "x0", xp=np, shape=(d,))
-    eta_a = V.array(to_numpy(eta) if is_cupy(eta) else eta, "eta", xp=np, low=0.0, open_low=True)
-    tau_a = V.array(to_numpy(tau) if is_cupy(tau) else tau, "tau", xp=np, kind="integer", low=1, high=10**5)
-    alpha = V.array(alpha, "alpha", xp=np, low=0.0, open_low=True)
+    eta_a = V.client_parameter(eta, "eta", M=M, xp=np, low=0.0, open_low=True)
+    tau_a = V.client_parameter(tau, "tau", M=M, xp=np, kind="integer", low=1, high=10**5)
+    alpha = V.configuration_parameter(alpha, "alpha", xp=np, low=0.0, open_low=True)
     seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
     noise = V.flag(noise, "noise")
     if int(np.prod(np.broadcast_shapes(np.shape(eta_a)[:-1], H.shape[:-3]))) * rounds * int(tau_a.max()) * M > 10**7:

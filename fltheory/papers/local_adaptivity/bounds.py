@@ -609,7 +609,7 @@ STATEMENTS = [
     lemma4, lemma4_strong,
     theorem3_general, theorem3_128, theorem3_printed, theorem3_128_at_130, theorem3_corrected,
 ]
-"""All statements of paper 004 in paper order (appendix lemmas at the point where they are used)."""
+"""All statements of the local adaptivity paper in paper order (appendix lemmas at the point where they are used)."""
 
 
 # ============================================================================ helpers
@@ -635,7 +635,9 @@ def theorem1_aggregates(weights, h, q, sigma2) -> Theorem1Aggregates:
     r"""Aggregates of Theorem 1: :math:`\bar h=\sum_iw_ih_i`, :math:`C_q=\sigma^2\sum_iw_i^2q_i`.
 
     ``weights``, ``h``, ``q``: (..., M), broadcasting; ``sigma2``: (...) or scalar. Weights must be
-    >= 0 and sum to 1 (the Jensen step (53) needs it); h in [0, 1), q >= 0.
+    >= 0 and sum to 1 (the Jensen step (53) needs it); h in [0, 1), q >= 0.  ``h`` and ``q`` are
+    the clients' constants of Assumptions 1-2, so their last axis is always the client axis
+    (aligned with ``weights``); configurations go in front.
 
     >>> a = theorem1_aggregates(np.array([0.5, 0.5]), h=np.array([0.25, 0.75]), q=np.array([1.0, 3.0]), sigma2=2.0)
     >>> float(a.hbar), float(a.Cq)
@@ -667,13 +669,24 @@ class Theorem3Aggregates:
 
 
 def theorem3_aggregates(weights, *, eta, tau) -> Theorem3Aggregates:
-    """Aggregates of Theorem 3 (126)/(127) from per-client ``eta`` and ``tau`` ((..., M), broadcasting)."""
-    xp = namespace(weights, eta, tau)
-    from ...validation import array as _array  # noqa: PLC0415
+    """Aggregates of Theorem 3 (126)/(127) from the clients' ``eta`` and ``tau``.
 
+    ``weights``: (..., M); ``eta``, ``tau``: client parameters (a scalar common to every client,
+    ``fltheory.per_client(v)`` with a last axis of M, or an array ``(..., M)`` / ``(..., 1)`` with
+    configuration axes in front; a plain 1-D array of several values is refused as ambiguous).
+
+    >>> from fltheory import per_client
+    >>> a = theorem3_aggregates(np.array([0.5, 0.5]), eta=per_client([0.1, 0.2]), tau=2)
+    >>> round(float(a.alpha), 12), round(float(a.s2), 12)
+    (0.3, 0.1)
+    """
+    from ...validation import PerClient, PerConfiguration, client_parameter  # noqa: PLC0415
+
+    xp = namespace(*(v.values if isinstance(v, (PerClient, PerConfiguration)) else v for v in (weights, eta, tau)))
     w = validate_weights(weights, xp)
-    et = _positive("eta", eta, xp)
-    ta = _array(tau, "tau", xp=xp, kind="integer", low=1).astype(xp.float64)
+    M = w.shape[-1]
+    et = client_parameter(eta, "eta", M=M, xp=xp, low=0.0, open_low=True).astype(xp.float64)
+    ta = client_parameter(tau, "tau", M=M, xp=xp, kind="integer", low=1).astype(xp.float64)
     return Theorem3Aggregates(alpha=(w * et * ta).sum(axis=-1), s2=(w * et ** 2 * ta ** 2).sum(axis=-1))
 
 

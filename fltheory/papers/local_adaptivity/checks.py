@@ -1,4 +1,4 @@
-"""Checks of paper 004: each statement against exact computation or simulation.
+"""Checks of the local adaptivity paper (Wang et al.): each statement against exact computation or simulation.
 
 Every sampler draws instances inside the statement's assumptions, with the instance strategy of
 the paper, and every instance can be rebuilt: ``instance(seed, ...)`` is a pure function of
@@ -30,6 +30,7 @@ import numpy as np
 import fltheory as flt
 
 from ...problems import QuadraticFederation, SeparableCosineFederation
+from ...validation import per_client
 from ...verify import Check, Sample, register
 from . import bounds as B
 from . import exact
@@ -84,16 +85,16 @@ def _closed_form_vs_simulation(quick, seed):
         s = seed * 1000 + j
         fed, P, eta, tau = instance(s)
         for correction in exact.CORRECTIONS:
-            am = float(exact.alpha_max(fed, eta=eta, tau=tau, precond=P, correction=correction))
+            am = float(exact.alpha_max(fed, eta=per_client(eta), tau=per_client(tau), precond=P, correction=correction))
             alpha = 0.9 * min(am, 1.0) if correction == "none" else 0.5 * am
-            rho = float(exact.round_map(fed, eta=eta, tau=tau, alpha=alpha, precond=P,
+            rho = float(exact.round_map(fed, eta=per_client(eta), tau=per_client(tau), alpha=alpha, precond=P,
                                         correction=correction).spectral_radius())
             if rho > 0.95:
                 continue
             T = int(np.ceil(np.log(1e-14) / np.log(max(rho, 1e-3)))) + 20
-            sim = fedopt(fed, x0=np.zeros(fed.d), rounds=T, eta=eta, tau=tau, client_opt="precond", precond=P,
+            sim = fedopt(fed, x0=np.zeros(fed.d), rounds=T, eta=per_client(eta), tau=per_client(tau), client_opt="precond", precond=P,
                          correction=correction, alpha=alpha, record_every=T).x
-            cf = exact.fixed_point(fed, eta=eta, tau=tau, precond=P, correction=correction).x
+            cf = exact.fixed_point(fed, eta=per_client(eta), tau=per_client(tau), precond=P, correction=correction).x
             err = _norm(sim - cf) / (1 + _norm(cf))
             yield Sample(err, 0.0, {"instance_seed": s, "correction": correction, "alpha": alpha, "rounds": T},
                          seed=s, size=fed.M * fed.d)
@@ -125,8 +126,8 @@ def _worked_example(quick, seed):
     for c, v in zip(exact.CORRECTIONS, (4.616, 1.1717, 4.861)):
         rows.append((f"alpha_max[{c}]", exact.alpha_max(fed, eta=0.1, tau=5, precond=_JACOBI, correction=c), v, 5e-4))
     for eta, b0, b1 in [(0.2, 0.5454, 5.235e-2), (0.01, 0.4645, 2.323e-3), (1e-4, 0.4606, 2.306e-5)]:
-        x0 = exact.fixed_point(fed, eta=eta, tau=5, precond=_JACOBI).x
-        x1 = exact.fixed_point(fed, eta=eta, tau=5, precond=_JACOBI, correction="local").x
+        x0 = exact.fixed_point(fed, eta=per_client(eta), tau=5, precond=_JACOBI).x
+        x1 = exact.fixed_point(fed, eta=per_client(eta), tau=5, precond=_JACOBI, correction="local").x
         rows.append((f"bias_none(eta={eta})", _norm(x0 - fed.x_star), b0, 5e-5))
         rows.append((f"bias_local(eta={eta})", _norm(x1 - fed.x_star), b1, 5e-4 * b1))
     for name, value, printed, tol in rows:
@@ -148,7 +149,7 @@ def _theorem2_scalar(quick, seed):
             vals.update({f"w_{i+1}": fed.weights[i], f"eta_{i+1}": eta[i], f"tau_{i+1}": float(tau[i]),
                          f"P_{i+1}": P[i, 0, 0], f"H_{i+1}": fed.H[i, 0, 0], f"xs_{i+1}": fed.x_opt[i, 0]})
         sym = float(st(**vals))
-        num = float(exact.fixed_point(fed, eta=eta, tau=tau, precond=P).x[0])
+        num = float(exact.fixed_point(fed, eta=per_client(eta), tau=per_client(tau), precond=P).x[0])
         yield Sample(sym, num, {"instance_seed": s}, seed=s, size=3)
 
 
@@ -167,8 +168,8 @@ def _hetero_instances(seed, count):
 def _limit8(quick, seed):
     """||x~(eps eta) - lim|| / (1 + ||lim||) at eps = 1e-8: a wrong limit would leave an O(1) error."""
     for s, fed, P, eta, tau in _hetero_instances(seed, _n(quick, 6, 30)):
-        lim = exact.small_eta_limit(fed, tau=tau, gamma=eta, precond=P)
-        x = exact.fixed_point(fed, eta=1e-8 * eta, tau=tau, precond=P).x
+        lim = exact.small_eta_limit(fed, tau=per_client(tau), gamma=per_client(eta), precond=P)
+        x = exact.fixed_point(fed, eta=per_client(1e-8 * eta), tau=per_client(tau), precond=P).x
         yield Sample(_norm(x - lim) / (1 + _norm(lim)), 0.0, {"instance_seed": s, "eps": 1e-8}, seed=s,
                      size=fed.M * fed.d)
 
@@ -180,11 +181,11 @@ register(Check(f"{PAPER}.limit8", paper=PAPER, statement=B.theorem2_limit, relat
 def _nonvanishing_bias(quick, seed):
     """The uncorrected bias stays at ||lim - x*|| > 0 as eta -> 0 (value), >= half of it (bound)."""
     for s, fed, P, eta, tau in _hetero_instances(seed, _n(quick, 6, 30)):
-        lim = exact.small_eta_limit(fed, tau=tau, gamma=eta, precond=P)
+        lim = exact.small_eta_limit(fed, tau=per_client(tau), gamma=per_client(eta), precond=P)
         gap = _norm(lim - fed.x_star)
         if gap < 1e-6:
             continue
-        worst = min(_norm(exact.fixed_point(fed, eta=e * eta, tau=tau, precond=P).x - fed.x_star) for e in (1e-2, 1e-4, 1e-6))
+        worst = min(_norm(exact.fixed_point(fed, eta=per_client(e * eta), tau=per_client(tau), precond=P).x - fed.x_star) for e in (1e-2, 1e-4, 1e-6))
         yield Sample(worst, 0.5 * gap, {"instance_seed": s, "limit_bias": gap}, seed=s, size=fed.M * fed.d)
 
 
@@ -197,8 +198,8 @@ def _corrected_first_order(quick, seed):
     for s, fed, P, eta, tau in _hetero_instances(seed, _n(quick, 6, 30)):
         for eps in (1e-3, 1e-5):
             e = eps * eta
-            xh = exact.fixed_point(fed, eta=e, tau=tau, precond=P, correction="local").x
-            fo = exact.first_order_bias(fed, eta=e, tau=tau, precond=P)
+            xh = exact.fixed_point(fed, eta=per_client(e), tau=per_client(tau), precond=P, correction="local").x
+            fo = exact.first_order_bias(fed, eta=per_client(e), tau=per_client(tau), precond=P)
             if _norm(fo) < 1e-14:
                 continue
             # x^ - x* = first-order term + O(eta^2): relative remainder <= 1e3 * eps
@@ -221,7 +222,7 @@ def _plain_gd_bias(quick, seed):
             vals.update({f"w_{i+1}": fed.weights[i], f"H_{i+1}": fed.H[i, 0, 0], f"xs_{i+1}": fed.x_opt[i, 0]})
         coef = float(st(**vals))
         e = 1e-6 / fed.L
-        x = exact.fixed_point(fed, eta=e, tau=tau).x[0]
+        x = exact.fixed_point(fed, eta=e, tau=per_client(tau)).x[0]
         yield Sample((x - fed.x_star[0]) / e, coef, {"instance_seed": s}, seed=s, size=3)
 
 
@@ -255,7 +256,7 @@ def _q_sgd(quick, seed):
         s = seed * 1000 + j
         fed, P, eta, tau = instance(s, precond="identity", noise=True)
         eta = np.random.default_rng(s).uniform(0.01, 1.0, fed.M) * 2 / np.asarray(fed.L_i)
-        cov = exact.client_covariances(fed, eta=eta, tau=tau)
+        cov = exact.client_covariances(fed, eta=per_client(eta), tau=per_client(tau))
         tr = np.trace(cov, axis1=-2, axis2=-1)
         for i in range(fed.M):
             s2 = float(np.trace(fed.noise_cov[i]))
@@ -357,10 +358,10 @@ def _theorem1_recursion(quick, seed):
     for j in range(_n(quick, 5, 25)):
         s = seed * 1000 + j
         fed, eta, tau, hbar, Cq = _sgd_noise_instance(s)
-        x_t = exact.fixed_point(fed, eta=eta, tau=tau).x
+        x_t = exact.fixed_point(fed, eta=per_client(eta), tau=per_client(tau)).x
         x0 = x_t + np.random.default_rng(s).normal(size=fed.d) * 3
         for alpha in (0.3, 0.7, 1.0):
-            r = exact.noise_moments(fed, eta=eta, tau=tau, alpha=alpha, x0=x0, T=30).mse(x_t)
+            r = exact.noise_moments(fed, eta=per_client(eta), tau=per_client(tau), alpha=alpha, x0=x0, T=30).mse(x_t)
             bound = st(alpha=alpha, hbar=hbar, Cq=Cq, r_t=r[:-1])
             for t in range(30):
                 yield Sample(float(r[t + 1]), float(bound[t]), {"instance_seed": s, "alpha": alpha, "t": t}, seed=s,
@@ -376,10 +377,10 @@ def _theorem1_constant_alpha(quick, seed):
     for j in range(_n(quick, 5, 25)):
         s = seed * 1000 + j
         fed, eta, tau, hbar, Cq = _sgd_noise_instance(s)
-        x_t = exact.fixed_point(fed, eta=eta, tau=tau).x
+        x_t = exact.fixed_point(fed, eta=per_client(eta), tau=per_client(tau)).x
         x0 = x_t + np.random.default_rng(s).normal(size=fed.d) * 3
         for alpha in (0.2, 0.6, 1.0):
-            r = exact.noise_moments(fed, eta=eta, tau=tau, alpha=alpha, x0=x0, T=40).mse(x_t)
+            r = exact.noise_moments(fed, eta=per_client(eta), tau=per_client(tau), alpha=alpha, x0=x0, T=40).mse(x_t)
             T = np.arange(41.0)
             bound = st(alpha=alpha, hbar=hbar, Cq=Cq, r0=r[0], T=T)
             for t in (1, 5, 40):
@@ -400,8 +401,8 @@ def _gd_special_case(quick, seed):
         rng = np.random.default_rng(s)
         mu, L = float(fed.mu), float(fed.L)
         eta = float(rng.uniform(0.05, 1.0)) * 2 / (mu + L)
-        x_t = exact.fixed_point(fed, eta=eta, tau=tau).x
-        rmap = exact.round_map(fed, eta=eta, tau=tau, alpha=1.0)
+        x_t = exact.fixed_point(fed, eta=per_client(eta), tau=per_client(tau)).x
+        rmap = exact.round_map(fed, eta=per_client(eta), tau=per_client(tau), alpha=1.0)
         x0 = x_t + rng.normal(size=fed.d)
         traj = rmap.trajectory(x0, 20)
         r = ((traj - x_t) ** 2).sum(-1)
@@ -509,14 +510,14 @@ def _decaying(st, *, printed):
                 beta = 4 * sigma2 * eta**2 * tau / (a**2 * r0)   # the paper's largest admissible beta
             else:
                 beta = float(rng.uniform(1.0, 3.0)) * 2 / a
-            x_t = exact.fixed_point(fed, eta=eta, tau=tau).x
+            x_t = exact.fixed_point(fed, eta=per_client(eta), tau=per_client(tau)).x
             x0 = x_t + np.sqrt(r0)
             m, S = x0.copy(), np.zeros((1, 1))
-            cov = exact.client_covariances(fed, eta=eta, tau=tau)
+            cov = exact.client_covariances(fed, eta=per_client(eta), tau=per_client(tau))
             Q1 = (np.full(M, 1.0 / M) ** 2 @ cov.reshape(M, -1)).reshape(1, 1)
             for t in range(0, 60):
                 alpha_t = 2 / (a * (t + beta))
-                rmap = exact.round_map(fed, eta=eta, tau=tau, alpha=alpha_t)
+                rmap = exact.round_map(fed, eta=per_client(eta), tau=per_client(tau), alpha=alpha_t)
                 m = rmap(m)
                 S = rmap.A @ S @ rmap.A.T + alpha_t**2 * Q1
                 r = float(((m - x_t) ** 2).sum() + np.trace(S))
@@ -561,7 +562,7 @@ def _theorem3_run(fed, *, eta, tau, T, x0, v0, F_inf):
     g2, Lam, G = [], 1.0, 0.0
     for t in range(T):
         g2.append(float((fed.grad(x) ** 2).sum()))
-        cu = client_update(fed, x=x, eta=eta, tau=tau, client_opt="adagrad", v0=v0, eps=0.0, record=True, noise=False)
+        cu = client_update(fed, x=x, eta=per_client(eta), tau=per_client(tau), client_opt="adagrad", v0=v0, eps=0.0, record=True, noise=False)
         P = np.asarray(cu.P)                          # (tau, M, d): B^(k) = P^(k) for beta1 = 0
         Lam = max(Lam, float((tau * P / P.sum(0)).max()))
         G = max(G, float(np.linalg.norm(P * np.asarray(cu.g), axis=-1).max()))
@@ -605,7 +606,7 @@ def _theorem3(kind):
             if kind == "general":
                 eta = float(np.random.default_rng([seed, T, tau]).uniform(0.1, 1.0)) / (tau * L)  # alpha = eta tau <= 1/L
                 lhs, D, Lam, G = _theorem3_run(fed, eta=eta, tau=tau, T=T, x0=x0, v0=v0, F_inf=F_inf)
-                s2 = float(B.theorem3_aggregates(fed.weights, eta=np.full(fed.M, eta), tau=np.full(fed.M, tau)).s2)
+                s2 = float(B.theorem3_aggregates(fed.weights, eta=eta, tau=tau).s2)
                 bound = B.theorem3_general(D=D, G=G, L=L, Lambda=Lam, T=T, alpha=eta * tau, s2=s2)
             else:
                 out = _theorem3_prescribed(fed, tau=tau, T=T, x0=x0, v0=v0, F_inf=F_inf)
@@ -656,4 +657,4 @@ def _adaptive_bias(quick, seed):
 
 register(Check(f"{PAPER}.adaptive_bias_shrinks", paper=PAPER, statement=None, relation="<=",
                sampler=_adaptive_bias, variant="corrected",
-               description="AdaGrad / Adam clients: the corrected limit is closer to x* than the biased one ((11), §5.4)"))
+               description="AdaGrad / Adam clients: the corrected limit is closer to x* than the biased one ((11) and the paper's Section 5.4)"))

@@ -1,4 +1,4 @@
-"""Exact analysis of FedOpt with fixed-preconditioner clients on quadratics (paper 004).
+"""Exact analysis of FedOpt with fixed-preconditioner clients on quadratics (Wang et al., Local Adaptivity in Federated Learning).
 
 Problem class
 -------------
@@ -32,6 +32,17 @@ Statements realised here: Theorem 2 (fixed point, exact), its limit (8) (exact),
 eq. (9) (exact identity), the first-order bias (tight to O(eta^2)), and the
 exact convergence condition ``0 < alpha < alpha_max`` of the round map (necessary and sufficient).
 
+Batch axes
+----------
+``eta`` and ``tau`` (and ``gamma``) are *client parameters*
+(:func:`fltheory.validation.client_parameter`): a scalar is common to every client; an array's
+last axis is the client axis, of length ``M`` (one value per client) or 1 (common to every
+client), and the axes before it are configurations, broadcast against the federation's batch
+axes.  Mark a 1-D array: ``fltheory.per_client([...])`` (M values, one run) or
+``fltheory.per_configuration([...])`` (a sweep, one run per value); a plain 1-D array of several
+values is refused, since with ``M`` values it could mean either.  ``alpha`` is per configuration
+only.
+
 Example
 -------
 >>> import numpy as np, fltheory as flt
@@ -51,7 +62,7 @@ from typing import Any
 
 import numpy as np
 
-from ...backend import asarray, is_cupy, to_numpy
+from ...backend import asarray, to_numpy
 from ...linear import AffineMap, Deferred, FixedPoint, Moments, one_minus_power, spectral_radius
 from ... import validation as V
 from ...problems import ProblemError, QuadraticFederation
@@ -107,20 +118,19 @@ def _check_fed(fed):
     V.instance(fed, "fed", QuadraticFederation)
 
 
-def _as_eta_tau(fed: QuadraticFederation, eta, tau):
+def _as_eta_tau(fed: QuadraticFederation, eta, tau, eta_name="eta"):
+    """``eta`` and ``tau`` broadcast to ``(..., M)``: the client-parameter convention of
+    :func:`fltheory.validation.client_parameter` (last axis clients, ``per_client`` /
+    ``per_configuration`` marks, a plain 1-D array of several values refused)."""
     _check_fed(fed)
     xp = fed.xp
-    eta = V.array(eta, "eta", xp=xp, low=0.0, open_low=True)
-    if eta.ndim and eta.shape[-1] not in (1, fed.M):
-        raise ProblemError(f"eta must be a scalar or have a last axis of size M={fed.M} (use shape (B, 1) for one eta per configuration); got shape {tuple(eta.shape)}")
-    tau_np = V.array(to_numpy(tau) if is_cupy(tau) else tau, "tau", xp=np, kind="integer", low=1, high=TAU_MAX)
-    if tau_np.ndim and tau_np.shape[-1] not in (1, fed.M):
-        raise ProblemError(f"tau must be an int or have a last axis of size M={fed.M}; got shape {tau_np.shape}")
+    eta = V.client_parameter(eta, eta_name, M=fed.M, xp=xp, low=0.0, open_low=True)
+    tau_np = V.client_parameter(tau, "tau", M=fed.M, xp=np, kind="integer", low=1, high=TAU_MAX)
     batch = fed.batch_shape
     try:
         shape = np.broadcast_shapes(batch + (fed.M,), eta.shape, tau_np.shape)
     except ValueError:
-        raise ProblemError(f"eta {tuple(eta.shape)} and tau {tuple(tau_np.shape)} do not broadcast against the "
+        raise ProblemError(f"{eta_name} {tuple(eta.shape)} and tau {tuple(tau_np.shape)} do not broadcast against the "
                            f"federation's (batch, M) = {batch + (fed.M,)}") from None
     return xp.broadcast_to(eta, shape), xp.broadcast_to(xp.asarray(tau_np.astype(np.int64)), shape)
 
@@ -146,7 +156,7 @@ def _sqrt_spd(P, xp, name="precond"):
 def local_operators(fed: QuadraticFederation, *, eta, tau, precond=None) -> LocalOperators:
     """``K_i``, ``N_i^{-1}`` and ``N_i^{-1}(I - K_i)`` for every client, in the eigenbasis.
 
-    ``eta``: scalar, or per client ``(..., M)``; ``tau``: int or ``(M,)`` ints; ``precond``:
+    ``eta``: scalar or a client parameter (module docstring, *Batch axes*); ``tau``: int or the same; ``precond``:
     ``None`` (``P_i = I``) or SPD ``(..., M, d, d)``.
     """
     xp = fed.xp
@@ -226,7 +236,10 @@ def round_operators(fed: QuadraticFederation, *, eta, tau, precond=None) -> Roun
     ``I - K`` itself (per-client ``tau_i`` through masks): ``popcount + bitlength - 2`` batched
     products, no eigen-decomposition, no cancellation as ``eta -> 0``; this is what makes the
     closed-form fixed point cheap and accurate (see benchmarks/).  Same values as
-    :func:`local_operators` to rounding."""
+    :func:`local_operators` to rounding.
+
+    Batch axes: ``eta`` and ``tau`` are client parameters (module docstring, *Batch axes*).
+    """
     xp = fed.xp
     eta, tau = _as_eta_tau(fed, eta, tau)
     P = _precond(fed, precond)
@@ -326,7 +339,10 @@ def _weighted_sums(w, T, xo, xp):
 
 
 def client_maps(fed: QuadraticFederation, *, eta, tau, precond=None) -> AffineMap:
-    """Every client's local run ``A_i(x) = K_i x + (I - K_i) x_i*`` (eq. (90)), batched over clients."""
+    """Every client's local run ``A_i(x) = K_i x + (I - K_i) x_i*`` (eq. (90)), batched over clients.
+
+    Batch axes: ``eta`` and ``tau`` are client parameters (module docstring, *Batch axes*).
+    """
     ops = local_operators(fed, eta=eta, tau=tau, precond=precond)
     xp = fed.xp
     b = fed.x_opt - xp.einsum("...ij,...j->...i", ops.K, fed.x_opt)
@@ -357,6 +373,8 @@ def round_map(fed: QuadraticFederation, *, eta, tau, alpha=1.0, precond=None, co
 
     With ``correction="none"`` and ``alpha = 1`` this is ``x -> sum_i w_i A_i(x)``; in general it is
     the Mann iteration ``(1 - alpha) I + alpha E[A]`` (eq. (6)).
+
+    Batch axes: ``eta`` and ``tau`` are client parameters (module docstring, *Batch axes*).
     """
     _check_correction(correction)
     return _round_map(fed, round_operators(fed, eta=eta, tau=tau, precond=precond), alpha, correction)
@@ -393,7 +411,8 @@ def fixed_point(fed: QuadraticFederation, *, eta, tau, precond=None, correction:
       They are computed on first access (one eigenvalue problem per configuration, which can
       cost more than the fixed point itself).
 
-    Batch axes: ``eta`` of shape ``(..., M)`` is per client, ``(..., 1)`` one per configuration.
+    Batch axes: ``eta``, ``tau`` are client parameters (module docstring, *Batch axes*): ``per_client``
+    values differ between clients, ``per_configuration`` values make a sweep.
 
     Example
     -------
@@ -512,16 +531,16 @@ def small_eta_limit(fed: QuadraticFederation, *, tau, gamma=1.0, precond=None, c
     """``lim_{eta -> 0} x~`` with ``eta_i = gamma_i eta`` (eq. (8)); ``x*`` for the corrected variants.
 
     ``(sum_i w_i gamma_i tau_i P_i H_i)^{-1} sum_i w_i gamma_i tau_i P_i H_i x_i*``.
+
+    Batch axes: ``gamma`` and ``tau`` are client parameters (module docstring, *Batch axes*).
     """
     _check_correction(correction)
     _check_fed(fed)
     xp = fed.xp
-    gamma = V.array(gamma, "gamma", xp=xp, low=0.0, open_low=True)
-    tau_np = V.array(to_numpy(tau) if is_cupy(tau) else tau, "tau", xp=np, kind="integer", low=1, high=TAU_MAX)
+    gamma, tau_b = _as_eta_tau(fed, gamma, tau, eta_name="gamma")
     P = xp.broadcast_to(xp.eye(fed.d), fed.H.shape) if precond is None else V.array(precond, "precond", xp=xp, min_ndim=3)
     if correction != "none":
         return fed.x_star
-    gamma, tau_b = _as_eta_tau(fed, gamma, tau_np)
     Wt = (fed.weights * gamma * tau_b)[..., None, None] * (P @ fed.H)
     A = Wt.sum(axis=-3)
     b = xp.einsum("...mij,...mj->...i", Wt, fed.x_opt)
@@ -536,6 +555,8 @@ def first_order_bias(fed: QuadraticFederation, *, eta, tau, precond=None, correc
     ``correction="none"`` it applies only when every ``N_i = eta_i tau_i P_i`` is the same matrix
     (then ``x~ = x^``; e.g. plain local GD with common ``eta``, ``tau``: the classical
     ``O(eta (tau - 1))`` bias); otherwise the bias does not vanish (use :func:`small_eta_limit`).
+
+    Batch axes: ``eta`` and ``tau`` are client parameters (module docstring, *Batch axes*).
     """
     _check_correction(correction)
     xp = fed.xp
@@ -558,6 +579,8 @@ def alpha_max(fed: QuadraticFederation, *, eta, tau, precond=None, correction: s
     ``rho(I - alpha C) < 1  iff  0 < alpha < min_lambda 2 Re(lambda) / |lambda|^2`` over the
     eigenvalues of ``C``; necessary and sufficient.  Raises when some
     eigenvalue has ``Re(lambda) <= 0`` (no server rate converges).
+
+    Batch axes: ``eta`` and ``tau`` are client parameters (module docstring, *Batch axes*).
     """
     _check_correction(correction)
     ops = round_operators(fed, eta=eta, tau=tau, precond=precond)
@@ -575,7 +598,10 @@ def alpha_max(fed: QuadraticFederation, *, eta, tau, precond=None, correction: s
 
 def pseudo_gradient(fed: QuadraticFederation, x, *, eta, tau, precond=None, correction: str = "none"):
     """The round's pseudo-gradient at ``x``: ``x - E[A](x) = sum_i w_i (I - K_i)(x - x_i*)`` for
-    ``none`` (eq. (9) at ``x = x*``), and its corrected forms; zero exactly at the fixed point."""
+    ``none`` (eq. (9) at ``x = x*``), and its corrected forms; zero exactly at the fixed point.
+
+    Batch axes: ``eta`` and ``tau`` are client parameters (module docstring, *Batch axes*).
+    """
     _check_correction(correction)
     ops = round_operators(fed, eta=eta, tau=tau, precond=precond)
     xp = fed.xp
@@ -588,6 +614,8 @@ def client_covariances(fed: QuadraticFederation, *, eta, tau, precond=None):
 
     ``eta_i^2 sum_{j < tau_i} S_i^j P_i Sigma_i P_i S_i^{jT}``, ``S_i = I - eta_i P_i H_i``,
     summed in closed form in the eigenbasis (geometric series, no loop over ``j``).
+
+    Batch axes: ``eta`` and ``tau`` are client parameters (module docstring, *Batch axes*).
     """
     xp = fed.xp
     if fed.noise_cov is None:
@@ -611,6 +639,8 @@ def noise_moments(fed: QuadraticFederation, *, eta, tau, alpha, x0, T: int, prec
     ``Sigma+ = R Sigma R^T + alpha^2 sum_i w_i^2 T_i Cov_i T_i^T`` with ``T_i = I``, ``N_i^{-1}``
     or ``N_s^{-1} N_i^{-1}`` for the three variants.  ``Moments.mse(x~)`` is
     ``E||x^{(t)} - x~||^2`` exactly.
+
+    Batch axes: ``eta`` and ``tau`` are client parameters (module docstring, *Batch axes*).
     """
     _check_correction(correction)
     xp = fed.xp
@@ -633,7 +663,7 @@ class AssumptionConstants:
     """Exact constants of Assumptions 1–2 on quadratics for one local run.
 
     ``h``: ``||K_i||_2^2`` (the exact, smallest valid ``h_i(tau_i)`` of Assumption 1 in the
-    Euclidean norm; may exceed 1 for preconditioned clients, E23); ``rho``: spectral radius of
+    Euclidean norm; may exceed 1 for preconditioned clients); ``rho``: spectral radius of
     ``K_i``; ``variance``: ``tr Cov[A_i(x)]`` (Assumption 2's ``q_i sigma^2`` at its tightest).
     """
 
@@ -643,6 +673,11 @@ class AssumptionConstants:
 
 
 def assumption_constants(fed: QuadraticFederation, *, eta, tau, precond=None) -> AssumptionConstants:
+    """The exact constants of Assumptions 1-2 (:class:`AssumptionConstants`) for clients running
+    ``tau_i`` steps of size ``eta_i``.
+
+    Batch axes: ``eta`` and ``tau`` are client parameters (module docstring, *Batch axes*).
+    """
     xp = fed.xp
     ops = local_operators(fed, eta=eta, tau=tau, precond=precond)
     sv = xp.linalg.svd(ops.K, compute_uv=False)

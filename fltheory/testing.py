@@ -1,0 +1,438 @@
+"""Test your own bound: hypothesis strategies for instances inside named assumptions, and a checker.
+
+This module needs hypothesis (``pip install "fltheory[testing]"``).  It gives
+
+* :func:`quadratic_federations`: quadratic federations with a chosen number of clients ``M``,
+  dimension ``d``, condition number ``kappa``, heterogeneity of the client optima and gradient
+  noise ``sigma2`` (each a value or a strategy), built by
+  :func:`fltheory.random_quadratic_federation`;
+* :func:`step_sizes`: step sizes inside a :class:`~fltheory.symbolic.Statement`'s conditions,
+  given the other parameters (the admissible set is solved exactly with SymPy);
+* :func:`statement_parameters`: every parameter of a statement, drawn from given strategies,
+  kept only where the statement's conditions hold;
+* :func:`delays` and :func:`schedules`: delay arrays and schedules of stale updates whose
+  staleness never exceeds a bound ``lam`` (:func:`fltheory.schedules.from_delays`,
+  :func:`fltheory.schedules.round_robin`);
+* :func:`assert_statement`: asserts a statement against a quantity you compute (exactly or by
+  simulation) on drawn cases; on failure hypothesis shrinks the case and the error
+  (:class:`BoundViolated`) prints the smallest counterexample it found, with the call that
+  rebuilds every drawn federation and schedule.
+
+Every drawn federation and schedule carries the call that rebuilds it (:func:`recipe`); a
+failing case is reported with those calls, so it can be rebuilt without hypothesis.
+
+Example
+-------
+>>> import sympy as sp
+>>> from hypothesis import strategies as st
+>>> import fltheory as flt
+>>> from fltheory.testing import assert_statement
+>>> k = sp.Symbol("k", integer=True, nonnegative=True)
+>>> claim = flt.Statement("small", lhs="k", relation="<=", expr=sp.Integer(10))
+>>> try:
+...     assert_statement(claim, lambda case: (case, {}), st.integers(0, 1000))
+... except flt.testing.BoundViolated as exc:
+...     print(exc.value, exc.bound)
+11.0 10.0
+"""
+from __future__ import annotations
+
+try:
+    import hypothesis
+    from hypothesis import HealthCheck, Phase, note, settings
+    from hypothesis import strategies as st
+except ImportError as exc:  # pragma: no cover - exercised by the packaging test
+    raise ImportError(
+        "fltheory.testing needs hypothesis: install it with  pip install \"fltheory[testing]\"  "
+        "(or  pip install \"hypothesis>=6\")"
+    ) from exc
+
+import math
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import sympy as sp
+
+from . import schedules as _schedules
+from . import validation as V
+from .problems import QuadraticFederation, random_quadratic_federation
+from .symbolic import ConditionError, Statement, StatementError, _exact
+
+__all__ = [
+    "BoundViolated", "assert_statement", "quadratic_federations", "step_sizes", "statement_parameters", "delays",
+    "schedules", "recipe",
+]
+
+_RECIPE = "_fltheory_recipe"
+
+
+class BoundViolated(AssertionError):
+    """A statement that fails on a drawn case; the message is a reproducible counterexample.
+
+    Attributes: ``statement`` (its name), ``value`` (the quantity), ``bound`` (the statement's
+    right-hand side), ``ratio`` (value/bound for an upper bound, bound/value for a lower bound),
+    ``parameters`` (the statement's arguments) and ``case`` (the drawn case, as rebuild calls).
+    """
+
+    def __init__(self, message, *, statement, value, bound, ratio, parameters, case):
+        super().__init__(message)
+        self.statement, self.value, self.bound, self.ratio = statement, value, bound, ratio
+        self.parameters, self.case = parameters, case
+
+
+# ------------------------------------------------------------------------------ helpers
+def _strategy(value, name: str):
+    """A strategy for ``value``: strategies pass through, plain values become ``st.just``."""
+    if isinstance(value, st.SearchStrategy):
+        return value
+    return st.just(value)
+
+
+def _tag(obj, text: str):
+    object.__setattr__(obj, _RECIPE, text)
+    return obj
+
+
+def recipe(obj) -> str | None:
+    """The call that rebuilds a federation or schedule drawn by this module (``None`` otherwise).
+
+    >>> fed = quadratic_federations(M=2, d=2, kappa=3.0).example()  # doctest: +SKIP
+    >>> recipe(fed)                                                 # doctest: +SKIP
+    'fltheory.random_quadratic_federation(M=2, d=2, kappa=3.0, ...)'
+    """
+    return getattr(obj, _RECIPE, None)
+
+
+def _shown(case) -> str:
+    """A case as text, with drawn federations and schedules replaced by their rebuild calls."""
+    r = recipe(case)
+    if r is not None:
+        return r
+    if isinstance(case, Mapping):
+        return "{" + ", ".join(f"{k!r}: {_shown(v)}" for k, v in case.items()) + "}"
+    if isinstance(case, list):
+        return "[" + ", ".join(_shown(v) for v in case) + "]"
+    if isinstance(case, tuple):
+        return "(" + ", ".join(_shown(v) for v in case) + ("," if len(case) == 1 else "") + ")"
+    if isinstance(case, np.ndarray):
+        return f"np.array({case.tolist()!r})"
+    return repr(case)
+
+
+# ------------------------------------------------------------------------------ federations
+def quadratic_federations(*, M=st.integers(1, 5), d=st.integers(1, 4), kappa=st.floats(1.0, 100.0), mu=1.0,
+                          heterogeneity=st.floats(0.0, 3.0), sigma2=None, weights="uniform", hessian="random"):
+    """Quadratic federations with ``M`` clients in dimension ``d``, each client's Hessian of
+    condition number exactly ``kappa`` with spectrum in ``[mu, kappa mu]`` (so the federation is
+    ``mu``-strongly convex and ``kappa mu``-smooth), client optima spread by ``heterogeneity``
+    (0: identical clients) and additive gradient noise of variance ``sigma2`` per coordinate
+    (``None``: deterministic gradients).
+
+    Each argument is a value or a hypothesis strategy; ``weights`` is ``"uniform"`` or
+    ``"dirichlet"``, ``hessian`` ``"random"``, ``"common"`` or ``"diagonal"`` (see
+    :func:`fltheory.random_quadratic_federation`).  Every federation carries its rebuild call
+    (:func:`recipe`), which a failing case prints.
+
+    >>> from hypothesis import given
+    >>> @given(quadratic_federations(M=3, d=2, kappa=st.floats(1, 10)))
+    ... def test(fed):
+    ...     assert fed.M == 3 and float(fed.L) <= 10 * float(fed.mu) * (1 + 1e-9)
+    >>> test()
+    """
+    V.choice(weights, "weights", ("uniform", "dirichlet"))
+    V.choice(hessian, "hessian", ("random", "common", "diagonal"))
+    parts = {"M": _strategy(M, "M"), "d": _strategy(d, "d"), "kappa": _strategy(kappa, "kappa"),
+             "mu": _strategy(mu, "mu"), "heterogeneity": _strategy(heterogeneity, "heterogeneity"),
+             "sigma2": _strategy(sigma2, "sigma2"), "seed": st.integers(0, 2**32 - 1)}
+
+    def build(kw):
+        args = dict(kw, weights=weights, hessian=hessian)
+        fed = random_quadratic_federation(**args)
+        text = "fltheory.random_quadratic_federation(" + ", ".join(f"{k}={v!r}" for k, v in args.items()) + ")"
+        note(f"federation: {text}")
+        return _tag(fed, text)
+
+    return st.fixed_dictionaries(parts).map(build)
+
+
+# ------------------------------------------------------------------------------ statements
+def _symbol(statement: Statement, name: str):
+    V.instance(statement, "statement", Statement)
+    for s in statement.symbols:
+        if s.name == name:
+            return s
+    raise StatementError(f"{statement.name} has no parameter {name!r}; it takes {list(statement.parameters)}")
+
+
+def admissible_set(statement: Statement, name: str, **values) -> sp.Set:
+    """The set of values of parameter ``name`` where every condition of ``statement`` holds,
+    the other parameters fixed at ``values`` (exact, by SymPy's ``solveset``).
+
+    >>> import sympy as sp
+    >>> from fltheory.papers.local_adaptivity import bounds
+    >>> admissible_set(bounds.h_sgd, "eta", mu=1, L=3, k=2)
+    Interval.Lopen(0, 1/2)
+    """
+    sym = _symbol(statement, name)
+    others = {s for s in statement.symbols if s is not sym}
+    missing = sorted(s.name for s in others if s.name not in values)
+    if missing:
+        raise StatementError(f"{statement.name}: give values for {missing} to solve the conditions for {name}")
+    extra = sorted(set(values) - {s.name for s in others})
+    if extra:
+        raise StatementError(f"{statement.name}: unknown parameter(s) {extra}")
+    subs = {s: _exact(values[s.name], s.name) for s in others}
+    x = sp.Dummy(name, real=True)
+    subs[sym] = x
+    # the symbol's own assumptions count as conditions (SymPy folds ``eta > 0`` to True)
+    lo, hi, lopen, ropen = (sp.S.Zero if sym.is_nonnegative else -sp.oo), sp.oo, bool(sym.is_positive), False
+    rest = []
+    for c in statement.conditions:
+        rel = sp.sympify(c.expr).xreplace(subs)
+        if rel is sp.true:
+            continue
+        if rel is sp.false:
+            return sp.S.EmptySet
+        edge = _affine_edge(rel, x)
+        if edge is None:
+            rest.append(rel)
+        elif edge == "all":
+            continue
+        elif edge == "none":
+            return sp.S.EmptySet
+        else:
+            side, value, strict = edge
+            if side == "upper" and (float(value) < float(hi) or (float(value) == float(hi) and strict)):
+                hi, ropen = value, strict
+            elif side == "lower" and (float(value) > float(lo) or (float(value) == float(lo) and strict)):
+                lo, lopen = value, strict
+    if float(lo) > float(hi) or (float(lo) == float(hi) and (lopen or ropen)):
+        return sp.S.EmptySet
+    out = sp.Interval(lo, hi, lopen, ropen)
+    for rel in rest:
+        out = out.intersect(sp.solveset(rel, x, domain=sp.S.Reals))
+    return out
+
+
+def _affine_edge(rel, x):
+    """``("upper" | "lower", edge, strict)`` for a relation affine in ``x`` (``"all"``/``"none"``
+    when it does not involve ``x``); ``None`` for anything else."""
+    kinds = {sp.LessThan: (False, False), sp.StrictLessThan: (True, False),
+             sp.GreaterThan: (False, True), sp.StrictGreaterThan: (True, True)}
+    if type(rel) not in kinds:
+        return None
+    strict, flip = kinds[type(rel)]
+    e = sp.expand(rel.lhs - rel.rhs)  # the relation is e <= 0 (e >= 0 when flipped)
+    if not e.is_polynomial(x) or sp.degree(e, x) > 1:
+        return None
+    a, b = e.coeff(x, 1), e.coeff(x, 0)
+    if not (a.is_number and b.is_number):
+        return None
+    if flip:
+        a, b = -a, -b
+    if a == 0:
+        return "all" if ((b < 0) if strict else (b <= 0)) else "none"
+    return ("upper" if a > 0 else "lower", -b / a, strict)
+
+
+def step_sizes(statement: Statement, *, name: str = "eta", high: float = 1e3, **values):
+    """Floats for parameter ``name`` (a step size by default) inside ``statement``'s conditions,
+    the other parameters fixed at ``values``; an unbounded admissible set is cut at ``high``.
+
+    >>> from fltheory.papers.local_adaptivity import bounds
+    >>> from hypothesis import given
+    >>> @given(step_sizes(bounds.h_sgd, mu=1.0, L=3.0, k=2))
+    ... def test(eta):
+    ...     assert 0 < eta <= 0.5
+    >>> test()
+    """
+    high = V.real(high, "high", low=0.0, open_low=True)
+    S = admissible_set(statement, name, **values)
+    if isinstance(S, sp.Union):
+        S = max(S.args, key=lambda a: float(a.measure) if a.is_Interval else 0.0)
+    if not isinstance(S, sp.Interval) or S.is_empty or S.measure == 0:
+        raise StatementError(f"{statement.name}: no interval of {name} satisfies every condition at {values} "
+                             f"(admissible set: {S})")
+    lo, hi = float(S.inf), min(float(S.sup), high)
+    if not lo < hi:
+        raise StatementError(f"{statement.name}: the admissible {name} in {S} lies above high={high}")
+    return st.floats(lo, hi, exclude_min=bool(S.left_open), exclude_max=bool(S.right_open and hi == float(S.sup)),
+                     allow_nan=False, allow_infinity=False)
+
+
+def statement_parameters(statement: Statement, **strategies):
+    """Dictionaries of every parameter of ``statement``, each drawn from ``strategies[name]`` (a
+    strategy or a value), kept only where every condition holds.
+
+    >>> from fltheory.papers.local_adaptivity import bounds
+    >>> from hypothesis import given
+    >>> @given(statement_parameters(bounds.h_sgd, eta=st.floats(0.01, 2), mu=1.0, L=st.floats(1, 4), k=3))
+    ... def test(p):
+    ...     assert p["eta"] * (p["L"] + p["mu"]) <= 2 * (1 + 1e-12)
+    >>> test()
+    """
+    V.instance(statement, "statement", Statement)
+    missing = sorted(set(statement.parameters) - set(strategies))
+    if missing:
+        raise StatementError(f"{statement.name}: give a strategy or a value for {missing}")
+    extra = sorted(set(strategies) - set(statement.parameters))
+    if extra:
+        raise StatementError(f"{statement.name}: unknown parameter(s) {extra}; it takes {list(statement.parameters)}")
+    parts = {k: _strategy(v, k) for k, v in strategies.items()}
+    return st.fixed_dictionaries(parts).filter(lambda p: bool(np.all(statement.holds(**p))))
+
+
+# ------------------------------------------------------------------------------ delays
+def delays(lam, *, T, U=1):
+    """Integer delay arrays ``(T, U)`` with every entry in ``[0, lam]`` (bounded delay ``lam``).
+
+    >>> from hypothesis import given
+    >>> @given(delays(3, T=5, U=2))
+    ... def test(D):
+    ...     assert D.shape == (5, 2) and D.min() >= 0 and D.max() <= 3
+    >>> test()
+    """
+    lam = V.integer(lam, "lam", low=0, high=10**6)
+    T = V.integer(T, "T", low=1, high=10**5)
+    U = V.integer(U, "U", low=1, high=10**4)
+    return st.lists(st.integers(0, lam), min_size=T * U, max_size=T * U).map(
+        lambda v: np.array(v, dtype=np.int64).reshape(T, U))
+
+
+def schedules(lam, *, N, T, U=1, kinds=("delays", "round_robin")):
+    """Schedules of ``T`` server steps over ``N`` clients whose staleness never exceeds ``lam``.
+
+    ``kinds`` picks the generators: ``"delays"`` (:func:`fltheory.schedules.from_delays`: ``U``
+    clients per step, drawn with their delays in ``[0, lam]``) and ``"round_robin"``
+    (:func:`fltheory.schedules.round_robin` with a group size ``S`` such that
+    ``ceil(N/S) - 1 <= lam``).  Every schedule carries its rebuild call (:func:`recipe`).
+
+    >>> from hypothesis import given
+    >>> @given(schedules(2, N=4, T=6))
+    ... def test(s):
+    ...     assert int(s.max_staleness.max()) <= 2
+    >>> test()
+    """
+    lam = V.integer(lam, "lam", low=0, high=10**6)
+    N = V.integer(N, "N", low=1, high=10**5)
+    T = V.integer(T, "T", low=1, high=10**5)
+    U = V.integer(U, "U", low=1, high=N)
+    if isinstance(kinds, str) or not kinds:
+        raise V.InputTypeError(f"kinds must be a non-empty tuple of 'delays' / 'round_robin'; got {kinds!r}")
+    for k in kinds:
+        V.choice(k, "kinds", ("delays", "round_robin"))
+    options = []
+    if "delays" in kinds:
+        clients = st.lists(st.integers(0, N - 1), min_size=T * U, max_size=T * U)
+
+        def from_delays(pair):
+            c, D = np.array(pair[0], dtype=np.int64).reshape(T, U), pair[1]
+            s = _schedules.from_delays(clients=c, delays=D, N=N)
+            text = (f"fltheory.schedules.from_delays(clients=np.array({c.tolist()}), "
+                    f"delays=np.array({D.tolist()}), N={N})")
+            note(f"schedule: {text}")
+            return _tag(s, text)
+
+        options.append(st.tuples(clients, delays(lam, T=T, U=U)).map(from_delays))
+    if "round_robin" in kinds:
+        sizes = [S for S in range(1, N + 1) if math.ceil(N / S) - 1 <= lam]
+
+        def rr(S):
+            text = f"fltheory.schedules.round_robin(N={N}, S={S}, T={T})"
+            note(f"schedule: {text}")
+            return _tag(_schedules.round_robin(N=N, S=S, T=T), text)
+
+        options.append(st.sampled_from(sizes).map(rr))
+    return st.one_of(*options)
+
+
+# ------------------------------------------------------------------------------ the checker
+def _holds(relation: str, value: float, bound: float, rtol: float, atol: float) -> bool:
+    slack = atol + rtol * max(abs(value), abs(bound))
+    if relation in ("<=", "<"):
+        return value <= bound + slack
+    if relation in (">=", ">"):
+        return value >= bound - slack
+    return abs(value - bound) <= slack
+
+
+def _ratio(relation: str, value: float, bound: float) -> float:
+    if relation in ("<=", "<"):
+        num, den = value, bound
+    elif relation in (">=", ">"):
+        num, den = bound, value
+    else:
+        return abs(value - bound)
+    if den == 0:
+        return math.inf if num > 0 else 1.0
+    return num / den
+
+
+def assert_statement(statement: Statement, quantity: Callable[[Any], tuple], cases, *, max_examples: int = 50,
+                     rtol: float = 1e-9, atol: float = 1e-12, seed: int | None = None) -> int:
+    """Assert ``statement`` on every case drawn from ``cases``; shrink and report a failure.
+
+    Parameters
+    ----------
+    statement : the bound or identity (``relation`` ``<=``, ``>=`` or ``==``).
+    quantity : ``quantity(case) -> (value, parameters)``: the measured left-hand side (exact or
+        simulated, a real number) and the statement's parameters on that case (a dict).
+    cases : a hypothesis strategy (e.g. :func:`quadratic_federations` combined with
+        :func:`step_sizes` in an ``st.composite``).
+    max_examples : cases to try (hypothesis's budget; shrinking comes on top).
+    rtol, atol : slack of the comparison (for round-off, or Monte Carlo error of a simulation).
+    seed : ``None`` (default) draws the same cases on every run (derandomised, reproducible);
+        an integer draws from that seed.
+
+    A case whose parameters fail one of the statement's conditions is not a counterexample; it
+    is discarded (hypothesis reports an error if nearly every case is).  On failure, after
+    shrinking, :class:`BoundViolated` is raised with the smallest case found: the value, the
+    bound, their ratio, the parameters and the calls that rebuild the case.  Returns the number
+    of cases checked when the statement held on all of them.
+    """
+    V.instance(statement, "statement", Statement)
+    if not callable(quantity):
+        raise V.InputTypeError(f"quantity must be a function case -> (value, parameters); got {V.shown(quantity)}")
+    V.instance(cases, "cases", st.SearchStrategy, "hypothesis strategy")
+    max_examples = V.integer(max_examples, "max_examples", low=1, high=10**6)
+    rtol, atol = V.real(rtol, "rtol", low=0.0), V.real(atol, "atol", low=0.0)
+    if seed is not None:
+        seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
+    checked = [0]
+
+    def run(case):
+        out = quantity(case)
+        if not (isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], Mapping)):
+            raise V.InputTypeError("quantity(case) must return (value, parameters), parameters a dict of the "
+                                   f"statement's arguments; got {V.shown(out)}")
+        value, params = out
+        value = V.real(value, "the measured quantity", finite=False)
+        try:
+            holds = bool(np.all(statement.holds(**params)))
+        except StatementError as exc:
+            raise StatementError(f"quantity(case) returned parameters the statement cannot take: {exc}") from None
+        hypothesis.assume(holds)
+        try:
+            bound = float(statement(**params))
+        except ConditionError:  # pragma: no cover - holds() said yes; a boundary case in round-off
+            hypothesis.assume(False)
+        checked[0] += 1
+        if _holds(statement.relation, value, bound, rtol, atol):
+            return
+        ratio = _ratio(statement.relation, value, bound)
+        shown_params = ", ".join(f"{k}={v!r}" for k, v in sorted(params.items()))
+        message = (f"{statement.name} is violated: {value!r} {statement.relation} {bound!r} fails "
+                   f"(ratio {ratio:.6g})\n  parameters: {shown_params}\n  case: {_shown(case)}")
+        raise BoundViolated(message, statement=statement.name, value=value, bound=bound, ratio=ratio,
+                            parameters=dict(params), case=_shown(case))
+
+    cfg = settings(max_examples=max_examples, deadline=None, database=None, derandomize=seed is None,
+                   phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+                   report_multiple_bugs=False, print_blob=False,
+                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                                          HealthCheck.data_too_large])
+    test = cfg(hypothesis.given(cases)(run))
+    if seed is not None:
+        test = hypothesis.seed(seed)(test)
+    test()
+    return checked[0]
