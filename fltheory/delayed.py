@@ -72,6 +72,7 @@ from .schedules import Schedule, ScheduleError
 __all__ = [
     "LocalSGD", "LocalRuns", "RegisterMoments", "RandomParticipation", "DelayedMoments", "schedule_moments",
     "random_participation_moments", "step_maps", "period_map", "simulate_schedule", "sampled_schedule",
+    "client_draws",
 ]
 
 
@@ -367,13 +368,16 @@ class RandomParticipation:
 class DelayedMoments:
     """Exact moments along a schedule: ``mean`` (T+1, *batch, d) of ``x_t``; ``mse``, ``grad_sq``
     and ``gap`` (T+1, *batch) are ``E||x_t - x*||^2``, ``E||grad F(x_t)||^2`` and ``E F(x_t) - F*``;
-    ``cov`` (T+1, *batch, d, d) when recorded."""
+    ``cov`` (T+1, *batch, d, d) when recorded; ``lag_msd`` (T+1, *batch, R) when recorded is
+    ``E||x_t - x_{t-l}||^2`` for the lags ``l = 0..R-1`` of the ring (the drift of a stale model,
+    with ``x_j = x_0`` for ``j < 0``)."""
 
     mean: Any
     mse: Any
     grad_sq: Any
     gap: Any
     cov: Any = None
+    lag_msd: Any = None
 
 
 def _ring_size(schedule: Schedule) -> int:
@@ -452,7 +456,7 @@ def _check_batch(fed, schedule):
 
 
 def schedule_moments(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0, cov0=None, T: int | None = None,
-                     record_cov: bool = False) -> DelayedMoments:
+                     record_cov: bool = False, record_lags: bool = False) -> DelayedMoments:
     """Exact moments of ``x_{t+1} = x_t - eta * sum_u weight * Delta_{client}(x_{start})`` on quadratics.
 
     The schedule's batch (timing seeds) and the federation's batch (configurations) broadcast
@@ -461,6 +465,9 @@ def schedule_moments(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0
     of the last ``lambda + 1`` server models; each step is one :meth:`RegisterMoments.assign`
     with the distinct lags of that step as sources (``O(lags * lambda * d^3)``).
 
+    ``record_lags`` also records ``lag_msd[t, ..., l] = E||x_t - x_{t-l}||^2`` for every lag of
+    the ring (the model drift that bounds on stale updates control).
+
     Reductions that the tests check: zero delay is synchronous FedAvg; a constant delay is the
     companion map of :func:`fltheory.linear.companion`; ``K = 1``, one client per step, no delay
     is gradient descent.
@@ -468,6 +475,7 @@ def schedule_moments(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0
     xp = fed.xp
     eta = V.real(eta, "eta", low=0.0, open_low=True)
     record_cov = V.flag(record_cov, "record_cov")
+    record_lags = V.flag(record_lags, "record_lags")
     _check_types(fed, schedule, local)
     if schedule.N != fed.M:
         raise ScheduleError(f"the schedule has N={schedule.N} clients but the federation has M={fed.M}")
@@ -488,13 +496,16 @@ def schedule_moments(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0
         srcs = [cur] + [(t - int(l)) % R for l in lags]
         eng.assign([new], [srcs], xp.concatenate([eye, G], axis=1)[:, None], b[:, None], Q[:, None])
 
-    means, blocks = _ring_moments(fed, x0, cov0, R, (B,), T, step)
-    return _moments_result(fed, means, blocks, x_star, record_cov)
+    lag_msd = xp.zeros((T + 1, B, R)) if record_lags else None
+    means, blocks = _ring_moments(fed, x0, cov0, R, (B,), T, step, lag_msd=lag_msd)
+    out = _moments_result(fed, means, blocks, x_star, record_cov)
+    return out if lag_msd is None else DelayedMoments(out.mean, out.mse, out.grad_sq, out.gap, out.cov, lag_msd)
 
 
-def _ring_moments(fed, x0, cov0, R: int, batch: tuple, T: int, step):
+def _ring_moments(fed, x0, cov0, R: int, batch: tuple, T: int, step, lag_msd=None):
     """Run ``step(engine, t, current_slot, new_slot)`` for t < T on a ring of ``R`` server models that
-    all start at ``x0`` (y = x - x*, plus ``cov0``); return the means and second moments of x_t."""
+    all start at ``x0`` (y = x - x*, plus ``cov0``); return the means and second moments of x_t.
+    A given ``lag_msd`` (T+1, *batch, R) is filled with ``E||x_t - x_{t-l}||^2``."""
     xp, d = fed.xp, fed.d
     y0 = xp.broadcast_to(V.array(x0, "x0", xp=xp, ndim=1, shape=(d,)) - fed.x_star, batch + (d,))
     second0 = y0[..., :, None] * y0[..., None, :]
@@ -509,6 +520,12 @@ def _ring_moments(fed, x0, cov0, R: int, batch: tuple, T: int, step):
         cur, new = t % R, (t + 1) % R
         step(eng, t, cur, new)
         blocks[t + 1], means[t + 1] = eng.block(new, new), eng.register_mean(new)
+        if lag_msd is not None:
+            row = eng.second[..., new * d:(new + 1) * d, :].reshape(batch + (d, R, d))
+            cross = xp.einsum("...iai->...a", row)                      # tr E[y_new y_a^T], a = 0..R-1
+            own = xp.einsum("...aiai->...a", eng.second.reshape(batch + (R, d, R, d)))
+            lags = (new - np.arange(R)) % R                              # register of x_{t+1-l}
+            lag_msd[t + 1] = own[..., new:new + 1] + own[..., lags] - 2 * cross[..., lags]
     return means, blocks
 
 
@@ -525,7 +542,8 @@ def _moments_result(fed, means, blocks, x_star, record_cov) -> DelayedMoments:
 
 
 def random_participation_moments(fed, local: LocalSGD, *, eta: float, T: int, x0, participation: RandomParticipation,
-                                 delay_probs=(1.0,), cov0=None) -> DelayedMoments:
+                                 delay_probs=(1.0,), cov0=None, record_cov: bool = False,
+                                 record_lags: bool = False) -> DelayedMoments:
     """Exact moments when each step draws its aggregation coefficients ``c`` (``participation``)
     and each client's delay ``D_i`` (``P(D_i = k) = delay_probs[k]``, or ``delay_probs[i, k]``)
     i.i.d. and independently of everything else: ``x_{t+1} = x_t - eta sum_i c_i Delta_i(x_{t - D_i})``
@@ -533,7 +551,9 @@ def random_participation_moments(fed, local: LocalSGD, *, eta: float, T: int, x0
     suite checks it against Monte Carlo of :func:`simulate_schedule` on :func:`sampled_schedule`.
 
     A client drawn several times in a step contributes one update (one delay, one noise) with its
-    multiplicity, as in DeFedAvg-nIID.
+    multiplicity, as in DeFedAvg-nIID.  ``record_cov`` also returns the covariance of every ``x_t``, and
+    ``record_lags`` the ``lag_msd`` of :func:`schedule_moments` (``E||x_t - x_{t-l}||^2`` for ``l < L``;
+    ``L = 2`` at least, so that ``E||x_{t+1} - x_t||^2`` is always there).
     """
     from .problems import QuadraticFederation  # noqa: PLC0415
 
@@ -543,6 +563,8 @@ def random_participation_moments(fed, local: LocalSGD, *, eta: float, T: int, x0
     xp = fed.xp
     eta = V.real(eta, "eta", low=0.0, open_low=True)
     T = V.integer(T, "T", low=0, high=10**8)
+    record_cov = V.flag(record_cov, "record_cov")
+    record_lags = V.flag(record_lags, "record_lags")
     if len(local.Ks) != 1:
         raise ScheduleError("random participation needs one K")
     p = V.array(delay_probs, "delay_probs", xp=np, low=0.0)
@@ -566,8 +588,12 @@ def random_participation_moments(fed, local: LocalSGD, *, eta: float, T: int, x0
     def step(eng, t, cur, new):
         eng.assign_random(new, cur, [(t - k) % R for k in range(L)], participation, p, P, r, Q, eta)
 
-    means, blocks = _ring_moments(fed, x0, cov0, R, batch, T, step)
-    return _moments_result(fed, means, blocks, x_star, False)
+    if record_lags and R < 2:                       # keep x_{t-1} in the ring for the step length
+        R = 2
+    lag_msd = xp.zeros((T + 1,) + batch + (R,)) if record_lags else None
+    means, blocks = _ring_moments(fed, x0, cov0, R, batch, T, step, lag_msd=lag_msd)
+    out = _moments_result(fed, means, blocks, x_star, record_cov)
+    return out if lag_msd is None else DelayedMoments(out.mean, out.mse, out.grad_sq, out.gap, out.cov, lag_msd)
 
 
 def step_maps(fed, schedule: Schedule, local: LocalSGD, *, eta: float, steps: Sequence[int] | None = None,
@@ -628,6 +654,23 @@ def period_map(fed, schedule: Schedule, local: LocalSGD, *, eta: float, period: 
 # ======================================================================================
 # schedule-driven dynamics: simulated
 # ======================================================================================
+def client_draws(*, seeds, T: int, N: int, n: int):
+    """The ``n`` uniform draws with replacement from ``N`` clients of every step, keyed by (seed, step):
+    (B, T, n) client indices.  :func:`sampled_schedule` and the event-driven DeFedAvg-nIID server use
+    these same draws, so a timing seed selects the same clients under every delay model.
+
+    >>> client_draws(seeds=[0], T=2, N=5, n=3).shape
+    (1, 2, 3)
+    """
+    seeds = V.array(seeds, "seeds", xp=np, kind="integer", low=0).reshape(-1)
+    T, N = V.integer(T, "T", low=0, high=10**9), V.integer(N, "N", low=1, high=10**7)
+    n = V.integer(n, "n", low=1, high=10**6)
+    V.check_size(seeds.size * T * n, "the client draws")
+    sd, rd = seeds[:, None, None], np.arange(T)[None, :, None]
+    u = KeyedStream(0, "client draws").uniform(config=sd, round=rd, client=0, size=(n,)).reshape(seeds.size, T, n)
+    return np.minimum((u * N).astype(np.int64), N - 1)
+
+
 def sampled_schedule(*, N: int, T: int, seeds, n: int | None = None, p=None, weights=None,
                      delay_probs=(1.0,)) -> Schedule:
     """Random participation with a delay oracle, drawn i.i.d. per step from keyed streams (batched over ``seeds``).
@@ -654,8 +697,7 @@ def sampled_schedule(*, N: int, T: int, seeds, n: int | None = None, p=None, wei
     V.check_size(B * T * max(N, n or 0), "the sampled schedule")
     sd, rd = seeds[:, None, None], np.arange(T)[None, :, None]
     if n is not None:
-        u = KeyedStream(0, "client draws").uniform(config=sd, round=rd, client=0, size=(n,)).reshape(B, T, n)
-        draws = np.minimum((u * N).astype(np.int64), N - 1)
+        draws = client_draws(seeds=seeds, T=T, N=N, n=n)
         counts = np.zeros((B, T, N))
         np.add.at(counts, (np.arange(B)[:, None, None], np.arange(T)[None, :, None], draws), 1.0)
         weight = counts / n

@@ -36,7 +36,7 @@ from . import validation as V
 from .validation import InputError
 
 __all__ = ["QuadraticFederation", "random_quadratic_federation", "validate_weights", "weights_from_sizes", "ProblemError",
-           "SeparableCosineFederation", "LogisticFederation"]
+           "SeparableCosineFederation", "LogisticFederation", "PseudoHuberFederation", "LinearFederation"]
 
 
 class ProblemError(InputError):
@@ -60,8 +60,8 @@ def validate_weights(weights, xp=np, name: str = "weights", atol: float | None =
 
 
 def weights_from_sizes(sizes, xp=np):
-    """Client weights proportional to data sizes, ``w_i = |D_i| / sum_j |D_j|`` (paper 004 eq. (1),
-    paper 001's rho_i); ``sizes`` ``(..., M)`` must be > 0.  Rescaling the sizes changes nothing.
+    """Client weights proportional to data sizes, ``w_i = |D_i| / sum_j |D_j|`` (the local adaptivity
+    paper's eq. (1), FedDelAvg's rho_i); ``sizes`` ``(..., M)`` must be > 0.  Rescaling the sizes changes nothing.
 
     >>> weights_from_sizes([10, 30, 60]).tolist()
     [0.1, 0.3, 0.6]
@@ -536,6 +536,183 @@ class SeparableCosineFederation(_Federation):
     def F_inf(self):
         """A certified lower bound on inf_x F(x), within sum_j (A_j + B_j) h_j^2 / 8 of it (class docstring)."""
         return self.F_inf_bound()
+
+
+def _noise_cov_checked(cov, xp, M: int, d: int):
+    """``noise_cov`` (..., M, d, d) symmetric PSD, or None."""
+    if cov is None:
+        return None
+    cov = V.array(cov, "noise_cov", xp=xp, min_ndim=3)
+    if cov.shape[-3:] != (M, d, d):
+        raise ProblemError(f"noise_cov must have shape (..., M={M}, d={d}, d={d}); got {tuple(cov.shape)}")
+    if bool(xp.any(xp.abs(cov - cov.swapaxes(-1, -2)) > 1e-12 * (1.0 + xp.abs(cov)))):
+        raise ProblemError("noise_cov must be symmetric")
+    if bool(xp.any(xp.linalg.eigvalsh(_sym(cov))[..., 0] < -1e-12)):
+        raise ProblemError("noise_cov must be positive semidefinite")
+    return cov
+
+
+@dataclass(frozen=True, eq=False)
+class PseudoHuberFederation(_Federation):
+    """Batched smooth clients with bounded gradients (Assumptions 1 and 3 of anarchic-FL analyses).
+
+    Problem class
+    -------------
+    ``F_i(x) = s delta_i^2 (sqrt(1 + ||x - b_i||^2 / delta_i^2) - 1)`` with scale ``s > 0``:
+    ``grad F_i(x) = s (x - b_i) / sqrt(1 + ||x - b_i||^2 / delta_i^2)``, so ``||grad F_i|| < s delta_i``
+    everywhere (``G = s max_i delta_i`` bounds every gradient) and ``F_i`` is ``L``-smooth with
+    ``L = s`` (the Hessian's eigenvalues are ``s/q`` and ``s/q^3`` with ``q >= 1``); ``F_i >= 0``
+    with minimum 0 at ``b_i``.  Multiplying by ``s`` scales ``L`` and ``G`` together (the rescaling
+    that moves a step size ``eta`` with ``eta L`` fixed).  ``b`` is ``(..., M, d)``, ``delta`` a
+    scalar or ``(..., M)``; ``noise_cov`` as in ``QuadraticFederation`` (additive noise; with it,
+    ``E||g_i||^2 <= s^2 delta_i^2 + tr Sigma_i``).
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> fed = PseudoHuberFederation(b=[[0.0], [2.0]], delta=1.0)
+    >>> float(fed.L), float(fed.G)
+    (1.0, 1.0)
+    >>> np.round(fed.grad(np.array([1.0])), 12).tolist()   # symmetric clients: x = 1 is stationary
+    [0.0]
+    """
+
+    b: Any
+    delta: Any = 1.0
+    scale: Any = 1.0
+    weights: Any = None
+    noise_cov: Any = None
+
+    def __post_init__(self):
+        xp = namespace(*(v for v in (self.b,) if hasattr(v, "shape")))
+        b = V.array(self.b, "b", xp=xp, min_ndim=2)
+        M, d = b.shape[-2:]
+        delta = V.array(self.delta, "delta", xp=xp, low=0.0, open_low=True)
+        if delta.ndim and delta.shape[-1] != M:
+            raise ProblemError(f"delta must be a scalar or have M={M} entries on its last axis; got {tuple(delta.shape)}")
+        scale = V.array(self.scale, "scale", xp=xp, low=0.0, open_low=True)
+        if scale.ndim and scale.shape[-1] != 1 and scale.ndim > len(b.shape) - 2:
+            raise ProblemError(f"scale must be a scalar or one per configuration; got {tuple(scale.shape)}")
+        batch = b.shape[:-2]
+        w = xp.full(batch + (M,), 1.0 / M) if self.weights is None else validate_weights(self.weights, xp)
+        if w.shape[-1] != M:
+            raise ProblemError(f"weights must have M={M} entries on the last axis; got {tuple(w.shape)}")
+        cov = _noise_cov_checked(self.noise_cov, xp, M, d)
+        for name, v in (("b", b), ("delta", delta), ("scale", scale), ("weights", w), ("noise_cov", cov)):
+            object.__setattr__(self, name, v)
+
+    @property
+    def xp(self):
+        return namespace(self.b)
+
+    @property
+    def M(self) -> int:
+        return self.b.shape[-2]
+
+    @property
+    def d(self) -> int:
+        return self.b.shape[-1]
+
+    @property
+    def batch_shape(self) -> tuple:
+        return np.broadcast_shapes(self.b.shape[:-2], self.weights.shape[:-1], self.scale.shape)
+
+    def _delta_col(self):
+        dl = self.delta
+        return dl[..., None] if dl.ndim else dl
+
+    def grad_clients(self, X):
+        """``s (X_i - b_i) / sqrt(1 + ||X_i - b_i||^2 / delta_i^2)`` for one point per client, ``X`` (..., M, d)."""
+        X = self._check_per_client(X)
+        u = X - self.b
+        dl = self._delta_col()
+        q = self.xp.sqrt(1.0 + (u * u).sum(axis=-1, keepdims=True) / (dl * dl))
+        s = self.scale[..., None, None] if self.scale.ndim else self.scale
+        return s * u / q
+
+    def loss_clients(self, X):
+        """``F_i(X_i)`` for one point per client, ``X`` (..., M, d) -> (..., M)."""
+        X = self._check_per_client(X)
+        u = X - self.b
+        dl = self.delta
+        r2 = (u * u).sum(axis=-1)
+        s = self.scale[..., None] if self.scale.ndim else self.scale
+        return s * dl * dl * (self.xp.sqrt(1.0 + r2 / (dl * dl)) - 1.0)
+
+    @property
+    def L(self):
+        """The smoothness constant ``s`` of every client (and of F)."""
+        return self.scale * 1.0
+
+    @property
+    def G(self):
+        """``s max_i delta_i``: a bound on every gradient norm (noise-free)."""
+        dl = self.delta if self.delta.ndim else self.delta[None]
+        return self.scale * dl.max(axis=-1)
+
+
+@dataclass(frozen=True, eq=False)
+class LinearFederation(_Federation):
+    """Linear clients ``F_i(x) = <c_i, x>``: constant gradients ``c_i`` (``G = max_i ||c_i||``), ``L``-smooth
+    for every ``L >= 0``; the sharpest toy for model-discrepancy lemmas (every step moves by a known amount).
+
+    ``c`` is ``(..., M, d)``; ``noise_cov`` as in ``QuadraticFederation``.
+
+    Example
+    -------
+    >>> fed = LinearFederation(c=[[1.0], [-1.0], [-1.0]])
+    >>> float(fed.grad(np.zeros(1))[0]), float(fed.G)
+    (-0.3333333333333333, 1.0)
+    """
+
+    c: Any
+    weights: Any = None
+    noise_cov: Any = None
+
+    def __post_init__(self):
+        xp = namespace(*(v for v in (self.c,) if hasattr(v, "shape")))
+        c = V.array(self.c, "c", xp=xp, min_ndim=2)
+        M, d = c.shape[-2:]
+        w = xp.full(c.shape[:-2] + (M,), 1.0 / M) if self.weights is None else validate_weights(self.weights, xp)
+        if w.shape[-1] != M:
+            raise ProblemError(f"weights must have M={M} entries on the last axis; got {tuple(w.shape)}")
+        cov = _noise_cov_checked(self.noise_cov, xp, M, d)
+        for name, v in (("c", c), ("weights", w), ("noise_cov", cov)):
+            object.__setattr__(self, name, v)
+
+    @property
+    def xp(self):
+        return namespace(self.c)
+
+    @property
+    def M(self) -> int:
+        return self.c.shape[-2]
+
+    @property
+    def d(self) -> int:
+        return self.c.shape[-1]
+
+    @property
+    def batch_shape(self) -> tuple:
+        return np.broadcast_shapes(self.c.shape[:-2], self.weights.shape[:-1])
+
+    def grad_clients(self, X):
+        """``c_i`` at every point (``X`` (..., M, d) only fixes the shape)."""
+        X = self._check_per_client(X)
+        return self.xp.broadcast_to(self.c, np.broadcast_shapes(X.shape, self.c.shape)) + 0.0 * X
+
+    def loss_clients(self, X):
+        X = self._check_per_client(X)
+        return (self.c * X).sum(axis=-1)
+
+    @property
+    def L(self):
+        return 0.0
+
+    @property
+    def G(self):
+        """``max_i ||c_i||``."""
+        return self.xp.sqrt((self.c * self.c).sum(axis=-1)).max(axis=-1)
 
 
 # --------------------------------------------------------------------------------------

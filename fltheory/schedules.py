@@ -37,6 +37,10 @@ Generators
   at a time, and the tests check the two agree event for event.
 * :class:`Participation` -- an AFL-DGA participation matrix with ``K`` and ``D``, its derived
   quantities and Assumption 4 (``t_d``).
+  Its generators: :func:`synchronous_participation` (every client every round; with ``D >= 1``
+  the pipelined DGA schedule), :func:`anarchic_participation` (random participation, forced
+  where skipping would break ``t_d``), :func:`fast_k_participation` (the ``k`` fastest clients of
+  each round plus the forced ones) and :func:`participation_from_tau` (Algorithm 1's staleness matrix).
 
 Example
 -------
@@ -65,7 +69,8 @@ from .validation import InputError
 
 __all__ = [
     "ScheduleError", "EventQueue", "Event", "Schedule", "round_robin", "from_delays",
-    "first_n_arrivals", "first_n_arrivals_events", "compute_times", "Participation",
+    "first_n_arrivals", "first_n_arrivals_events", "pop_full_steps", "compute_times", "Participation",
+    "participation_from_tau", "synchronous_participation", "anarchic_participation", "fast_k_participation",
 ]
 
 
@@ -823,6 +828,26 @@ def _step_sequential(st, t, deliv, period, n, rows=None):
     return st, np.take_along_axis(cl, order, 1), np.take_along_axis(an, order, 1), time
 
 
+def pop_full_steps(fifo: list, n: int, t: int, T: int) -> list:
+    """Pop the updates of every full server step off a FIFO of ``(client, anchor)`` arrivals: while
+    ``n`` wait and steps ``t .. T-1`` remain, the first ``n`` make step ``t`` (listed by client).
+    Returns ``[(t, clients, anchors), ...]`` (the event-driven first-``n`` servers share it).
+
+    >>> q = [(2, 0), (0, 0), (1, 1)]
+    >>> pop_full_steps(q, 2, 0, 5), q
+    ([(0, [0, 2], [0, 0])], [(1, 1)])
+    """
+    V.instance(fifo, "fifo", list)
+    n, t, T = V.integer(n, "n", low=1), V.integer(t, "t", low=0), V.integer(T, "T", low=0)
+    out = []
+    while len(fifo) >= n and t < T:
+        batch = sorted(fifo[:n])
+        del fifo[:n]
+        out.append((t, [i for i, _ in batch], [a for _, a in batch]))
+        t += 1
+    return out
+
+
 def first_n_arrivals_events(*, N: int, n: int, T: int, K: int = 1, compute, t_dl: float = 0.0, t_ul: float = 0.0,
                             record_virtual: bool = False, log: list | None = None) -> Schedule:
     """The rules of :func:`first_n_arrivals`, run through the :class:`EventQueue` seed by seed.
@@ -881,13 +906,8 @@ def first_n_arrivals_events(*, N: int, n: int, T: int, K: int = 1, compute, t_dl
             state["count"] += 1
             if recv[i] is not None:
                 request_start(i)
-            while len(fifo) >= n and state["t"] < T:
-                t = state["t"]
-                batch = sorted(fifo[:n])
-                del fifo[:n]
-                out_c[b, t] = [i for i, _ in batch]
-                out_s[b, t] = [s for _, s in batch]
-                out_time[b, t] = q.now
+            for t, clients, anchors in pop_full_steps(fifo, n, state["t"], T):
+                out_c[b, t], out_s[b, t], out_time[b, t] = clients, anchors, q.now
                 state["t"] = t + 1
                 for j in range(N):
                     q.push(q.now + t_dl, "DELIVER", (j, t + 1), priority=(0, j))
@@ -1041,3 +1061,123 @@ class Participation:
         ks = np.take_along_axis(self.K, self.lam, axis=1).T
         return Schedule(client, lam, np.broadcast_to(self.weights, lam.shape), None, self.N, ks,
                         name="participation", reuses_updates=not bool(self.P.all()))
+
+
+# ------------------------------------------------------------------ participation generators
+def _per_round(value, name: str, N: int, T: int, low: int):
+    """An int or an (N, T) integer array, checked (``>= low``) and broadcast to (N, T)."""
+    if np.ndim(value) == 0:
+        return np.full((N, T), V.integer(value, name, low=low, high=10**9), dtype=np.int64)
+    arr = V.array(value, name, xp=np, kind="integer", shape=(N, T), low=low).astype(np.int64)
+    return arr
+
+
+def _t_d_max(t_d, td_convention: str) -> int:
+    """The largest allowed staleness tau: ``t_d`` (theory, synchronous = 1) or ``t_d + 1``
+    (the paper's experiments, where synchronous is labelled ``t_d = 0``)."""
+    td_convention = V.choice(td_convention, "td_convention", ("theory", "experiments"))
+    low = 1 if td_convention == "theory" else 0
+    t_d = V.integer(t_d, "t_d", low=low, high=10**6)
+    return t_d if td_convention == "theory" else t_d + 1
+
+
+def synchronous_participation(*, N: int, T: int, K=1, D=0, weights=None) -> Participation:
+    """Every client in every round (``tau = 1``); ``K`` and ``D`` an int or (N, T).
+
+    With ``D >= 1`` this is the pipelined DGA schedule (the next round's computation overlaps the
+    communication of the global gradient); with ``D = 0`` there is no overlap.
+
+    >>> synchronous_participation(N=2, T=3, K=2, D=1).A.tolist()
+    [[3, 5, 7], [3, 5, 7]]
+    """
+    N = V.integer(N, "N", low=1, high=10**5)
+    T = V.integer(T, "T", low=1, high=10**6)
+    V.check_size(N * T, "the participation matrix")
+    return Participation(np.ones((N, T), np.int64), _per_round(K, "K", N, T, 1), _per_round(D, "D", N, T, 0), weights)
+
+
+def anarchic_participation(*, N: int, T: int, t_d: int, p=0.5, K=1, D=0, seed: int = 0, weights=None,
+                           td_convention: str = "theory") -> Participation:
+    """Random anarchic participation within Assumption 4.
+
+    Client ``i`` participates in round 0 and then in round ``r`` with probability ``p`` (a keyed
+    uniform draw of ``(seed, r, i)``), and is *forced* to participate whenever skipping ``r`` would
+    make its staleness ``tau_i^r = r - lambda_i(r-1) + 1`` exceed the allowed maximum (``t_d``, or
+    ``t_d + 1`` with ``td_convention="experiments"``).  ``p`` is a scalar or one per client.
+
+    >>> part = anarchic_participation(N=3, T=8, t_d=2, p=0.2, seed=1)
+    >>> part.t_d <= 2, bool(part.P[:, 0].all())
+    (True, True)
+    """
+    N = V.integer(N, "N", low=1, high=10**5)
+    T = V.integer(T, "T", low=1, high=10**6)
+    tmax = _t_d_max(t_d, td_convention)
+    p = V.array(p, "p", xp=np, low=0.0, high=1.0)
+    if p.ndim and p.shape != (N,):
+        raise ScheduleError(f"p must be a scalar or have N={N} entries; got shape {p.shape}")
+    seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
+    V.check_size(N * T, "the participation matrix")
+    Kr, Dr = _per_round(K, "K", N, T, 1), _per_round(D, "D", N, T, 0)
+    u = KeyedStream(seed, "anarchic participation").uniform(round=np.arange(T)[None, :], client=np.arange(N)[:, None])
+    want = u < np.broadcast_to(p, (N,))[:, None]
+    P = np.zeros((N, T), bool)
+    last = np.zeros(N, np.int64)
+    P[:, 0] = True
+    for r in range(1, T):
+        P[:, r] = want[:, r] | (r - last + 1 > tmax)
+        last = np.where(P[:, r], r, last)
+    return Participation(P.astype(np.int64), Kr, Dr, weights).check(t_d=tmax)
+
+
+def fast_k_participation(*, N: int, T: int, k: int, t_d: int, K=1, D=0, spread: float = 0.5, seed: int = 0,
+                         weights=None, td_convention: str = "theory") -> Participation:
+    """"fast-k": in every round the ``k`` clients that finish their ``K`` local iterations first, plus
+    every client forced by Assumption 4.
+
+    Client ``i``'s time per local iteration in round ``r`` is log-normal, ``exp(spread * z)`` with
+    ``z`` a keyed standard normal of ``(seed, r, i)``; its completion time is ``K[i, r]`` times it.
+    With ``t_d = 1`` (theory convention) every client is forced in every round.
+
+    >>> part = fast_k_participation(N=5, T=6, k=1, t_d=2, seed=0)
+    >>> bool((part.P[:, 1:].sum(axis=0) >= 1).all()), part.t_d <= 2
+    (True, True)
+    """
+    N = V.integer(N, "N", low=1, high=10**5)
+    T = V.integer(T, "T", low=1, high=10**6)
+    k = V.integer(k, "k", low=0, high=N)
+    tmax = _t_d_max(t_d, td_convention)
+    spread = V.real(spread, "spread", low=0.0, high=50.0)
+    seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
+    V.check_size(N * T, "the participation matrix")
+    Kr, Dr = _per_round(K, "K", N, T, 1), _per_round(D, "D", N, T, 0)
+    z = KeyedStream(seed, "fast-k speeds").normal(round=np.arange(T)[None, :], client=np.arange(N)[:, None])
+    finish = Kr * np.exp(spread * z)
+    rank = np.argsort(np.argsort(finish, axis=0, kind="stable"), axis=0, kind="stable")   # 0 = fastest
+    P = np.zeros((N, T), bool)
+    last = np.zeros(N, np.int64)
+    P[:, 0] = True
+    for r in range(1, T):
+        P[:, r] = (rank[:, r] < k) | (r - last + 1 > tmax)
+        last = np.where(P[:, r], r, last)
+    return Participation(P.astype(np.int64), Kr, Dr, weights).check(t_d=tmax)
+
+
+def participation_from_tau(tau, K=None, D=None, weights=None) -> Participation:
+    """The participation matrix of Algorithm 1's staleness matrix: ``P = [tau == 1]``.
+
+    ``tau`` (N, T) must start at 1 and, in each row, either reset to 1 or grow by one
+    (``tau_i^t in {1, tau_i^{t-1} + 1}``); the error names the client and round that break it.
+
+    >>> participation_from_tau([[1, 2, 1, 2], [1, 1, 1, 1]]).P.astype(int).tolist()
+    [[1, 0, 1, 0], [1, 1, 1, 1]]
+    """
+    tau = V.array(tau, "tau", xp=np, kind="integer", ndim=2, low=1).astype(np.int64)
+    if tau.shape[1] and np.any(tau[:, 0] != 1):
+        i = int(np.flatnonzero(tau[:, 0] != 1)[0])
+        raise ScheduleError(f"tau[{i}, 0] = {tau[i, 0]}: every client starts with tau = 1 (participates in round 0)")
+    ok = (tau[:, 1:] == 1) | (tau[:, 1:] == tau[:, :-1] + 1)
+    if not ok.all():
+        i, t = np.argwhere(~ok)[0]
+        raise ScheduleError(f"tau[{i}, {t + 1}] = {tau[i, t + 1]}: tau must reset to 1 or grow by one "
+                            f"(previous {tau[i, t]})")
+    return Participation((tau == 1).astype(np.int64), K, D, weights)
