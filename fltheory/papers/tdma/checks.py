@@ -1,0 +1,511 @@
+r"""Checks of every statement of Song & Hong (asynchronous FL over TDMA) against the slot-level event
+simulator and against exact expectations on quadratic clients.
+
+Instance families (each inside the assumptions of the statements it is used for):
+
+* **channels** -- random ``(G, S, tau_comp, r, alpha)`` with ``N = G S`` (and ``N`` not divisible by
+  ``S`` for the general staleness law), run through :func:`~.timing.tdma_schedule`.  The timing
+  statements assume only equal computation times and ``S | N`` (as the paper does).
+* **quadratic** -- ``f_n = 1/2 (w - c_n)^T diag(A) (w - c_n)`` with ``A`` in ``[0.1, 1]^m`` times
+  ``{0.5, 1, 2}``, ``||c_n|| <= 3``, additive per-sample noise of variance ``sigma^2`` in
+  ``[0, 2]`` and mini-batches ``B`` in ``1..8``.  Assumption 1 holds with ``L = max A`` (``f`` is
+  quadratic), Assumption 2 with ``M = 1`` and this ``sigma`` (with equality), Assumption 3 with
+  ``Gamma = max_n ||A(c_n - cbar)||`` (exact: the gradient differences are constant), ``f_inf = f*``;
+  ``N = G S``, staleness ``min(k, G - 1 - alpha)``.  Every expectation is exact
+  (:func:`~.exact.lemma_terms`), not a Monte Carlo mean.
+* **lemma counterexamples** -- ``f_n = f = w^2/2`` with ``N = S = 2``, ``eta = 0.1``, ``w_0 = 1``
+  (Lemma 1: 0.405 > 0.4025); the round robin of ``N = 3`` devices on ``f_n = 1/2 (w - c_n)^2``
+  with small ``eta`` (Lemmas 2, 3); all deterministic, inside Assumptions 1-3.
+* **Theorem 1 counterexamples** -- (i) synchronous (``N = S = 50``), ``f_n = f = w^2/2``, ``w_0 = 1``,
+  ``M = B = 1``, ``sigma = Gamma = 0``: with ``eta = beta/sqrt(K+1)`` gradient descent diverges for
+  ``K <= 21`` while the bound is negative; (ii) the round robin ``S = 1``, ``N`` in {50, 60, 100},
+  ``f_n = 1/2 (w - c_n)^2`` with ``c_n = +1`` for the first half and ``-1`` for the rest,
+  ``w_0 = 0 = cbar`` (``Delta = 0``, ``Gamma = 1``).  Both satisfy (29), ``K >= 2G`` and ``S | N``.
+
+Printed statements that are false carry ``expected="violated"``: ``khat_idfl`` (31),
+``rounds_loop_bound`` (Algorithm 1's loop bound as the rounds in ``T``), ``assumption2_minibatch``
+(20), ``lemma1`` (22), ``lemma2`` (23), ``lemma3`` (24) and ``theorem1`` (the explicit bound of
+Appendix D).  Everything else holds.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from ...backend import KeyedStream
+from ...verify import Check, Sample, register
+from . import bounds as B
+from . import exact as X
+from . import timing as tm
+
+PAPER = "tdma"
+
+
+def _rng(seed: int, tag: str) -> np.random.Generator:
+    return KeyedStream(seed, f"tdma-checks-{tag}").generator()
+
+
+# ============================================================================= channels
+def _channels(quick: bool, seed: int, *, divisible: bool = True, alpha: bool = True, n: int | None = None):
+    """Random channel configurations (dicts) with their simulated timing."""
+    rng = _rng(seed, f"channels-{divisible}-{alpha}")
+    out = []
+    for _ in range(n or (12 if quick else 60)):
+        if divisible:
+            G, S = int(rng.integers(1, 9)), int(rng.integers(1, 6))
+            N = G * S
+        else:
+            S = int(rng.integers(2, 7))
+            N = int(rng.integers(S + 1, 31))
+            if N % S == 0:
+                N += 1
+            G = -(-N // S)
+        tau, r = int(rng.integers(1, 81)), int(rng.integers(1, 4))
+        a = int(rng.integers(0, G)) if (alpha and divisible) else 0
+        K = 4 * G + 3
+        p = dict(N=N, S=S, tau_comp=tau, r=r, alpha=a)
+        out.append((p, tm.tdma_schedule(K=K, **p)))
+    return out
+
+
+def _mismatch(a, b) -> float:
+    return float(np.abs(np.asarray(a, float) - np.asarray(b, float)).sum())
+
+
+def _identity_samples(rows):
+    return [Sample(v, 0.0, p, None, s) for p, v, s in rows]
+
+
+def _staleness_samples(quick, seed):
+    """Staleness under intentional delay (every alpha): the closed form against the simulator."""
+    rows = []
+    for p, t in _channels(quick, seed):
+        k = np.arange(t.K)[:, None] + 0 * t.staleness
+        rows.append((p, _mismatch(t.staleness, tm.staleness(N=p["N"], S=p["S"], k=k, alpha=p["alpha"])), p["N"] + t.K))
+    return _identity_samples(rows)
+
+
+def _staleness15_samples(quick, seed):
+    """(15) itself (alpha = 0): the statement against the simulator."""
+    rows = []
+    for p, t in _channels(quick, seed, alpha=False):
+        k = np.arange(t.K)[:, None] + 0 * t.staleness
+        rows.append((p, _mismatch(t.staleness, B.staleness(N=p["N"], S=p["S"], k=k)), p["N"] + t.K))
+    return _identity_samples(rows)
+
+
+def _staleness_general_samples(quick, seed):
+    rows = []
+    for p, t in _channels(quick, seed, divisible=False):
+        k = np.arange(t.K)[:, None] + 0 * t.staleness
+        u = np.arange(p["S"])[None, :] + 0 * k
+        steady = k * p["S"] + u >= p["N"]
+        law = B.staleness_general(N=p["N"], S=p["S"], u=u)
+        rows.append((p, _mismatch(t.staleness[steady], law[steady]) + _mismatch(t.staleness[~steady], k[~steady]),
+                     p["N"] + t.K))
+    return _identity_samples(rows)
+
+
+def _end_time_samples(quick, seed):
+    rows = []
+    for p, t in _channels(quick, seed):
+        E = tm.end_time(k=np.arange(t.K), **{k_: p[k_] for k_ in ("N", "S", "tau_comp", "r", "alpha")})
+        rows.append((p, _mismatch(t.end, E), p["N"] + t.K))
+    for p, t in _channels(quick, seed + 1, alpha=False, n=6 if quick else 20):
+        s = tm.tdma_schedule(N=p["N"], S=p["S"], tau_comp=p["tau_comp"], r=p["r"], K=t.K, scheme="sync")
+        E = tm.end_time(N=p["N"], S=p["S"], tau_comp=p["tau_comp"], r=p["r"], k=np.arange(t.K), scheme="sync")
+        rows.append(({**p, "scheme": "sync"}, _mismatch(s.end, E), p["N"] + t.K))
+    return _identity_samples(rows)
+
+
+def _tau_async_samples(quick, seed):
+    out = []
+    for p, t in _channels(quick, seed, alpha=False):
+        G = p["N"] // p["S"]
+        avg = (t.end[G:] - t.end[:-G]) / G
+        v = float(B.tau_async(N=p["N"], S=p["S"], tau_comp=p["tau_comp"], r=p["r"]))
+        out.append(Sample(float(np.abs(avg - v).max()) + v, v, p, None, p["N"]))
+    return out
+
+
+def _khat_samples(quick, seed, *, corrected):
+    st = B.khat_idfl_corrected if corrected else B.khat_idfl
+    rows = []
+    for p, t in _channels(quick, seed):
+        if p["alpha"] == 0 and not corrected:
+            continue
+        G = p["N"] // p["S"]
+        k = np.arange(min(t.K, G + 1))
+        want = st(G=G, alpha=p["alpha"], k=k)
+        rows.append((p, _mismatch(t.khat[k, 0], np.rint(want)), p["N"] + p["alpha"]))
+    if not corrected:   # the smallest instance: N = 6, S = 2, alpha = 1 at k = 2 (true khat 1, printed 0)
+        t = tm.tdma_schedule(N=6, S=2, tau_comp=2, r=1, K=3, alpha=1)
+        want = st(G=3, alpha=1, k=np.arange(3))
+        rows.append((dict(N=6, S=2, tau_comp=2, r=1, alpha=1, k=[0, 1, 2]), _mismatch(t.khat[:, 0], np.rint(want)), 0))
+    return _identity_samples(rows)
+
+
+def _brute_alpha_star(p):
+    base = tm.tdma_schedule(N=p["N"], S=p["S"], tau_comp=p["tau_comp"], r=p["r"], K=3 * (p["N"] // p["S"]) + 2).end
+    best = 0
+    for a in range(1, p["N"] // p["S"]):
+        e = tm.tdma_schedule(N=p["N"], S=p["S"], tau_comp=p["tau_comp"], r=p["r"], K=len(base), alpha=a).end
+        if np.array_equal(e, base):
+            best = a
+        else:
+            break
+    return best
+
+
+def _prop1_samples(quick, seed):
+    out = []
+    for p, _ in _channels(quick, seed, alpha=False, n=10 if quick else 40):
+        v = float(B.prop1_alpha(N=p["N"], S=p["S"], tau_comp=p["tau_comp"], r=p["r"]))
+        out.append(Sample(float(_brute_alpha_star(p)), v, p, None, p["N"]))
+    # the paper's configurations: MNIST (N = 100, tau_comp = 50, r = 1) and Fig. 6/7 (S = 1, tau_comp/r = 50, 10, 2)
+    golden = [(100, S, 50, 1) for S in (1, 5, 10, 25, 50, 100)] + [(100, 1, 10, 1), (100, 1, 2, 1)]
+    for N, S, tau, r in golden[: 3 if quick else None]:
+        p = dict(N=N, S=S, tau_comp=tau, r=r)
+        out.append(Sample(float(_brute_alpha_star(p)), float(B.prop1_alpha(**p)), p, None, N))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _simulated_rounds(N, S, tau_comp, r, T):
+    """Rounds of the simulator that end by T (the long Table I runs are shared by three checks)."""
+    return tm.tdma_schedule(N=N, S=S, tau_comp=tau_comp, r=r, T=T).K
+
+
+def _rounds_samples(quick, seed, *, printed):
+    st = B.rounds_loop_bound if printed else B.rounds_done
+    out = []
+    rng = _rng(seed, "rounds")
+    for p, t in _channels(quick, seed, alpha=False):
+        for T in {int(t.end[-1]), int(rng.integers(0, t.end[-1] + 1))}:
+            out.append(Sample(float(t.rounds_done(T)), float(st(T=T, **{k: p[k] for k in ("N", "S", "tau_comp", "r")})),
+                              {**p, "T": T}, None, p["N"] + T))
+    for S in () if quick else (1, 2, 5, 10, 20):   # Table I (long runs: full mode)
+        p = dict(N=20, S=S, tau_comp=4, r=1, T=10**5)
+        sim = _simulated_rounds(20, S, 4, 1, 10**5)
+        out.append(Sample(float(sim), float(st(**p)), p, None, 10**5))
+    return out
+
+
+def _table1_rows(quick):
+    """Table I and the MNIST rounds by the deadline: closed form always, the event simulator in full mode."""
+    want = {1: 49999, 2: 33333, 5: 16667, 10: 9091, 20: 4001}
+    rows = [(dict(table="I", S=S), float(v), float(want[S])) for S, v in tm.table1().items()]
+    mnist = dict(zip((1, 5, 10, 25, 50, 100), (24975, 8325, 4540, 1921, 979, 331)))
+    got = tm.rounds_done(N=100, S=list(mnist), tau_comp=50, r=1, T=50000)
+    rows += [(dict(config="MNIST", S=S, T=50000), float(g), float(v)) for (S, v), g in zip(mnist.items(), got)]
+    if not quick:
+        rows += [(dict(table="I (simulated)", S=S), float(_simulated_rounds(20, S, 4, 1, 10**5) + 1), float(want[S]))
+                 for S in want]
+        rows += [(dict(config="MNIST (simulated)", S=S, T=50000), float(_simulated_rounds(100, S, 50, 1, 50000)),
+                  float(v)) for S, v in mnist.items()]
+    return [Sample(v, w, p, None, 0.0) for p, v, w in rows]
+
+
+def _staleness_sum_samples(quick, seed):
+    out = []
+    for p, t in _channels(quick, seed, alpha=False):
+        G = p["N"] // p["S"]
+        for K in (G - 1, t.K - 1):
+            if K < 0 or K < G - 1:
+                continue
+            out.append(Sample(float(t.staleness[: K + 1].sum()), float(B.staleness_sum(N=p["N"], S=p["S"], K=K)),
+                              {**p, "K": K}, None, p["N"] + K))
+    return out
+
+
+# ============================================================================= assumption 2
+def _minibatch_samples(quick, seed, *, corrected):
+    rng = _rng(seed, "minibatch")
+    out = [Sample(1.0, float((B.assumption2_minibatch_corrected if corrected else B.assumption2_minibatch)(
+        sigma=0.0, B=2, M=1.0, grad_n=1.0)), dict(sigma=0.0, B=2, grad_norm2=1.0, m=1), None, 0.0)]
+    for _ in range(8 if quick else 40):
+        m, Bb, sig = int(rng.integers(1, 5)), int(rng.integers(1, 9)), float(rng.uniform(0, 2))
+        fed = X.tdma_quadratic(A=rng.uniform(0.1, 1, m), c=rng.normal(size=(1, m)), sigma=sig, B=Bb)
+        w = rng.normal(size=m)
+        g = np.asarray(fed.grad_clients_at(w))[0]
+        gn = float(g @ g)
+        exact = gn + (float(np.trace(np.asarray(fed.noise_cov)[0])) if fed.noise_cov is not None else 0.0)
+        st = B.assumption2_minibatch_corrected if corrected else B.assumption2_minibatch
+        out.append(Sample(exact, float(st(sigma=sig, B=Bb, M=1.0, grad_n=gn)), dict(m=m, B=Bb, sigma=sig), seed, m + Bb))
+    return out
+
+
+# ============================================================================= quadratic instances
+@functools.lru_cache(maxsize=16)
+def quadratic_instances(seed: int, quick: bool, *, small_eta: bool = False):
+    """Random round-robin quadratic instances with their exact lemma terms (see the module docstring).
+
+    ``small_eta``: ``eta L <= x_max`` of Theorem 1' (its step condition); otherwise ``eta L`` up to 1.5.
+    """
+    rng = _rng(seed, f"quadratic-{small_eta}")
+    out = []
+    for i in range(6 if quick else 24):
+        m, G, S = int(rng.integers(1, 5)), int(rng.integers(1, 6)), int(rng.integers(1, 4))
+        N = G * S
+        Bb, sig = int(rng.integers(1, 9)), float(rng.uniform(0, 2)) * (rng.uniform() < 0.8)
+        A = rng.uniform(0.1, 1, m) * float(rng.choice([0.5, 1.0, 2.0]))
+        c = rng.normal(size=(N, m))
+        c *= np.minimum(1.0, 3.0 / np.maximum(np.linalg.norm(c, axis=1, keepdims=True), 1e-12))
+        if rng.uniform() < 0.2:
+            c[:] = c[0]                                     # homogeneous: Gamma = 0
+        alpha = int(rng.integers(0, G))
+        dbar = G - 1 - alpha
+        K = int(rng.integers(max(2 * G, 1), 40))
+        fed = X.tdma_quadratic(A=A, c=c, sigma=sig, B=Bb)
+        L = float(A.max())
+        xm = float(B.x_max(dbar=dbar, M=1.0, S=S, B=Bb))
+        eta = (xm * rng.uniform(0.05, 1.0) if small_eta else rng.uniform(0.01, 1.5)) / L
+        x0 = rng.normal(size=m) * 2
+        t = tm.tdma_schedule(N=N, S=S, tau_comp=int(rng.integers(1, 30)), r=int(rng.integers(1, 3)), K=K, alpha=alpha)
+        terms = X.lemma_terms(fed, t, eta=eta, x0=x0)
+        cs = X.quadratic_constants(fed, x0)
+        p = dict(family="quadratic", seed=seed, index=i, m=m, N=N, S=S, G=G, B=Bb, sigma=sig, alpha=alpha, K=K,
+                 eta=eta, L=L, Gamma=cs.Gamma)
+        out.append((p, t, terms, cs))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=4)
+def lemma_counterexamples():
+    """Deterministic instances: Lemma 1's (f = w^2/2, N = S = 2) and a 3-device round robin (S = 1)."""
+    out = []
+    fed = X.tdma_quadratic(A=[1.0], c=[[0.0], [0.0]])
+    t = tm.tdma_schedule(N=2, S=2, tau_comp=1, r=1, K=1)
+    out.append((dict(family="f = w^2/2", N=2, S=2, G=1, B=1, sigma=0.0, alpha=0, K=1, eta=0.1, L=1.0, Gamma=0.0, m=1),
+                t, X.lemma_terms(fed, t, eta=0.1, x0=[1.0]), X.quadratic_constants(fed, [1.0])))
+    fed = X.tdma_quadratic(A=[1.0], c=[[1.0], [-1.0], [0.0]])
+    t = tm.tdma_schedule(N=3, S=1, tau_comp=1, r=1, K=8)
+    out.append((dict(family="round robin N = 3", N=3, S=1, G=3, B=1, sigma=0.0, alpha=0, K=8, eta=0.05, L=1.0,
+                     Gamma=1.0, m=1), t, X.lemma_terms(fed, t, eta=0.05, x0=[2.0]), X.quadratic_constants(fed, [2.0])))
+    return tuple(out)
+
+
+def _all_instances(quick, seed, small_eta=False):
+    return lemma_counterexamples() + quadratic_instances(seed, quick, small_eta=small_eta)
+
+
+def _size(p):
+    return float(p["N"] * p["m"] + p["K"])
+
+
+def _pick(v, rhs):
+    """The index of the worst instance of an upper bound: the largest excess if any, else the largest ratio."""
+    v, rhs = np.asarray(v, float), np.asarray(rhs, float)
+    excess = v - rhs
+    if np.any(excess > 1e-9 * np.abs(rhs) + 1e-12):
+        return np.unravel_index(int(np.argmax(excess)), v.shape)
+    ratio = np.where(rhs > 0, v / np.where(rhs > 0, rhs, 1.0), 0.0)
+    return np.unravel_index(int(np.argmax(ratio)), v.shape)
+
+
+def _lemma1_samples(quick, seed, *, corrected):
+    out = []
+    for p, t, z, cs in _all_instances(quick, seed):
+        kw = dict(eta=p["eta"], M=1.0, L=p["L"], S=p["S"], B=p["B"], Gamma=cs.Gamma, sigma=p["sigma"])
+        if corrected:
+            kw["lam"] = 1.0
+        st = B.lemma1_corrected if corrected else B.lemma1
+        rhs = st(f_k=z.f[:-1], a_k=z.a[:-1], sum_h=z.sum_h, sum_D=z.sum_D, **kw)
+        j = int(_pick(z.f[1:], rhs)[0])
+        out.append(Sample(float(z.f[1 + j]), float(rhs[j]), {**p, "k": j}, None, _size(p)))
+    return out
+
+
+def _lemma2_samples(quick, seed, *, corrected):
+    out = []
+    for p, t, z, cs in _all_instances(quick, seed):
+        rhs = (B.lemma2_corrected(Gamma=cs.Gamma, S=p["S"], sum_gf=z.sum_gf, lam=1.0) if corrected
+               else B.lemma2(Gamma=cs.Gamma, S=p["S"], sum_gf=z.sum_gf))
+        j = int(_pick(z.sum_h, rhs)[0])
+        out.append(Sample(float(z.sum_h[j]), float(rhs[j]), {**p, "k": j}, None, _size(p)))
+    return out
+
+
+def _lemma3_samples(quick, seed, *, corrected):
+    out = []
+    for p, t, z, cs in _all_instances(quick, seed):
+        if corrected:
+            rhs = B.lemma3_corrected(eta=p["eta"], d=z.d.astype(float), window_H=z.window_H, M=1.0, S=p["S"], B=p["B"],
+                                     sigma=p["sigma"])
+            v = z.drift
+        else:
+            rhs = B.lemma3(eta=p["eta"], sigma=p["sigma"], M=1.0, Gamma=cs.Gamma, S=p["S"], B=p["B"],
+                           sum_d=z.sum_d.astype(float), sum_window=z.sum_window)
+            v = z.sum_D
+        j = _pick(v, rhs)
+        out.append(Sample(float(v[j]), float(rhs[j]), {**p, "k": int(j[0])}, None, _size(p)))
+    return out
+
+
+def _lemma4_samples(quick, seed, *, which):
+    out = []
+    for p, t, z, cs in quadratic_instances(seed, quick):
+        if p["alpha"] or p["K"] < 2 * p["G"]:
+            continue
+        K, N, S = p["K"] - 1, p["N"], p["S"]               # rounds 0..K of the schedule's K rounds
+        if K < 2 * p["G"]:
+            continue
+        a = z.a
+        stale = float(a[t.khat[: K + 1]].sum())
+        if which == "27":
+            v, b = stale, float(B.lemma4_27(N=N, S=S, K=K, g0=a[0], sum_a=a[: K + 1].sum()))
+        elif which == "28":
+            v, b = float(z.sum_window[: K + 1].sum()), float(B.lemma4_28(N=N, S=S, K=K, g0=a[0], sum_a=a[: K + 1].sum()))
+        else:
+            v, b = stale, float(B.lemma4_exact(N=N, S=S, K=K, g0=a[0], sum_a_head=a[1: K - p["G"] + 2].sum()))
+        out.append(Sample(v, b, {**p, "K": K}, None, _size(p)))
+    return out
+
+
+# ============================================================================= Theorem 1
+def _sync_instance(K):
+    fed = X.tdma_quadratic(A=[1.0], c=np.zeros((50, 1)))
+    return dict(family="synchronous f = w^2/2", N=50, S=50, K=K, x0=1.0), fed
+
+
+def _rr_instance(N, K):
+    c = np.where(np.arange(N) < N // 2, 1.0, -1.0)[:, None]
+    return dict(family="round robin c_n = +-1", N=N, S=1, K=K, x0=0.0), X.tdma_quadratic(A=[1.0], c=c)
+
+
+def _theorem1_printed_samples(quick, seed):
+    cases = [_sync_instance(2), _rr_instance(50, 200)]
+    if not quick:
+        cases += [_sync_instance(K) for K in (10, 30, 100)] + [_rr_instance(60, 200), _rr_instance(100, 400)]
+    out = []
+    for p, fed in cases:
+        N, S, K = p["N"], p["S"], p["K"]
+        eta = float(B.beta_value(S=S, B=1, L=1.0, N=N, M=1.0)) / math.sqrt(K + 1)
+        t = tm.tdma_schedule(N=N, S=S, tau_comp=1, r=1, K=K)
+        m = X.exact_moments(fed, t, eta=eta, x0=[p["x0"]])
+        cs = X.quadratic_constants(fed, [p["x0"]])
+        bound = float(B.theorem1_bound(eta=eta, L=1.0, M=1.0, B=1, S=S, N=N, K=K, sigma=0.0, Gamma=cs.Gamma,
+                                       Delta=cs.Delta, g0=cs.g0))
+        out.append(Sample(float(np.mean(m.grad_sq[: K + 1, 0])), bound,
+                          {**p, "eta": eta, "L": 1, "M": 1, "B": 1, "sigma": 0, "Gamma": cs.Gamma, "Delta": cs.Delta},
+                          None, float(N + K)))
+    return out
+
+
+def _theorem1_corrected_samples(quick, seed):
+    out = []
+    for p, t, z, cs in quadratic_instances(seed, quick, small_eta=True):
+        K = p["K"]
+        dbar = p["G"] - 1 - p["alpha"]
+        v = float(np.mean(z.a[: K + 1]))
+        b = float(B.theorem1_corrected(eta=p["eta"], L=p["L"], sigma=p["sigma"], S=p["S"], B=p["B"], M=1.0,
+                                       Delta=cs.Delta, K=K, dbar=dbar, Gamma=cs.Gamma, lam=1.0))
+        out.append(Sample(v, b, {**p, "dbar": dbar, "Delta": cs.Delta}, None, _size(p)))
+    return out
+
+
+def _theorem1_order_samples(quick, seed):
+    rng = _rng(seed, "order")
+    out = []
+    for _ in range(5 if quick else 20):
+        S, G, Bb = int(rng.integers(1, 20)), int(rng.integers(1, 20)), int(rng.integers(1, 64))
+        N = S * G
+        kw = dict(L=float(rng.uniform(0.1, 10)), M=float(rng.uniform(0.1, 10)), B=Bb, S=S, N=N,
+                  sigma=float(rng.uniform(0, 5)), Gamma=float(rng.uniform(0, 5)), Delta=float(rng.uniform(0.01, 5)))
+        g0 = float(rng.uniform(0, 2 * kw["L"] * kw["Delta"]))
+        K = 10**14
+        eta = float(B.beta_value(S=S, B=Bb, L=kw["L"], N=N, M=kw["M"])) / math.sqrt(K + 1)
+        v = math.sqrt(K + 1) * float(B.theorem1(eta=eta, K=K, g0=g0, **kw))
+        out.append(Sample(v, float(B.theorem1_order(**kw)), {**kw, "g0": g0, "K": K}, None, 0.0))
+    return out
+
+
+# ============================================================================= registry
+def _reg(name, statement, sampler, **kw):
+    return register(Check(f"{PAPER}.{name}", paper=PAPER, statement=statement, sampler=sampler, **kw))
+
+
+_ID = dict(relation="==", rtol=0.0, atol=0.5)      # integer identities: any mismatch is a whole slot or round
+_EX = dict(rtol=1e-9, atol=1e-12)                  # exact expectations: round-off only
+
+_reg("staleness", B.staleness, _staleness15_samples, **_ID,
+     description="(15) d = min(k, G-1) against the slot-level simulator (S | N, random tau_comp, r)")
+_reg("staleness_idfl", None, _staleness_samples, **_ID,
+     description="staleness under intentional delay, min(k, G-1-alpha), against the simulator (every alpha)")
+_reg("staleness_general", B.staleness_general, _staleness_general_samples, **_ID,
+     description="any N (S not dividing N): k, then ceil((N-u)/S) - 1 for the u-th uplink, against the simulator")
+_reg("end_times", None, _end_time_samples, **_ID,
+     description="exact end slots E_k in both regimes (asynchronous, intentional delay, synchronous) against the simulator")
+_reg("tau_async", B.tau_async, _tau_async_samples, relation="==", rtol=1e-12, atol=0.0,
+     description="(10) as the exact average (E_{k+G} - E_k)/G of every window of G rounds")
+_reg("khat_idfl", B.khat_idfl, lambda q, s: _khat_samples(q, s, corrected=False), **_ID, expected="violated",
+     description="(31) is one round off: at N = 6, S = 2, alpha = 1, k = 2 the devices use w_1, (31) says w_0 "
+                 "(Proposition 1 and the staleness G - 1 - alpha still stand)",
+     falsifies="remark", still_stands="Algorithm 2, the staleness min(k, G - 1 - alpha), Proposition 1 (32)-(33) and the "
+                                      "corrected (31) (khat_idfl_corrected) all hold against the simulator")
+_reg("khat_idfl_corrected", B.khat_idfl_corrected, lambda q, s: _khat_samples(q, s, corrected=True), **_ID,
+     description="corrected (31) against the simulator for every alpha in 0..G-1")
+_reg("prop1_alpha", B.prop1_alpha, _prop1_samples, **_ID,
+     description="Proposition 1 (32)-(33) against a brute-force search of the largest alpha keeping every E_k "
+                 "(random channels; MNIST S = 1..100 and Fig. 6/7 alpha = 74, 94, 98)")
+_reg("rounds_loop_bound", B.rounds_loop_bound, lambda q, s: _rounds_samples(q, s, printed=True), **_ID,
+     expected="violated",
+     description="Algorithm 1's loop bound floor(T/tau_async) is not the number of rounds that end by T (Table I: "
+                 "50000 vs 49998 at S = 1); (10) itself stands as an average",
+     falsifies="algorithm line", still_stands="(10) as the exact average slots per round over any G rounds, and Table I "
+                                              "as the rounds that end by T plus one (rounds_done, table1)")
+_reg("rounds_done", B.rounds_done, lambda q, s: _rounds_samples(q, s, printed=False), **_ID,
+     description="K_done(T) in closed form against the simulator, random deadlines and Table I")
+_reg("table1", B.rounds_done, lambda q, s: _table1_rows(q), **_ID,
+     description="Table I (CIFAR-10) as K_done + 1 = 49999/33333/16667/9091/4001 and the MNIST rounds by T = 50000")
+_reg("staleness_sum", B.staleness_sum, _staleness_sum_samples, relation="==", rtol=1e-12, atol=1e-9,
+     description="sum_k sum_n d_{n,k} = S (G-1)(K - G/2 + 1) for K >= G-1 (the sum inside Q4)")
+_reg("assumption2_minibatch", B.assumption2_minibatch, lambda q, s: _minibatch_samples(q, s, corrected=False),
+     expected="violated", **_EX,
+     description="(20) is false for B > 1: a noiseless per-sample gradient (sigma = 0, M = 1) has E||g_B||^2 = "
+                 "||grad f_n||^2, not ||grad f_n||^2 / B",
+     falsifies="remark", still_stands="(19) per sample, and (20) with sigma^2/B + (1 + (M-1)/B)||grad f_n||^2 "
+                                      "(assumption2_minibatch_corrected, tight)")
+_reg("assumption2_minibatch_corrected", B.assumption2_minibatch_corrected,
+     lambda q, s: _minibatch_samples(q, s, corrected=True), **_EX,
+     description="sigma^2/B + (1 + (M-1)/B)||grad f_n||^2, tight on additive noise")
+_reg("lemma1", B.lemma1, lambda q, s: _lemma1_samples(q, s, corrected=False), expected="violated", **_EX,
+     description="Lemma 1 (22) is false: f = w^2/2, N = S = 2, eta = 0.1, w_0 = 1 gives f(w_1) = 0.405 > 0.4025 "
+                 "(proof steps (A.5)-(A.6) and (A.9)); Lemma 1' stands",
+     falsifies="lemma", still_stands="Lemma 1' (lemma1_corrected): tight on this very instance")
+_reg("lemma1_corrected", B.lemma1_corrected, lambda q, s: _lemma1_samples(q, s, corrected=True), **_EX,
+     description="Lemma 1' (lambda = 1) against exact expectations; equality on the Lemma 1 counterexample")
+_reg("lemma2", B.lemma2, lambda q, s: _lemma2_samples(q, s, corrected=False), expected="violated", **_EX,
+     description="Lemma 2 (23) is false: it drops the cross term, so a group whose drift is aligned with grad f "
+                 "breaks it (round robin of 3 devices)",
+     falsifies="lemma", still_stands="Lemma 2 with Young's inequality, (1 + 1/lambda) Gamma^2 S + (1 + lambda) sum "
+                                     "||grad f||^2 (lemma2_corrected)")
+_reg("lemma2_corrected", B.lemma2_corrected, lambda q, s: _lemma2_samples(q, s, corrected=True), **_EX,
+     description="Lemma 2 with Young's inequality (lambda = 1) against exact expectations")
+_reg("lemma3", B.lemma3, lambda q, s: _lemma3_samples(q, s, corrected=False), expected="violated", **_EX,
+     description="Lemma 3 (24) is false: (B.1) loses the Cauchy-Schwarz factor d S, so a drift of d >= 2 nearly "
+                 "equal steps exceeds it",
+     falsifies="lemma", still_stands="Lemma 3' per device, 2 eta^2 (d + rho) sum H_j + 2 eta^2 d sigma^2/(SB) "
+                                     "(lemma3_corrected)")
+_reg("lemma3_corrected", B.lemma3_corrected, lambda q, s: _lemma3_samples(q, s, corrected=True), **_EX,
+     description="Lemma 3' per device against exact drifts E||w_k - w_khat||^2")
+_reg("lemma4_27", B.lemma4_27, lambda q, s: _lemma4_samples(q, s, which="27"), **_EX,
+     description="Lemma 4 (27) on exact a_k (K >= 2G)")
+_reg("lemma4_28", B.lemma4_28, lambda q, s: _lemma4_samples(q, s, which="28"), **_EX,
+     description="Lemma 4 (28) on exact a_k (K >= 2G)")
+_reg("lemma4_exact", B.lemma4_exact, lambda q, s: _lemma4_samples(q, s, which="exact"), relation="==", rtol=1e-10,
+     atol=1e-12, description="(C.1) exactly: sum_k sum_n a_khat = N a_0 + S sum_{k=1}^{K-G+1} a_k")
+_reg("theorem1", B.theorem1, _theorem1_printed_samples, expected="violated", **_EX,
+     description="Theorem 1's explicit bound (Q2+Q3+Q4)/Q1 is false: synchronous N = S = 50, K = 2 diverges "
+                 "(142.8) while the bound is -0.804; round robin S = 1, N = 50, K = 200: 0.01996 > 0.01069. "
+                 "(A.9), (A.5) and the sign steps (25)/(D.1) fail; Theorem 1' stands",
+     falsifies="theorem", still_stands="Theorem 1' with its (1 + 1/lambda) Gamma^2 floor and step condition "
+                                       "(theorem1_corrected), Lemma 4 (27)-(28), and the O(1/sqrt K) order of the printed "
+                                       "expression itself (theorem1_order)")
+_reg("theorem1_order", B.theorem1_order, _theorem1_order_samples, relation="==", rtol=1e-4, atol=0.0,
+     description="(30): sqrt(K+1) times the explicit bound tends to Delta/beta + beta L (sigma^2 + M Gamma^2)/(2SB) "
+                 "(K = 1e14): the bound's O(1/sqrt K) order stands (its constant grows like G), but the bound is false")
+_reg("theorem1_corrected", B.theorem1_corrected, _theorem1_corrected_samples, **_EX,
+     description="Theorem 1' (lambda = 1, eta L <= x_max) against exact E||grad f(w_k)||^2, AFL and intentional delay")
