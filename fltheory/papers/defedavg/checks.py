@@ -1,0 +1,618 @@
+r"""Checks of every DeFedAvg statement against exact expectations on quadratic clients.
+
+Instance families (each inside the assumptions of the statements it serves):
+
+* **IID quadratics** (Theorem 2, (47)) -- ``N`` identical clients :math:`F=\frac12\sum_ja_jw_j^2`
+  (Assumption 1 with :math:`L=\max a`, :math:`F^*=0`), additive Gaussian noise of trace exactly
+  :math:`\sigma^2` independent of everything (Assumptions 2-3), staleness from a delay oracle
+  (constant, uniform, cyclic or per-client fixed delays in :math:`\{0..\lambda'\}`,
+  :math:`\lambda'\le\lambda`) or from the event-driven first-``n``-arrivals server with client
+  speeds :math:`\rho_i\sim U[1,5]` (then :math:`\lambda` = the measured largest staleness, at least 1):
+  Assumption 4.  ``T`` is drawn first and :math:`\Phi_0` (the scale of :math:`w^0`) is drawn below the
+  largest value for which the learning rates satisfy (13).  The value is the EXACT
+  :math:`\frac1T\sum_{t<T}\mathbb E\|\nabla F(w^t)\|^2` (exact over the noise; the schedule is fixed
+  in advance and independent of the noise, so the bound must hold for each schedule);
+* **non-IID quadratics** (Theorem 1) -- clients :math:`F_i=\frac12(w-b_i)^\top A(w-b_i)` sharing one
+  diagonal Hessian (Assumption 1), the same noise (2-3), ``n`` draws with replacement and i.i.d.
+  uniform delays in :math:`\{0..\lambda'\}` (4); :math:`\nu^2=\max_i\|A(b_i-\bar b)\|^2` holds everywhere
+  (5), and :math:`G^2` is an upper bound of the exact :math:`\sup\mathbb E\|\nabla F_i\|^2` over every
+  global and local iterate of the run (6, which the paper states along the iterates), found by
+  raising :math:`G^2` and shrinking :math:`\Phi_0` until the run stays inside it.  The value is exact
+  over the draws, the delays and the noise.  The lemma checks of Lemmas 1, 3, 4, 5 and (39) use an
+  isotropic Hessian ``a I`` (cross moments of stale models then follow from the core's exact
+  ``lag_msd``); the IID Lemma 6 likewise;
+* **the printed Theorem 2 counterexample** -- one client, :math:`a=(1,1)`, :math:`w^0=(2,2)`
+  (:math:`\Phi_0=4`), :math:`\sigma^2=10^4`, ``n = 1``, ``K = 5``, zero delay (so :math:`\lambda=1`
+  holds), ``T = 400``: inside (13) (``T_min = 0.016``);
+* closed forms on random parameters (the drift steps of Lemmas 4 and 9, the rounds to epsilon, the
+  largest ``n``) and exact enumeration of the draws (Lemma 2).
+
+Printed statements that are false carry ``expected="violated"``: ``theorem2`` and
+``theorem2_appendix`` (the bound lacks :math:`L\sigma^2` under the root; the proof's own bound
+before substitution, ``theorem2_general``, and ``theorem2_corrected`` hold) and ``lemma9_step``
+(the step of the proof of Lemma 9 under :math:`\bar\eta\le1/(2\sqrt2LK)` fails for ``K >= 5``; Lemma 9
+itself and Theorem 2 stand, because (13) imposes :math:`\bar\eta\le1/(4\sqrt3LK)`).
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+
+import numpy as np
+
+from ...backend import KeyedStream
+from ...delayed import RandomParticipation
+from ...schedules import compute_times, first_n_arrivals
+from ...verify import Check, Sample, register
+from . import bounds as B
+from . import exact as X
+from .algorithm import defedavg, fedavg_loop
+from .events import iid_oracle, niid_oracle
+
+PAPER = "defedavg"
+IID_DELAYS = ("constant", "uniform", "cyclic", "per_client", "events")
+
+
+def _rng(seed: int, tag: str) -> np.random.Generator:
+    return KeyedStream(seed, f"defedavg-checks-{tag}").generator()
+
+
+def _logu(rng, lo, hi):
+    return float(np.exp(rng.uniform(np.log(lo), np.log(hi))))
+
+
+# ============================================================================= IID family (Theorem 2)
+def _iid_params(rng, *, delay: str | None = None, rates: str = "prescribed") -> dict:
+    """Draw one IID instance (see the module docstring): every number needed to rebuild it."""
+    d = int(rng.integers(1, 4))
+    L = _logu(rng, 0.1, 10.0)
+    a = np.concatenate([[L], rng.uniform(0.05, 1.0, d - 1) * L])
+    N = int(rng.integers(1, 7))
+    n = int(rng.integers(1, N + 1))
+    p = dict(a=a.tolist(), N=N, n=n, K=int(rng.integers(1, 6)), lam=int(rng.integers(1, 4)),
+             delay=delay or str(rng.choice(IID_DELAYS)), T=int(rng.integers(20, 160)),
+             sigma2_factor=_logu(rng, 1.0, 1e3), phi_frac=_logu(rng, 1e-3, 1.0), direction=rng.normal(size=d).tolist(),
+             rates=rates, u_bar=_logu(rng, 0.05, 1.0), u_prod=_logu(rng, 0.05, 1.0), seed=int(rng.integers(0, 2**31)))
+    return _with_delay_used(p)
+
+
+def _with_delay_used(p: dict) -> dict:
+    """Record the largest delay the oracle actually applies (``seed mod (lam + 1)`` steps; ``lam`` is the
+    bound the statements use), so that a reported instance says what it ran (``events``: measured)."""
+    p["delay_steps_used"] = None if p["delay"] == "events" else int(p["seed"] % (p["lam"] + 1))
+    return p
+
+
+def _iid_instance(p: dict):
+    """Build an IID instance from its parameters: federation, schedule, lambda, sigma^2, Phi0, rates, x0."""
+    a = np.asarray(p["a"], float)
+    L, N, n, K, T = float(a.max()), p["N"], p["n"], p["K"], p["T"]
+    if p["delay"] == "events":
+        c = compute_times(seeds=[p["seed"]], N=N)
+        sched = first_n_arrivals(N=N, n=n, T=T, K=K, compute=c, t_dl=0.2, t_ul=0.2)
+        lam = max(1, int(sched.max_staleness[0]))
+    else:
+        lam = p["lam"]
+        lam_used = int(p["seed"] % (lam + 1))
+        Dfix = np.arange(N) % (lam_used + 1)
+        sched = iid_oracle(N=N, n=n, T=T, seeds=[p["seed"]], delay=p["delay"], lam=lam_used, D=Dfix)
+    sigma2 = p["sigma2_factor"] * 48 * L / T            # T >= 48 L / sigma^2
+    if p["rates"] == "prescribed":
+        phi_max = T * sigma2 / (8 * n * K * L * lam**2)  # T >= 8 n Phi0 K L lam^2 / sigma^2
+    else:
+        phi_max = 10.0 * sigma2 / L
+    Phi0 = p["phi_frac"] * phi_max
+    v = np.asarray(p["direction"], float)
+    v = v / math.sqrt(max(0.5 * float((a * v * v).sum()), 1e-300))
+    x0 = math.sqrt(Phi0) * v
+    fed = X.iid_federation(a=a, N=N, sigma2=sigma2)
+    if p["rates"] == "prescribed":
+        r = B.prescribed_rates(n=n, K=K, T=T, L=L, sigma2=sigma2, Phi0=Phi0)
+        eta, eta_bar = r.eta, r.eta_bar
+    else:                                               # any rates inside (13), or inside a lemma's own condition
+        root = {"any": 4 * math.sqrt(3), "lemma9": 2 * math.sqrt(2), "lemma9c": 2 * math.sqrt(3)}[p["rates"]]
+        u = p["u_bar"] if p["rates"] == "any" else 0.5 + 0.5 * p["u_bar"]     # lemma 9: near its boundary
+        eta_bar = u / (root * L * K)
+        eta = p["u_prod"] / (4 * L * K * lam) / eta_bar
+    return fed, sched, dict(n=n, K=K, T=T, L=L, sigma2=sigma2, Phi0=Phi0, lam=lam, eta=eta, eta_bar=eta_bar), x0
+
+
+@functools.lru_cache(maxsize=256)
+def _iid_exact_cached(key):
+    p = dict(key)
+    p["a"], p["direction"] = list(p["a"]), list(p["direction"])
+    fed, sched, c, x0 = _iid_instance(p)
+    m = X.moments(fed, sched, K=c["K"], eta=c["eta"], eta_bar=c["eta_bar"], x0=x0, record_cov=True, record_lags=True)
+    return m, c
+
+
+def _iid_exact(p: dict):
+    """Exact moments (recorded covariances) and constants of an IID instance (cached)."""
+    key = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(p.items()))
+    return _iid_exact_cached(key)
+
+
+def theorem2_sample(p: dict, statement, *, size: float | None = None) -> Sample:
+    """The exact average squared gradient norm of an IID instance (parameters ``p``, as a verdict's
+    counterexample lists them) against a Theorem 2 statement: rebuilds a counterexample.
+
+    >>> s = theorem2_sample(counterexample_params(), B.theorem2)
+    >>> round(s.value, 4), round(s.bound, 4)
+    (5.2284, 0.51)
+    """
+    from ... import validation as V  # noqa: PLC0415
+    from ...symbolic import Statement  # noqa: PLC0415
+
+    V.instance(p, "p", dict)
+    V.instance(statement, "statement", Statement)
+    missing = set(COUNTEREXAMPLE) - set(p) - {"delay_steps_used"}   # derived, informational
+    if missing:
+        raise V.InputError(f"p lacks the instance parameters {sorted(missing)}")
+    m, c = _iid_exact(p)
+    value = float(np.asarray(m.grad_sq)[:-1, 0].mean())
+    names = set(statement.parameters)
+    bound = float(statement(**{k: v for k, v in c.items() if k in names}))
+    return Sample(value, bound, {**p, **{k: c[k] for k in ("lam", "sigma2", "Phi0", "eta", "eta_bar")}},
+                  seed=p["seed"], size=float(p["N"] * len(p["a"]) + p["T"]) if size is None else size)
+
+
+COUNTEREXAMPLE = _with_delay_used(dict(a=[1.0, 1.0], N=1, n=1, K=5, lam=1, delay="constant", T=400,
+                                       sigma2_factor=1e4 * 400 / 48, phi_frac=None, direction=[1.0, 1.0],
+                                       rates="prescribed", u_bar=1.0, u_prod=1.0, seed=0))   # delay_steps_used = 0
+
+
+def counterexample_params() -> dict:
+    """The printed Theorem 2 counterexample: one client, w0 = (2, 2) (Phi0 = 4), sigma^2 = 1e4, n = 1,
+    K = 5, zero delay (lambda = 1), T = 400 -- inside (13)."""
+    p = dict(COUNTEREXAMPLE)
+    T, sigma2, L, lam = p["T"], 1e4, 1.0, 1
+    p["phi_frac"] = 4.0 / (T * sigma2 / (8 * p["n"] * p["K"] * L * lam**2))
+    p["seed"] = 0                                       # seed 0 with lam = 1: lam_used = 0, zero delay
+    return p
+
+
+def _iid_samples(quick, seed, statement, *, rates="prescribed", with_counterexample=False, delay=None):
+    rng = _rng(seed, f"iid-{rates}")
+    count = 4 if quick else 24
+    out = [theorem2_sample(_iid_params(rng, rates=rates, delay=delay), statement) for _ in range(count)]
+    if with_counterexample:
+        out.append(theorem2_sample(counterexample_params(), statement, size=0.0))   # reported first when violated
+    return out
+
+
+# ----------------------------------------------------------------------------- Lemmas 6, 8, 9, 10 and (47)
+def _lemma_terms(p: dict) -> dict:
+    r"""Every quantity of Lemmas 6, 8, 9, 10 and (47) at every round of a constant-delay IID instance, exactly.
+
+    Per coordinate ``c`` (``q = 1 - eta_bar a_c``, noise variance ``sigma^2/d`` per coordinate), with all
+    ``n`` updates of round ``t`` started from :math:`w^\tau`: the aggregate :math:`g=\frac1n\sum\Delta_i` has
+    :math:`\mathbb E\|g\|^2=\sum_c(1-q^K)^2\mathbb E w_c^{\tau2}+\frac{\bar\eta^2\sigma^2}{nd}\sum_c\sum_{j<K}q^{2j}`;
+    the drift :math:`\mathbb E\|w^{\tau,k}-w^\tau\|^2=\sum_c(1-q^k)^2\mathbb E w_c^{\tau2}+\frac{\bar\eta^2\sigma^2}d
+    \sum_c\sum_{j<k}q^{2j}`; :math:`\mathbb E\|w^t-w^\tau\|^2` is the core's exact ``lag_msd``; and, for an
+    isotropic Hessian ``a I`` only, :math:`\mathbb E\langle\nabla F(w^t),\bar\eta K\nabla F(w^t)-g\rangle=
+    \bar\eta Ka^2\mathbb E\|w^t\|^2-a(1-q^K)\mathbb E\langle w^t,w^\tau\rangle` (the fresh noise of round ``t``
+    is independent of :math:`w^t`); :math:`Y^t=\sum_ca_c^2S_K^2\mathbb E w_c^{\tau2}+\frac{\bar\eta^2\sigma^2}{nd}\sum_c
+    a_c^2\sum_{j<K}S_{K-1-j}^2` with :math:`S_m=\sum_{r<m}q^r`; ``dF`` is :math:`\mathbb EF(w^{t+1})-\mathbb EF(w^t)`.
+    """
+    m, c = _iid_exact(p)
+    a = np.asarray(p["a"], float)
+    d, K, n, T = a.size, c["K"], c["n"], c["T"]
+    eb, s2d = c["eta_bar"], c["sigma2"] / a.size
+    mean, cov = np.asarray(m.mean)[:, 0], np.asarray(m.cov)[:, 0]
+    ew2 = np.einsum("tii->ti", cov) + mean**2
+    q = 1 - eb * a
+    S = lambda k: (1 - q**k) / (eb * a)  # noqa: E731
+    geo = lambda k: sum(q ** (2 * j) for j in range(k)) if k else 0 * a  # noqa: E731
+    D = int(p["seed"] % (p["lam"] + 1))
+    tau = np.maximum(0, np.arange(T) - D)
+    Y = (a * a * S(K) ** 2 * ew2[tau]).sum(axis=1) + eb**2 / n * s2d * (a * a * sum(S(K - 1 - j) ** 2 for j in range(K))).sum()
+    g_sq = ((1 - q**K) ** 2 * ew2[tau]).sum(axis=1) + eb**2 / n * s2d * geo(K).sum()
+    drift = sum(((1 - q**k) ** 2 * ew2[tau]).sum(axis=1) + eb**2 * s2d * np.sum(geo(k)) for k in range(K))
+    lag = np.asarray(m.lag_msd)[:, 0]
+    stale = lag[np.arange(T), np.arange(T) - tau]
+    grad_sq = (ew2 * a * a).sum(axis=1)[:T]
+    gap = 0.5 * (ew2 * a).sum(axis=1)
+    out = dict(Y_t=Y, Y_sum=np.array([Y[max(0, t - c["lam"]):t].sum() for t in range(T)]), g_sq=g_sq, drift=drift,
+               stale_sq=stale, grad_sq=grad_sq, inner=None, dF=gap[1:T + 1] - gap[:T], c=c)
+    if np.allclose(a, a[0]):
+        sq = ew2.sum(axis=1)
+        cross = 0.5 * (sq[:T] + sq[tau] - stale)
+        out["inner"] = eb * K * a[0] ** 2 * sq[:T] - a[0] * (1 - q[0] ** K) * cross
+    return out
+
+
+_CONSTS = ("N", "n", "K", "L", "sigma2", "nu2", "G2", "lam", "eta", "eta_bar")
+_TERMS = ("Y_t", "Y_sum", "drift", "stale_sq", "grad_sq")
+_VALUE = {"lemma1": "inner", "lemma3": "g_sq", "lemma4": "drift", "lemma5": "stale_max", "descent_niid": "dF",
+          "lemma6": "inner", "lemma8": "g_sq", "lemma9": "drift", "lemma9_corrected": "drift", "lemma10": "stale_sq",
+          "descent_iid": "dF"}
+
+
+def _round_sides(name: str, terms: dict):
+    """Both sides of a per-round statement at every round, from exact ``terms``; for the descent
+    inequalities the two negative terms of the right-hand side are moved to the left (the bound is
+    then non-negative, so ratios mean something)."""
+    st, c = B.BY_NAME[name], terms["c"]
+    kw = {k: c[k] for k in _CONSTS if k in st.parameters}
+    kw.update({k: terms[k] for k in _TERMS if k in st.parameters})
+    bound = np.asarray(st(**kw)) + 0.0 * terms["Y_t"]
+    value = terms[_VALUE[name]]
+    if name.startswith("descent"):
+        moved = (c["K"] / 4 * c["eta"] * c["eta_bar"] * terms["grad_sq"]
+                 + c["eta"] * c["eta_bar"] / (4 * c["K"]) * terms["Y_t"])
+        value, bound = value + moved, bound + moved
+    return value, bound
+
+
+def _round_samples(quick, seed, name):
+    """The worst round of each instance of a per-round statement (IID family with a constant delay, or the
+    non-IID family; isotropic Hessians where cross moments of stale models are needed)."""
+    rng = _rng(seed, f"round-{name}")
+    niid = name in ("lemma1", "lemma3", "lemma4", "lemma5", "descent_niid")
+    out = []
+    for _ in range((3 if quick else 10) if niid else (4 if quick else 16)):
+        if niid:
+            p = _niid_params(rng, rates="prescribed" if rng.random() < 0.3 else "any")
+        else:
+            rates = {"lemma9": "lemma9", "lemma9_corrected": "lemma9c"}.get(name, "any")
+            p = _iid_params(rng, delay="constant", rates=str(rng.choice(["prescribed", "any"])) if name == "descent_iid"
+                            else rates)
+        if niid or name == "lemma6":
+            p["a"] = [p["a"][0]] * len(p["a"])
+        terms = _niid_lemma_terms(p) if niid else _lemma_terms(p)
+        value, bound = _round_sides(name, terms)
+        ratio = np.where(bound > 0, value / np.where(bound > 0, bound, 1), np.where(value > 0, np.inf, 0))
+        worst = int(np.argmax(ratio))
+        out.append(Sample(float(value[worst]), float(bound[worst]), {**p, "round": worst, "G2": terms["c"].get("G2")},
+                          seed=p["seed"], size=float(p["N"] * len(p["a"]) + p["T"])))
+    return out
+
+
+# ============================================================================= non-IID family (Theorem 1)
+def _niid_params(rng, *, rates: str = "prescribed") -> dict:
+    d = int(rng.integers(1, 3))
+    L = _logu(rng, 0.2, 5.0)
+    a = np.concatenate([[L], rng.uniform(0.05, 1.0, d - 1) * L])
+    N = int(rng.integers(1, 6))
+    return dict(a=a.tolist(), b=(rng.normal(size=(N, d)) * _logu(rng, 0.05, 2.0)).tolist(), N=N,
+                n=int(rng.integers(1, N + 1)), K=int(rng.integers(1, 5)), lam=int(rng.integers(1, 4)),
+                lam_used=None, T=int(rng.integers(20, 100)), sigma2=_logu(rng, 0.1, 100.0),
+                phi_frac=_logu(rng, 1e-2, 1.0), direction=rng.normal(size=d).tolist(), rates=rates,
+                u1=_logu(rng, 0.05, 1.0), u2=_logu(rng, 0.05, 1.0), seed=int(rng.integers(0, 2**31)))
+
+
+def _niid_instance(p: dict):
+    """Build and run a non-IID instance, raising G^2 (and shrinking Phi0) until the exact run stays
+    inside Assumption 6; returns (exact average, constants used by the bounds)."""
+    a, b = np.asarray(p["a"], float), np.asarray(p["b"], float)
+    L, n, K, T, lam = float(a.max()), p["n"], p["K"], p["T"], p["lam"]
+    lam_used = lam if p["lam_used"] is None else p["lam_used"]
+    fed = X.niid_federation(a=a, b=b, sigma2=p["sigma2"])
+    x_star = np.asarray(fed.x_star)
+    v = np.asarray(p["direction"], float)
+    v = v / math.sqrt(max(0.5 * float((a * v * v).sum()), 1e-300))
+    s2 = p["sigma2"]
+    G2 = 2.0 * float(((a * (b - b.mean(axis=0))) ** 2).sum(axis=1).max()) + s2
+    frac = p["phi_frac"]
+    for _ in range(40):
+        if p["rates"] == "prescribed":                           # (C1) at the prescribed rates: T >= 32 L/(2 s2 + K G2)
+            G2 = max(G2, (32 * L / T - 2 * s2) / K * (1 + 1e-9))
+        S = 2 * s2 + K * G2
+        if p["rates"] == "prescribed":
+            phi_max = min(T * S / (32 * n * K * L * lam**2), T * S**3 / (32 * n * K * L * lam**2 * (2 * s2 + G2 * K * lam) ** 2))
+        else:
+            phi_max = 10.0 * (s2 + G2) / L
+        Phi0 = frac * phi_max
+        x0 = x_star + math.sqrt(Phi0) * v                        # F(x0) - F* = Phi0 (common Hessian)
+        if p["rates"] == "prescribed":
+            r = B.prescribed_rates(n=n, K=K, T=T, L=L, sigma2=s2, Phi0=Phi0, G2=G2)
+            eta, eta_bar = r.eta, r.eta_bar
+        else:
+            eta_bar = p["u1"] / (8 * L * K)
+            cap = min(1 / (4 * L * K * lam), (2 * s2 + G2 * K) / (8 * s2 * L * K * lam + 4 * L * G2 * K**2 * lam**2))
+            eta = p["u2"] * cap / eta_bar
+        m = X.niid_moments(fed, n=n, T=T, K=K, eta=eta, eta_bar=eta_bar, x0=x0, lam=lam_used, record_cov=True,
+                           record_lags=True)
+        const = X.assumption_constants(fed, m, K=K, eta_bar=eta_bar)
+        if const.G2 <= G2:
+            break
+        G2, frac = 1.5 * const.G2, frac / 2
+    else:  # pragma: no cover - the loop shrinks w0 towards x*, where the run stays inside
+        raise RuntimeError("could not place the instance inside Assumption 6")
+    value = float(np.asarray(m.grad_sq)[:-1].mean())
+    return value, dict(N=fed.M, n=n, K=K, T=T, L=L, sigma2=s2, Phi0=const.Phi0, lam=lam, nu2=const.nu2, G2=G2,
+                       eta=eta, eta_bar=eta_bar, G2_run=const.G2), m
+
+
+def _theorem1_sample(p: dict, statement) -> Sample:
+    value, c, _ = _niid_instance(p)
+    names = set(statement.parameters)
+    bound = float(statement(**{k: v for k, v in c.items() if k in names}))
+    return Sample(value, bound, {**p, **c}, seed=p["seed"], size=float(p["N"] * len(p["a"]) + p["T"]))
+
+
+def _niid_lemma_terms(p: dict) -> dict:
+    r"""Every quantity of Lemmas 1, 3, 4, 5 and (39) at every round of a non-IID instance with an isotropic
+    Hessian ``a I`` (``p["a"]`` all equal), exact over the draws, the i.i.d. uniform delays on
+    ``{0..lam}`` and the noise.
+
+    With :math:`y_s=w^s-x^*` (:math:`x^*=\bar b`), :math:`C(s,s')=\mathbb E\langle y_s,y_{s'}\rangle` from the core's
+    ``mse`` and ``lag_msd``, :math:`q=1-\bar\eta a`, :math:`S_k=\sum_{r<k}q^r`, delays :math:`p_l=1/(\lambda+1)`:
+    :math:`Y^t=a^2S_K^2[\frac1N\mathbb E_\tau\|y_\tau\|^2+\frac{N-1}N\sum_{l,l'}p_lp_{l'}C(\tau_l,\tau_{l'})]
+    +\frac{a^2\bar\eta^2\sigma^2}N\sum_{j<K}S_{K-1-j}^2`; :math:`\mathbb E\|g\|^2=\mathbb E\|w^{t+1}-w^t\|^2/\eta^2`;
+    the bias of Lemma 1 is :math:`\bar\eta Ka^2\mathbb E\|y_t\|^2-a(1-q^K)\sum_lp_lC(t,\tau_l)`; the drift
+    :math:`\sum_{k<K}[(1-q^k)^2(\mathbb E_\tau\|y_\tau\|^2+\frac1N\sum_i\|b_i-\bar b\|^2)+\bar\eta^2\sigma^2\sum_{j<k}q^{2j}]`.
+    """
+    a = float(p["a"][0])
+    if not np.allclose(p["a"], a):
+        raise ValueError("_niid_lemma_terms needs an isotropic Hessian (all entries of a equal)")
+    value, c, m = _niid_instance(p)
+    N, n, K, T, lam = c["N"], c["n"], c["K"], c["T"], c["lam"]
+    eta, eb, s2 = c["eta"], c["eta_bar"], c["sigma2"]
+    b = np.asarray(p["b"], float)
+    spread = float(((b - b.mean(axis=0)) ** 2).sum(axis=1).mean())
+    mse, lag, gap = np.asarray(m.mse), np.asarray(m.lag_msd), np.asarray(m.gap)
+    pl = np.full(lam + 1, 1.0 / (lam + 1))
+
+    def C_(s, s2_):                                               # E<y_s, y_s'> for s >= s' >= 0
+        return 0.5 * (mse[s] + mse[s2_] - lag[s, s - s2_])
+
+    q = 1 - eb * a
+    S = lambda k: (1 - q**k) / (eb * a)  # noqa: E731
+    Y, inner, drift, stale, gsq, st_max = (np.zeros(T) for _ in range(6))
+    for t in range(T):
+        tau = np.maximum(0, t - np.arange(lam + 1))
+        e_self = float(pl @ mse[tau])
+        pair = sum(pl[i] * pl[j] * C_(max(tau[i], tau[j]), min(tau[i], tau[j]))
+                   for i in range(lam + 1) for j in range(lam + 1))
+        Y[t] = a * a * S(K) ** 2 * (e_self / N + (N - 1) / N * pair) + a * a * eb * eb * s2 / N * sum(
+            S(K - 1 - j) ** 2 for j in range(K))
+        inner[t] = eb * K * a * a * mse[t] - a * (1 - q**K) * float(pl @ np.array([C_(t, s) for s in tau]))
+        drift[t] = sum((1 - q**k) ** 2 * (e_self + spread) + eb * eb * s2 * sum(q ** (2 * j) for j in range(k))
+                       for k in range(K))
+        st = lag[t, t - tau]
+        stale[t], st_max[t] = float(pl @ st), float(st.max())
+        gsq[t] = lag[t + 1, 1] / eta**2
+    return dict(Y_t=Y, Y_sum=np.array([Y[max(0, t - lam):t].sum() for t in range(T)]), inner=inner, drift=drift,
+                stale_sq=stale, stale_max=st_max, g_sq=gsq, grad_sq=np.asarray(m.grad_sq)[:T],
+                dF=gap[1:T + 1] - gap[:T], c=c)
+
+
+def _niid_samples(quick, seed, statement, *, rates="prescribed"):
+    rng = _rng(seed, f"niid-{rates}")
+    return [_theorem1_sample(_niid_params(rng, rates=rates), statement) for _ in range(3 if quick else 12)]
+
+
+# ============================================================================= lemmas and corollaries
+def _lemma2_enumerated(N: int, n: int) -> float:
+    """sum_j E[m_j^2] for the multiplicities of n draws with replacement from N, by enumerating all N^n draws."""
+    total = 0
+    for draw in itertools.product(range(N), repeat=n):
+        total += sum(draw.count(j) ** 2 for j in range(N))
+    return total / N**n
+
+
+def _lemma2_samples(quick, seed, *, exact):
+    rng = _rng(seed, "lemma2")
+    out = []
+    for N, n in itertools.product(range(1, 5), repeat=2):
+        if n > N and not exact:
+            continue
+        K, s2 = int(rng.integers(1, 20)), _logu(rng, 1e-3, 1e3)
+        part = RandomParticipation.with_replacement(N=N, n=n)       # the core's E[c c^T] = kappa u u^T + diag(v)
+        core = n * n * float(part.kappa * (np.asarray(part.u) ** 2).sum() + np.asarray(part.v).sum())
+        enum = _lemma2_enumerated(N, n)
+        assert abs(core - enum) <= 1e-9 * enum, (N, n, core, enum)
+        value = enum * K * s2
+        st = B.lemma2_exact if exact else B.lemma2
+        kw = dict(n=n, N=N, K=K, sigma2=s2)
+        out.append(Sample(value, float(st(**{k: v for k, v in kw.items() if k in st.parameters})),
+                          dict(N=N, n=n, K=K, sigma2=s2), seed=seed, size=float(N * n)))
+    return out
+
+
+def _step_samples(quick, seed, *, c, statement, root):
+    """The drift step 1 + 1/(2K-1) + c L^2 K eta_bar^2 at the boundary eta_bar = 1/(root L K), K = 2..60."""
+    rng = _rng(seed, f"step-{c}-{root}")
+    out = []
+    for K in range(2, 61, 4 if quick else 1):
+        L = _logu(rng, 1e-3, 1e3)
+        eb = 1 / (root * L * K)
+        statement.evaluate(K=K, L=L, eta_bar=eb * (1 - 1e-12))   # inside the statement's condition
+        out.append(Sample(1 + 1 / (2 * K - 1) + c * L * L * K * eb * eb, 1 + 1 / (K - 1), dict(K=K, L=L, eta_bar=eb),
+                          seed=seed, size=float(K)))
+    return out
+
+
+def _corollary_params(rng):
+    return dict(n=int(rng.integers(1, 200)), K=int(rng.integers(1, 50)), L=_logu(rng, 1e-2, 1e2),
+                sigma2=_logu(rng, 1e-3, 1e3), Phi0=_logu(rng, 1e-3, 1e3), lam=int(rng.integers(1, 20)),
+                epsilon=_logu(rng, 1e-4, 10.0), G2=_logu(rng, 1e-3, 1e3))
+
+
+def _rounds_samples(quick, seed):
+    rng = _rng(seed, "rounds")
+    out = []
+    for _ in range(10 if quick else 60):
+        p = _corollary_params(rng)
+        Te = B.rounds_to_epsilon(n=p["n"], K=p["K"], L=p["L"], sigma2=p["sigma2"], Phi0=p["Phi0"], epsilon=p["epsilon"])
+        at = float(B.theorem2_corrected(n=p["n"], K=p["K"], T=Te, L=p["L"], sigma2=p["sigma2"], Phi0=p["Phi0"],
+                                        lam=1, check=False))
+        out.append(Sample(at, p["epsilon"], {**p, "T_eps": Te}, seed=seed))
+    return out
+
+
+def _speedup_constant_samples(quick, seed):
+    rng = _rng(seed, "speedup-constant")
+    out = []
+    for _ in range(10 if quick else 40):
+        p = _corollary_params(rng)
+        eps = 1e-14 * 16 * p["L"] * p["sigma2"] * p["Phi0"] / p["n"]     # eps b << a^2: the limit to 1e-6
+        Te = B.rounds_to_epsilon(n=p["n"], K=p["K"], L=p["L"], sigma2=p["sigma2"], Phi0=p["Phi0"], epsilon=eps)
+        out.append(Sample(p["n"] * Te * eps * eps,
+                          float(B.speedup_constant(Phi0=p["Phi0"], L=p["L"], sigma2=p["sigma2"], K=p["K"])),
+                          {**p, "epsilon": eps}, seed=seed))
+    return out
+
+
+def _n_max_samples(quick, seed, *, theorem):
+    """At n = n_max the leading rounds a^2/eps^2 equal the T-condition's threshold (both theorems)."""
+    rng = _rng(seed, f"nmax{theorem}")
+    out = []
+    for _ in range(10 if quick else 60):
+        p = _corollary_params(rng)
+        K, lam, s2, eps, G2, L, Phi0 = (p[k] for k in ("K", "lam", "sigma2", "epsilon", "G2", "L", "Phi0"))
+        if theorem == 2:
+            nm = B.n_max(K=K, lam=lam, sigma2=s2, epsilon=eps)
+            lead = 128 * L * s2 * Phi0 / (nm * K) / eps**2
+            thr = 8 * nm * Phi0 * K * L * lam**2 / s2
+        else:
+            nm = B.n_max(K=K, lam=lam, sigma2=s2, epsilon=eps, G2=G2)
+            lead = 256 * Phi0 * (16 * s2 * L + 8 * L * G2 * K) / (nm * K) / eps**2
+            thr = 32 * nm * Phi0 * K * L * lam**2 * (2 * s2 + G2 * K * lam) ** 2 / (2 * s2 + K * G2) ** 3
+        out.append(Sample(lead, thr, {**p, "n_max": nm}, seed=seed))
+    return out
+
+
+def _speedup_slope_samples(quick, seed):
+    """Exact rounds to epsilon against n at the Theorem 2 rates: fitted slope against -1."""
+    rng = _rng(seed, "slope")
+    out = []
+    for _ in range(1 if quick else 3):
+        s2 = _logu(rng, 15.0, 30.0) if quick else _logu(rng, 15.0, 150.0)    # T_eps grows like sigma^2
+        K = int(rng.integers(1, 4))
+        lam = int(rng.integers(1, 3))
+        a = [1.0, float(rng.uniform(0.3, 1.0))]
+        ns = [2, 4, 8]
+        eps = 1.0
+        x0 = [1.0 / v for v in a]                                # ||grad F(w0)||^2 = 2 = 2 eps: noise decides
+        r = X.linear_speedup(a=a, sigma2=s2, ns=ns, K=K, lam=lam, epsilon=eps, x0=x0)
+        out.append(Sample(r.slope_measured, -1.0, dict(a=a, x0=x0, sigma2=s2, K=K, lam=lam, ns=ns, epsilon=eps,
+                                                       measured=r.measured.tolist(), theory=r.theory.tolist()),
+                          seed=seed))
+    return out
+
+
+# ============================================================================= reductions
+def _zero_delay_samples(quick, seed):
+    """DeFedAvg-nIID with the zero-delay oracle against the round-by-round FedAvg, same random streams."""
+    rng = _rng(seed, "zero-delay")
+    out = []
+    for _ in range(2 if quick else 6):
+        N, d = int(rng.integers(1, 6)), int(rng.integers(1, 4))
+        n, K, T = int(rng.integers(1, N + 1)), int(rng.integers(1, 4)), int(rng.integers(5, 25))
+        from ...problems import random_quadratic_federation  # noqa: PLC0415
+
+        fed = random_quadratic_federation(M=N, d=d, seed=int(rng.integers(0, 2**31)), sigma2=_logu(rng, 1e-3, 1.0))
+        eta, eta_bar = float(rng.uniform(0.2, 1.0)), float(rng.uniform(0.01, 0.1))
+        x0 = rng.normal(size=d)
+        sd = [int(rng.integers(0, 1000)), int(rng.integers(0, 1000))]
+        s = niid_oracle(N=N, n=n, T=T, seeds=sd, delay="zero")
+        w_sim = defedavg(fed, s, K=K, eta=eta, eta_bar=eta_bar, x0=x0, seed=seed).w
+        w_ref = fedavg_loop(fed, n=n, T=T, K=K, eta=eta, eta_bar=eta_bar, x0=x0, seeds=sd, seed=seed)
+        out.append(Sample(float(np.abs(w_sim - w_ref).max()), 0.0, dict(N=N, n=n, K=K, T=T, d=d, seeds=sd), seed=seed))
+    return out
+
+
+def _sync_samples(quick, seed):
+    """Event-driven DeFedAvg-IID with identical speeds and n = N is full-participation FedAvg:
+    exact E||grad F||^2 along the event schedule equals that of the zero-delay schedule."""
+    rng = _rng(seed, "sync")
+    out = []
+    for _ in range(2 if quick else 6):
+        N, K, T = int(rng.integers(1, 6)), int(rng.integers(1, 4)), int(rng.integers(5, 40))
+        p = _iid_params(rng, delay="constant", rates="any")
+        fed = X.iid_federation(a=p["a"], N=N, sigma2=_logu(rng, 1e-2, 10.0))
+        ev = first_n_arrivals(N=N, n=N, T=T, K=K, compute=np.full(N, float(rng.uniform(0.5, 2.0))), t_dl=0.1, t_ul=0.1)
+        zero = iid_oracle(N=N, n=N, T=T, delay="zero")
+        x0 = np.ones(len(p["a"]))
+        kw = dict(K=K, eta=float(rng.uniform(0.2, 1.0)), eta_bar=0.5 / (K * max(p["a"])), x0=x0)
+        g_ev, g_0 = np.asarray(X.moments(fed, ev, **kw).grad_sq), np.asarray(X.moments(fed, zero, **kw).grad_sq)
+        err = float(np.abs(g_ev - g_0).max()) + float(ev.max_staleness.max())
+        out.append(Sample(err, 0.0, dict(N=N, K=K, T=T, a=p["a"]), seed=seed))
+    return out
+
+
+# ============================================================================= registry
+def _reg(name, statement, sampler, **kw):
+    kw.setdefault("atol", 1e-12)
+    return register(Check(f"{PAPER}.{name}", paper=PAPER, statement=statement, sampler=sampler, **kw))
+
+
+_reg("theorem2", B.theorem2, lambda q, s: _iid_samples(q, s, B.theorem2, with_counterexample=True),
+     expected="violated", falsifies="theorem",
+     still_stands="the proof's bound for any rates in (13) (theorem2_general) and, at the prescribed rates, "
+                  "sqrt(128 L sigma^2 Phi0/(nKT)) + 8L/(KT) (theorem2_corrected), with its linear speedup in n",
+     description="Theorem 2 (14) as printed is FALSE: its bound lacks L sigma^2 under the root; one client with "
+                 "sigma^2 = 1e4 inside (13) breaks it (exact average 5.23 against 0.51; the corrected bound is 50.6). "
+                 "The proof's bound before the rates are substituted stands.")
+_reg("theorem2_appendix", B.theorem2_appendix,
+     lambda q, s: _iid_samples(q, s, B.theorem2_appendix, with_counterexample=True), expected="violated",
+     falsifies="theorem", still_stands="theorem2_corrected: the same bound with sigma^2 beside L under the root",
+     description="Theorem 2 as printed at the end of its proof, sqrt(128 L Phi0/(nKT)) + 8L/(KT): FALSE (no sigma^2)")
+_reg("theorem2_corrected", B.theorem2_corrected, lambda q, s: _iid_samples(q, s, B.theorem2_corrected,
+                                                                            with_counterexample=True),
+     description="Theorem 2 with L sigma^2 under the root, exact average over IID quadratics with oracle and "
+                 "event-driven delays, at the prescribed rates")
+_reg("theorem2_general", B.theorem2_general, lambda q, s: _iid_samples(q, s, B.theorem2_general, rates="any"),
+     description="the proof's bound of Theorem 2 for random learning rates inside (13)")
+_reg("theorem1", B.theorem1, lambda q, s: _niid_samples(q, s, B.theorem1),
+     description="Theorem 1 (12) at the prescribed rates, exact over draws, i.i.d. delays and noise (non-IID "
+                 "quadratics, G^2 and nu^2 exact along the iterates)")
+_reg("theorem1_corrected", B.theorem1_corrected, lambda q, s: _niid_samples(q, s, B.theorem1_corrected),
+     description="Theorem 1 with the exact constant 5 of (41) at the prescribed rates (the printed 16 is loose)")
+_reg("theorem1_general", B.theorem1_general, lambda q, s: _niid_samples(q, s, B.theorem1_general, rates="any"),
+     description="the first line of (41) for random learning rates inside (11)")
+_ROUND_CHECKS = {   # per-round statements: the worst round of every exact instance
+    "descent_iid": ("(47) at the worst round of constant-delay IID instances, every term exact (the two "
+                    "negative terms moved to the left-hand side)"),
+    "lemma1": "Lemma 1 at the worst round of non-IID instances (isotropic Hessian), exact over draws, delays, noise",
+    "lemma3": "Lemma 3: E||g_nIID||^2 at the worst round, exact over draws, delays and noise",
+    "lemma4": "Lemma 4: the drift of every client's (virtual) local run, averaged over all N, exact",
+    "lemma5": "Lemma 5 for the stalest delay at the worst round, with G^2 exact along the iterates",
+    "descent_niid": ("(39) at the worst round of non-IID instances inside (11), every term exact (the two "
+                     "negative terms moved to the left-hand side)"),
+    "lemma6": "Lemma 6 at the worst round of constant-delay IID instances with an isotropic Hessian, exact",
+    "lemma8": "Lemma 8 (45) at the worst round of constant-delay IID instances, exact",
+    "lemma9": ("Lemma 9 with eta_bar in the upper half of the printed range 1/(2 sqrt2 LK): holds on these "
+               "instances although the proof's step fails there for K >= 5"),
+    "lemma9_corrected": "Lemma 9 with eta_bar in the upper half of 1/(2 sqrt3 LK), exact",
+    "lemma10": "Lemma 10 at the worst round of constant-delay IID instances, E||w^t - w^tau||^2 exact",
+}
+for _name, _what in _ROUND_CHECKS.items():
+    _reg(_name, B.BY_NAME[_name], functools.partial(_round_samples, name=_name), description=_what)
+_reg("lemma2", B.lemma2, lambda q, s: _lemma2_samples(q, s, exact=False),
+     description="Lemma 2 (19): the noise of n draws with replacement (all N^n draws enumerated, N, n <= 4)")
+_reg("lemma2_exact", B.lemma2_exact, lambda q, s: _lemma2_samples(q, s, exact=True), relation="==", rtol=1e-12,
+     description="(24)-(26): n(N+n-1)/N K sigma^2, enumerated and from the core's participation moments")
+_reg("lemma4_step", B.lemma4_step, lambda q, s: _step_samples(q, s, c=8, statement=B.lemma4_step, root=4),
+     description="Lemma 4's drift step at eta_bar = 1/(4LK), K = 2..60 (both sides tend to 1 as K grows)")
+_reg("lemma9_step", B.lemma9_step,
+     lambda q, s: _step_samples(q, s, c=6, statement=B.lemma9_step, root=2 * math.sqrt(2)), expected="violated",
+     falsifies="proof step",
+     still_stands="Lemma 9's bound itself (no counterexample found near the printed boundary, check lemma9), the same "
+                  "step under eta_bar <= 1/(2 sqrt3 LK) (lemma9_step_corrected), and Theorem 2, whose (13) imposes "
+                  "eta_bar <= 1/(4 sqrt3 LK)",
+     description="the step of Lemma 9's proof under the printed eta_bar <= 1/(2 sqrt2 LK) FAILS for K >= 5 "
+                 "(K = 5: 1/9 + 3/20 > 1/4); Lemma 9 and Theorem 2 stand under (13)")
+_reg("lemma9_step_corrected", B.lemma9_step_corrected,
+     lambda q, s: _step_samples(q, s, c=6, statement=B.lemma9_step_corrected, root=2 * math.sqrt(3)),
+     description="Lemma 9's step under eta_bar <= 1/(2 sqrt3 LK), K = 2..60")
+_reg("rounds_to_epsilon", B.rounds_to_epsilon_statement, _rounds_samples, relation="==", rtol=1e-9,
+     description="the corrected Theorem 2 bound at T_eps equals epsilon (random parameters)")
+_reg("speedup_constant", B.speedup_constant, _speedup_constant_samples, relation="==", rtol=1e-4,
+     description="n T_eps eps^2 at eps -> 0 equals 128 Phi0 L sigma^2/K, free of n")
+_reg("n_max_theorem2", B.n_max_theorem2, lambda q, s: _n_max_samples(q, s, theorem=2), relation="==", rtol=1e-9,
+     description="at n = n_max the leading rounds a^2/eps^2 equal the T-condition of (13)")
+_reg("n_max_theorem1", B.n_max_theorem1, lambda q, s: _n_max_samples(q, s, theorem=1), relation="==", rtol=1e-9,
+     description="at n = n_max the leading rounds of (12) equal the (C3) threshold of (11)")
+_reg("linear_speedup", None, _speedup_slope_samples, relation="==", rtol=0.0, atol=0.1,
+     description="measured: the fitted slope of exact rounds to epsilon against n (n = 2, 4, 8) at the "
+                 "Theorem 2 rates is -1 within 0.1")
+_reg("zero_delay_is_fedavg", None, _zero_delay_samples, relation="==", rtol=0.0, atol=1e-12,
+     description="DeFedAvg-nIID with the zero-delay oracle equals round-by-round FedAvg with client sampling "
+                 "under the same random streams (largest model difference)")
+_reg("sync_is_full_fedavg", None, _sync_samples, relation="==", rtol=0.0, atol=1e-12,
+     description="event-driven DeFedAvg-IID with identical speeds and n = N: zero staleness and exact "
+                 "E||grad F||^2 of full-participation FedAvg")

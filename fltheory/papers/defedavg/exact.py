@@ -1,0 +1,265 @@
+r"""Exact DeFedAvg on quadratic clients: :math:`\mathbb E\|\nabla F(w^t)\|^2` and what it takes to reach epsilon.
+
+Problem class: quadratic clients with additive gradient noise (:class:`fltheory.QuadraticFederation`).
+Method: DeFedAvg, eq. (8) of Wang, Li, Jin, Zhang: ``K`` local SGD steps with rate ``eta_bar`` from
+a stale server model, applied by the server with rate ``eta``.  On quadratics every update is affine
+in its anchor, so the core computes the first and second moments of every server model exactly:
+
+* :func:`moments` -- for a given schedule (event-driven or a delay oracle), exact over the noise
+  (:func:`fltheory.delayed.schedule_moments`);
+* :func:`niid_moments` -- DeFedAvg-nIID with i.i.d. draws with replacement and i.i.d. delays, exact
+  over the draws, the delays and the noise (:func:`fltheory.delayed.random_participation_moments`);
+* :func:`assumption_constants` -- the exact :math:`\nu^2` and the exact
+  :math:`\sup\mathbb E\|\nabla F_i(w)\|^2` over every global and local iterate (Assumptions 5 and 6
+  are stated along the iterates) for clients that share one Hessian;
+* :func:`running_average` and :func:`first_crossing` -- the theorems' metric
+  :math:`\frac1T\sum_{t<T}\mathbb E\|\nabla F(w^t)\|^2` and the first ``T`` at which it reaches epsilon;
+* :func:`linear_speedup` -- exact rounds (and wall-clock) to epsilon against ``n`` at the
+  Theorem 2 rates, with the fitted log-log slope (linear speedup: -1).
+
+Example
+-------
+>>> import numpy as np
+>>> from fltheory.papers.defedavg import exact as X, events as E
+>>> fed = iid_federation(a=[1.0, 0.5], N=4, sigma2=1.0)
+>>> m = X.moments(fed, E.iid_oracle(N=4, n=2, T=100, delay="constant", lam=1), K=2, eta=1.0, eta_bar=0.05,
+...               x0=np.array([2.0, 2.0]))
+>>> avg = X.running_average(m.grad_sq)
+>>> avg.shape, bool(avg[-1, 0] < avg[0, 0])
+((101, 1), True)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ... import validation as V
+from ...delayed import LocalSGD, RandomParticipation, random_participation_moments, schedule_moments
+from ...problems import QuadraticFederation
+from ...schedules import Schedule
+from . import bounds as Bd
+from .events import iid_oracle
+
+__all__ = ["iid_federation", "niid_federation", "moments", "niid_moments", "assumption_constants", "Constants",
+           "running_average", "first_crossing", "linear_speedup", "Speedup", "loglog_slope"]
+
+
+def iid_federation(*, a, N: int, sigma2: float) -> QuadraticFederation:
+    r"""``N`` identical clients :math:`F_i(w)=\frac12\sum_ja_jw_j^2` (IID data), gradient noise
+    :math:`\mathcal N(0,\frac{\sigma^2}{d}I)` so that :math:`\mathbb E\|\zeta\|^2=\sigma^2` exactly;
+    :math:`L=\max a`, :math:`F^*=0`.
+
+    >>> iid_federation(a=[1.0, 0.5], N=3, sigma2=2.0).noise_cov[0].tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    a = V.array(a, "a", xp=np, ndim=1, low=0.0, open_low=True)
+    N = V.integer(N, "N", low=1, high=10**4)
+    sigma2 = V.real(sigma2, "sigma2", low=0.0)
+    d = a.size
+    return QuadraticFederation(np.tile(np.diag(a), (N, 1, 1)), np.zeros((N, d)), sigma2=sigma2 / d)
+
+
+def niid_federation(*, a, b, sigma2: float) -> QuadraticFederation:
+    r"""Non-IID clients :math:`F_i(w)=\frac12(w-b_i)^\top\mathrm{diag}(a)(w-b_i)` sharing one Hessian,
+    gradient noise of trace ``sigma2``; :math:`\nabla F_i-\nabla F=A(\bar b-b_i)` is constant, so
+    :math:`\nu^2=\max_i\|A(b_i-\bar b)\|^2` holds everywhere.
+
+    >>> niid_federation(a=[1.0], b=[[1.0], [-1.0]], sigma2=1.0).x_star.tolist()
+    [0.0]
+    """
+    a = V.array(a, "a", xp=np, ndim=1, low=0.0, open_low=True)
+    b = V.array(b, "b", xp=np, ndim=2)
+    if b.shape[1] != a.size:
+        raise V.InputError(f"b must have shape (N, d={a.size}); got {b.shape}")
+    sigma2 = V.real(sigma2, "sigma2", low=0.0)
+    return QuadraticFederation(np.tile(np.diag(a), (b.shape[0], 1, 1)), b, sigma2=sigma2 / a.size)
+
+
+def _fed(fed):
+    V.instance(fed, "fed", QuadraticFederation)
+    if fed.batch_shape:
+        raise V.InputError(f"fed must be one federation (no batch axes); got batch {fed.batch_shape}")
+    return fed
+
+
+def moments(fed, schedule: Schedule, *, K: int, eta: float, eta_bar: float, x0, record_cov: bool = False,
+            record_lags: bool = False):
+    """Exact moments of DeFedAvg along ``schedule`` (exact over the gradient noise):
+    ``.grad_sq[t, b]`` is :math:`\\mathbb E\\|\\nabla F(w^t)\\|^2` for timing seed ``b``; ``record_lags`` also
+    gives ``.lag_msd[t, b, l]`` = :math:`\\mathbb E\\|w^t-w^{t-l}\\|^2` (the staleness gap of Lemmas 5 and 10)."""
+    _fed(fed)
+    local = LocalSGD(eta_local=V.real(eta_bar, "eta_bar", low=0.0, open_low=True), K=V.integer(K, "K", low=1, high=10**6))
+    return schedule_moments(fed, schedule, local, eta=eta, x0=x0, record_cov=record_cov, record_lags=record_lags)
+
+
+def niid_moments(fed, *, n: int, T: int, K: int, eta: float, eta_bar: float, x0, lam: int = 0,
+                 delay: str = "uniform", record_cov: bool = False, record_lags: bool = False):
+    """Exact moments of DeFedAvg-nIID: each round ``n`` uniform draws with replacement (weight ``m/n``)
+    and every client's delay i.i.d. -- ``"uniform"`` on ``{0..lam}`` or ``"constant"`` ``lam`` --
+    exact over the draws, the delays and the noise.
+
+    >>> import numpy as np
+    >>> fed = niid_federation(a=[1.0], b=[[1.0], [-1.0]], sigma2=0.1)
+    >>> m = niid_moments(fed, n=2, T=3, K=1, eta=1.0, eta_bar=0.1, x0=np.zeros(1), lam=1)
+    >>> m.grad_sq.shape
+    (4,)
+    """
+    _fed(fed)
+    n = V.integer(n, "n", low=1, high=10**6)
+    lam = V.integer(lam, "lam", low=0, high=10**4)
+    delay = V.choice(delay, "delay", ("uniform", "constant"))
+    p = np.full(lam + 1, 1.0 / (lam + 1)) if delay == "uniform" else np.eye(lam + 1)[lam]
+    local = LocalSGD(eta_local=V.real(eta_bar, "eta_bar", low=0.0, open_low=True), K=V.integer(K, "K", low=1, high=10**6))
+    return random_participation_moments(fed, local, eta=eta, T=T, x0=x0,
+                                        participation=RandomParticipation.with_replacement(N=fed.M, n=n),
+                                        delay_probs=p, record_cov=record_cov, record_lags=record_lags)
+
+
+@dataclass(frozen=True)
+class Constants:
+    """Exact constants of an instance: ``L``, ``sigma2`` (trace of the noise covariance), ``nu2``,
+    ``G2`` (sup of E||grad F_i||^2 over every global and local iterate), ``Phi0``."""
+
+    L: float
+    sigma2: float
+    nu2: float
+    G2: float
+    Phi0: float
+
+
+def assumption_constants(fed, m, *, K: int, eta_bar: float) -> Constants:
+    r"""The exact constants of Assumptions 1, 3, 5, 6 along a run with moments ``m`` (recorded with
+    ``record_cov=True``), for clients that share one Hessian ``H``: :math:`\nu^2=\max_i\|H(b_i-\bar b)\|^2`
+    and :math:`G^2=\max_{t,i,k}\mathbb E\|\nabla F_i(w_i^{t,k})\|^2` over the local iterates of a run
+    from every server model :math:`w^t` (``k = 0`` is :math:`w^t` itself), from
+    :math:`\mathbb E[y^ky^{k\top}]=A^kSA^k+\bar\eta^2\sum_{j<k}A^j\Sigma A^j`, ``A = I - eta_bar H``.
+
+    >>> import numpy as np
+    >>> fed = niid_federation(a=[1.0], b=[[1.0], [-1.0]], sigma2=0.1)
+    >>> m = niid_moments(fed, n=1, T=2, K=1, eta=1.0, eta_bar=0.1, x0=np.zeros(1), record_cov=True)
+    >>> c = assumption_constants(fed, m, K=1, eta_bar=0.1)
+    >>> c.nu2, round(c.G2, 4)                   # ||grad F_i(w0)||^2 = 1, plus the noise of one local step
+    (1.0, 1.0199)
+    """
+    _fed(fed)
+    K = V.integer(K, "K", low=1, high=10**4)
+    eta_bar = V.real(eta_bar, "eta_bar", low=0.0, open_low=True)
+    H = np.asarray(fed.H)
+    if not np.allclose(H, H[:1]):
+        raise V.InputError("fed: assumption_constants needs clients that share one Hessian (niid_federation)")
+    if m.cov is None:
+        raise V.InputError("m: record the covariances (record_cov=True)")
+    H0, b, Sig = H[0], np.asarray(fed.x_opt), np.asarray(fed.noise_cov if fed.noise_cov is not None else 0 * H)
+    bbar = np.asarray(fed.weights) @ b
+    hd = (b - bbar) @ H0.T
+    nu2 = float((hd * hd).sum(axis=-1).max())
+    mean = np.asarray(m.mean).reshape(m.mean.shape[0], -1, fed.d)            # (T+1, B', d)
+    cov = np.asarray(m.cov).reshape(mean.shape[:2] + (fed.d, fed.d))
+    A = np.eye(fed.d) - eta_bar * H0
+    H2 = H0 @ H0
+    G2 = 0.0
+    noise = np.zeros((fed.M, fed.d, fed.d))
+    Ak = np.eye(fed.d)
+    for k in range(K):
+        for i in range(fed.M):
+            dm = mean - b[i]
+            S = cov + dm[..., :, None] * dm[..., None, :]
+            Ek = Ak @ S @ Ak.T + noise[i]
+            G2 = max(G2, float(np.einsum("ij,...ji->...", H2, Ek).max()))
+        noise = noise + eta_bar**2 * np.einsum("ab,ibc,dc->iad", Ak, np.broadcast_to(Sig, (fed.M, fed.d, fed.d)), Ak)
+        Ak = A @ Ak
+    x0 = mean[0, 0]
+    F = lambda x: 0.5 * float(np.mean([(x - b[i]) @ H0 @ (x - b[i]) for i in range(fed.M)]))  # noqa: E731
+    Phi0 = F(x0) - F(np.asarray(fed.x_star))
+    sigma2 = float(np.trace(Sig, axis1=-2, axis2=-1).max()) if fed.noise_cov is not None else 0.0
+    return Constants(float(np.linalg.eigvalsh(H0).max()), sigma2, nu2, G2, float(Phi0))
+
+
+def running_average(grad_sq):
+    """``avg[T-1] = (1/T) sum_{t<T} grad_sq[t]`` along the first axis (the theorems' left-hand side).
+
+    >>> running_average(np.array([3.0, 1.0, 2.0])).tolist()
+    [3.0, 2.0, 2.0]
+    """
+    g = V.array(grad_sq, "grad_sq", xp=np, min_ndim=1)
+    if g.shape[0] < 1:
+        raise V.InputError("grad_sq must hold at least one step")
+    return np.cumsum(g, axis=0) / np.arange(1, g.shape[0] + 1).reshape((-1,) + (1,) * (g.ndim - 1))
+
+
+def first_crossing(avg, epsilon: float):
+    """The first ``T`` (>= 1) at which ``avg[T-1] <= epsilon`` (per column), ``inf`` where never.
+
+    >>> first_crossing(np.array([3.0, 2.0, 1.5, 1.0]), 1.6)
+    3.0
+    """
+    a = V.array(avg, "avg", xp=np, min_ndim=1)
+    epsilon = V.real(epsilon, "epsilon", low=0.0, open_low=True)
+    hit = a <= epsilon
+    first = np.where(hit.any(axis=0), np.argmax(hit, axis=0) + 1.0, np.inf)
+    return float(first) if np.ndim(first) == 0 else first
+
+
+def loglog_slope(x, y) -> float:
+    """Least-squares slope of ``log y`` against ``log x`` (finite positive pairs only).
+
+    >>> round(loglog_slope([1, 2, 4], [8.0, 4.0, 2.0]), 12)
+    -1.0
+    """
+    x, y = V.array(x, "x", xp=np, ndim=1), V.array(y, "y", xp=np, ndim=1, shape=None)
+    if x.shape != y.shape:
+        raise V.InputError(f"x and y must have the same shape; got {x.shape} and {y.shape}")
+    ok = np.isfinite(y) & (y > 0) & (x > 0)
+    if ok.sum() < 2:
+        raise V.InputError("need at least two finite positive (x, y) pairs for a slope")
+    return float(np.polyfit(np.log(x[ok]), np.log(y[ok]), 1)[0])
+
+
+@dataclass(frozen=True)
+class Speedup:
+    """Rounds to epsilon against ``n``: ``measured`` (exact running average, first crossing),
+    ``theory`` (corrected Theorem 2), their fitted log-log slopes, and ``horizon`` (the ``T`` the
+    prescribed rates were set for)."""
+
+    n: Any
+    measured: Any
+    theory: Any
+    slope_measured: float
+    slope_theory: float
+    horizon: Any
+    epsilon: float
+
+
+def linear_speedup(*, a, sigma2: float, ns, K: int, lam: int, epsilon: float, x0, N: int | None = None,
+                   max_T: int = 20000) -> Speedup:
+    r"""Exact rounds to epsilon of DeFedAvg-IID against ``n`` (constant delay ``lam``), at the Theorem 2
+    rates set for the corrected theorem's horizon :math:`T_\epsilon(n)`: the measured first ``T`` at
+    which :math:`\frac1T\sum_{t<T}\mathbb E\|\nabla F(w^t)\|^2\le\epsilon`, and the fitted slope of
+    :math:`\log T` against :math:`\log n` (theory: -1 while :math:`n\le n_{\max}`).
+
+    >>> r = linear_speedup(a=[1.0, 1.0], sigma2=100.0, ns=[2, 4, 8], K=2, lam=1, epsilon=1.0, x0=[1.0, 1.0])
+    >>> r.measured.tolist(), round(r.slope_measured, 3), round(r.slope_theory, 3)
+    ([329.0, 165.0, 83.0], -0.993, -0.995)
+    """
+    a = V.array(a, "a", xp=np, ndim=1, low=0.0, open_low=True)
+    ns = V.array(ns, "ns", xp=np, kind="integer", ndim=1, low=1)
+    K, lam = V.integer(K, "K", low=1, high=10**4), V.integer(lam, "lam", low=0, high=10**3)
+    sigma2 = V.real(sigma2, "sigma2", low=0.0, open_low=True)
+    epsilon = V.real(epsilon, "epsilon", low=0.0, open_low=True)
+    max_T = V.integer(max_T, "max_T", low=1, high=10**6)
+    x0 = V.array(x0, "x0", xp=np, ndim=1, shape=(a.size,))
+    N = int(ns.max()) if N is None else V.integer(N, "N", low=int(ns.max()), high=10**4)
+    L, Phi0 = float(a.max()), float(0.5 * (a * x0 * x0).sum())
+    fed = iid_federation(a=a, N=N, sigma2=sigma2)
+    theory = np.array([Bd.rounds_to_epsilon(n=int(k), K=K, L=L, sigma2=sigma2, Phi0=Phi0, epsilon=epsilon) for k in ns])
+    horizon = np.minimum(np.ceil(theory), max_T).astype(int)
+    measured = []
+    for k, T in zip(ns, horizon):
+        r = Bd.prescribed_rates(n=int(k), K=K, T=int(T), L=L, sigma2=sigma2, Phi0=Phi0)
+        m = moments(fed, iid_oracle(N=N, n=int(k), T=int(T), delay="constant", lam=lam), K=K, eta=r.eta,
+                    eta_bar=r.eta_bar, x0=x0)
+        measured.append(first_crossing(running_average(np.asarray(m.grad_sq)[:-1, 0]), epsilon))
+    measured = np.array(measured, float)
+    return Speedup(ns, measured, theory, loglog_slope(ns, measured), loglog_slope(ns, theory), horizon, epsilon)

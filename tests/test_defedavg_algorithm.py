@@ -1,0 +1,94 @@
+"""DeFedAvg simulators: the reductions of the paper as exact equalities, and Monte Carlo against exact moments."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fltheory as flt
+from fltheory import schedules
+from fltheory.papers.defedavg import algorithm as A
+from fltheory.papers.defedavg import events as E
+from fltheory.papers.defedavg import exact as X
+
+
+@settings(max_examples=8)
+@given(N=st.integers(1, 5), n=st.integers(1, 5), K=st.integers(1, 3), d=st.integers(1, 3), seed=st.integers(0, 99))
+def test_zero_delay_niid_is_fedavg_under_the_same_stream(N, n, K, d, seed):
+    fed = flt.random_quadratic_federation(M=N, d=d, seed=seed, sigma2=0.05)
+    x0 = np.linspace(-1, 1, d)
+    s = E.niid_oracle(N=N, n=n, T=12, seeds=[seed, seed + 1], delay="zero")
+    w = A.defedavg(fed, s, K=K, eta=0.7, eta_bar=0.05, x0=x0, seed=3).w
+    ref = A.fedavg_loop(fed, n=n, T=12, K=K, eta=0.7, eta_bar=0.05, x0=x0, seeds=[seed, seed + 1], seed=3)
+    assert np.allclose(w, ref, rtol=0, atol=1e-13)
+
+
+def test_fedavg_sign_is_model_averaging():
+    # eta = 1, full participation, K large on exact quadratics: w^{t+1} is the average of the local models
+    fed = flt.QuadraticFederation(np.tile(np.eye(2), (2, 1, 1)), np.array([[1.0, 0.0], [-1.0, 2.0]]))
+    w = A.fedavg_loop(fed, n=2, T=1, K=200, eta=1.0, eta_bar=0.5, x0=np.zeros(2), seeds=[0])
+    # each local run converges to its own optimum; the average of the draws' optima follows (multiplicity)
+    draws = flt.delayed.client_draws(seeds=[0], T=1, N=2, n=2)[0, 0]
+    assert np.allclose(w[1, 0], fed.x_opt[draws].mean(axis=0), atol=1e-12)
+
+
+def test_identical_speeds_n_equals_N_is_full_fedavg():
+    fed = X.iid_federation(a=[1.0, 0.4], N=4, sigma2=0.3)
+    ev = schedules.first_n_arrivals(N=4, n=4, T=30, K=2, compute=np.full(4, 0.7), t_dl=0.1, t_ul=0.2)
+    zero = E.iid_oracle(N=4, n=4, T=30, delay="zero")
+    assert np.array_equal(ev.staleness, zero.staleness)
+    kw = dict(K=2, eta=0.8, eta_bar=0.1, x0=np.array([1.0, -1.0]), seed=5)
+    assert np.allclose(A.defedavg(fed, ev, **kw).w, A.defedavg(fed, zero, **kw).w, atol=1e-14)
+
+
+def test_asysg_is_one_local_step_with_unit_rate():
+    fed = X.iid_federation(a=[1.0, 0.3], N=5, sigma2=0.2)
+    s = schedules.first_n_arrivals(N=5, n=2, T=25, K=1, compute=schedules.compute_times(seeds=[1], N=5))
+    g = A.asysg(fed, s, eta=0.2, x0=np.ones(2), seed=2).w
+    d = A.defedavg(fed, s, K=1, eta=0.2, eta_bar=1.0, x0=np.ones(2), seed=2).w
+    assert np.allclose(g, d, atol=1e-14)
+
+
+def test_simulation_matches_exact_moments_over_the_noise():
+    fed = X.iid_federation(a=[1.0, 0.5], N=6, sigma2=0.5)
+    s = schedules.first_n_arrivals(N=6, n=2, T=40, K=3, compute=schedules.compute_times(seeds=[4], N=6),
+                                   t_dl=0.1, t_ul=0.1)
+    R = 400
+    rep = s.take([0] * R)                                   # one schedule, R noise streams
+    kw = dict(K=3, eta=0.6, eta_bar=0.1, x0=np.array([2.0, -1.0]))
+    sim = A.defedavg(fed, rep, **kw).grad_sq                # (T+1, R)
+    ex = np.asarray(X.moments(fed, s, **kw).grad_sq)[:, 0]
+    se = sim.std(axis=1) / np.sqrt(R) + 1e-12
+    assert np.all(np.abs(sim.mean(axis=1) - ex) <= 5 * se)
+
+
+def test_niid_simulation_matches_exact_over_draws_and_delays():
+    fed = X.niid_federation(a=[1.0, 0.5], b=[[1.0, 0.0], [-1.0, 1.0], [0.0, -2.0]], sigma2=0.1)
+    R, T = 2000, 15
+    s = E.niid_oracle(N=3, n=2, T=T, seeds=np.arange(R), delay="uniform", lam=2)
+    kw = dict(K=2, eta=0.8, eta_bar=0.1, x0=np.array([2.0, 2.0]))
+    sim = A.defedavg(fed, s, **kw).grad_sq
+    ex = np.asarray(X.niid_moments(fed, n=2, T=T, lam=2, **kw).grad_sq)
+    se = sim.std(axis=1) / np.sqrt(R)
+    assert np.all(np.abs(sim.mean(axis=1) - ex) <= 5 * se + 1e-12)
+
+
+def test_event_driven_niid_runs_and_baselines_order():
+    fed = X.iid_federation(a=[1.0, 0.5], N=12, sigma2=1.0)
+    c = schedules.compute_times(seeds=[0], N=12, unit=0.01)
+    kw = dict(N=12, n=3, T=60, K=5, compute=c, t_dl=0.04, t_ul=0.04)
+    de = E.niid_events(seeds=[0], **kw)
+    fa = E.fedavg_schedule(seeds=[0], **kw)
+    fb = E.fedbuff_events(seeds=[0], **kw)
+    for s in (de, fa, fb):
+        r = A.defedavg(fed, s, K=5, eta=1.0, eta_bar=0.05, x0=np.ones(2))
+        assert r.grad_sq.shape == (61, 1) and np.all(np.isfinite(r.grad_sq))
+        assert r.avg_grad_sq.shape == (60, 1)
+    assert de.time[0, -1] < fa.time[0, -1]                  # no waiting for stragglers
+
+
+def test_doors_refuse_a_batched_federation():
+    fed = flt.random_quadratic_federation(M=2, d=2, batch=3, seed=0)
+    with pytest.raises(flt.FLTheoryError, match="fed"):
+        A.defedavg(fed, E.iid_oracle(N=2, n=1, T=3), K=1, eta=1.0, eta_bar=0.1, x0=np.zeros(2))
