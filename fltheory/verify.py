@@ -42,7 +42,7 @@ from .validation import InputError
 
 __all__ = ["Sample", "Verdict", "Check", "register", "registry", "run", "Report", "PAPERS"]
 
-PAPERS = ("local_adaptivity", "feddelavg", "tdma", "defedavg")
+PAPERS = ("local_adaptivity", "feddelavg", "tdma", "afl_dga", "defedavg")
 STATUSES = ("holds", "tight", "violated")
 # what a counterexample can refute: the numbered result itself, or only a line of its proof, or a printed constant
 FALSE_OBJECTS = ("theorem", "lemma", "proposition", "corollary", "remark", "proof step", "constant", "algorithm line")
