@@ -14,7 +14,9 @@ into a :class:`Verdict`:
 
 Each check states the verdict it ``expected``: a printed statement known to be false is
 expected to be ``violated``.  :func:`run` runs the registry (what ``fltheory verify`` runs) and
-returns a :class:`Report` that renders a table and writes Markdown, JSON and figures.
+returns a :class:`Report` that renders a table and writes Markdown, strict JSON (non-finite
+numbers written as the strings ``"inf"``, ``"-inf"``, ``"nan"``) and figures.  A counterexample
+of the report is rebuilt by :func:`rebuild` from its check name, parameters and seed.
 
 Example
 -------
@@ -40,7 +42,8 @@ import numpy as np
 
 from .validation import InputError
 
-__all__ = ["Sample", "Verdict", "Check", "register", "registry", "run", "Report", "PAPERS"]
+__all__ = ["Sample", "Verdict", "Check", "register", "registry", "run", "Report", "PAPERS", "rebuild", "Rebuilt",
+           "strict_json"]
 
 PAPERS = ("local_adaptivity", "feddelavg", "tdma", "afl_dga", "defedavg")
 STATUSES = ("holds", "tight", "violated")
@@ -79,6 +82,8 @@ class Verdict:
     bounds: list = field(default_factory=list, repr=False)
     falsifies: str | None = None
     still_stands: str = ""
+    equation: str = ""
+    ratios: list = field(default_factory=list, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -90,8 +95,8 @@ class Verdict:
     def as_dict(self) -> dict:
         d = asdict(self)
         d["ok"] = self.ok
-        d.pop("values")
-        d.pop("bounds")
+        for k in ("values", "bounds", "ratios"):
+            d.pop(k)
         return d
 
 
@@ -177,7 +182,9 @@ class Check:
         if violating:
             status = "violated"
             s, r = min(violating, key=lambda sr: (sr[0].size, -sr[1]))
-            counter = {"params": _jsonable(s.params), "seed": s.seed, "value": float(s.value), "bound": float(s.bound), "ratio": float(r)}
+            # quick and run_seed: how the sampler was called (what rebuild() needs besides params and seed)
+            counter = {"params": _jsonable(s.params), "seed": s.seed, "value": float(s.value), "bound": float(s.bound),
+                       "ratio": float(r), "quick": quick, "run_seed": seed}
         elif self.relation != "==" and worst >= 1 - self.tight_tol:
             status = "tight"
         else:
@@ -201,6 +208,8 @@ class Check:
             bounds=[float(s.bound) for s in samples],
             falsifies=self.falsifies if status == "violated" else None,
             still_stands=self.still_stands if status == "violated" else "",
+            equation=getattr(self.statement, "equation", "") or "",
+            ratios=[float(r) for r in ratios],
         )
 
 
@@ -211,10 +220,29 @@ def _jsonable(obj: Any):
         return [_jsonable(v) for v in obj]
     if isinstance(obj, np.ndarray):
         return obj.tolist()
-    if isinstance(obj, (np.floating, np.integer)):
+    if isinstance(obj, (np.floating, np.integer, np.bool_)):
         return obj.item()
     if hasattr(obj, "get") and type(obj).__module__.startswith("cupy"):
         return obj.get().tolist()
+    return obj
+
+
+def strict_json(obj: Any):
+    """``obj`` with every non-finite float replaced by the string ``"inf"``, ``"-inf"`` or ``"nan"``.
+
+    ``json.dumps(strict_json(x), allow_nan=False)`` then never writes the non-standard
+    ``Infinity``/``NaN`` tokens that strict JSON parsers reject.
+
+    >>> strict_json({"ratio": float("inf"), "v": [1.0, float("nan")]})
+    {'ratio': 'inf', 'v': [1.0, 'nan']}
+    """
+    obj = _jsonable(obj)
+    if isinstance(obj, dict):
+        return {k: strict_json(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [strict_json(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
     return obj
 
 
@@ -248,6 +276,8 @@ class Report:
     seed: int
     seconds: float
     environment: dict
+    figures: tuple = ()  # the figure files written by write(), relative to its folder
+    figures_skipped: str = ""  # why write() drew no figure
 
     @property
     def ok(self) -> bool:
@@ -281,11 +311,18 @@ class Report:
                        f"{f' (false {v.falsifies})' if v.falsifies else ''} | {v.expected}{'' if v.ok else ' ✗'} |")
         viol = [v for v in self.verdicts if v.counterexample]
         if viol:
-            out += ["", "## Counterexamples (smallest found; rebuild from params and seed)", ""]
+            out += ["", "## Counterexamples (smallest found)", "",
+                    "Each one is rebuilt by `fltheory.verify.rebuild(check, params, seed)`.", ""]
             for v in viol:
                 what = f"false {v.falsifies}: " if v.falsifies else ""
                 stands = f" Still stands: {v.still_stands}." if v.still_stands else ""
-                out.append(f"- **{v.check}** ({what}{v.description}).{stands} `{json.dumps(v.counterexample)}`")
+                ce = json.dumps(strict_json(v.counterexample), allow_nan=False)
+                out.append(f"- **{v.check}** ({what}{v.description}).{stands} `{ce}`")
+        out += ["", "## Figures", ""]
+        if self.figures:
+            out += [f"![{Path(f).stem}]({f})" + "\n" for f in self.figures]
+        else:
+            out.append(f"No figures: {self.figures_skipped or 'not drawn'}.")
         out += ["", "## Statements checked", ""]
         for v in self.verdicts:
             line = f"- **{v.check}** ({v.variant}, {v.status}): {v.description}"
@@ -294,20 +331,38 @@ class Report:
         return "\n".join(out)
 
     def to_json(self) -> dict:
-        return {"ok": self.ok, "quick": self.quick, "seed": self.seed, "seconds": self.seconds,
-                "environment": self.environment, "verdicts": [v.as_dict() for v in self.verdicts]}
+        """The report as strict JSON data: non-finite numbers are the strings ``"inf"``, ``"-inf"``, ``"nan"``."""
+        return strict_json({"ok": self.ok, "quick": self.quick, "seed": self.seed, "seconds": self.seconds,
+                            "environment": self.environment, "figures": list(self.figures),
+                            "figures_skipped": self.figures_skipped,
+                            "verdicts": [v.as_dict() for v in self.verdicts]})
 
-    def write(self, folder: str | Path) -> Path:
+    def write(self, folder: str | Path, *, figures: bool = True) -> Path:
+        """Write ``report.md``, ``report.json`` and (with matplotlib) ``figures/`` into ``folder``.
+
+        The figures are a summary (``figures/verdicts.png``) and one page per paper
+        (``figures/verdicts_<paper>.png``); ``report.md`` links them.  Without matplotlib (or with
+        ``figures=False``) none is drawn, ``self.figures`` stays empty and both reports say so.
+        """
         folder = Path(folder)
-        (folder / "figures").mkdir(parents=True, exist_ok=True)
-        (folder / "report.md").write_text(self.to_markdown())
-        (folder / "report.json").write_text(json.dumps(self.to_json(), indent=2))
-        try:
-            from .plotting import verdict_figure  # noqa: PLC0415
+        self.figures = ()
+        self.figures_skipped = ""
+        if figures:
+            try:
+                import matplotlib  # noqa: F401, PLC0415 - an optional extra
+            except ImportError:
+                self.figures_skipped = "matplotlib is not installed (pip install 'fltheory[plot]')"
+            else:
+                from .plotting import verdict_figures  # noqa: PLC0415
 
-            verdict_figure(self.verdicts, folder / "figures" / "verdicts.png")
-        except ImportError:  # matplotlib is an optional extra
-            (folder / "figures" / "README.txt").write_text("install fltheory[plot] for figures\n")
+                (folder / "figures").mkdir(parents=True, exist_ok=True)
+                paths = verdict_figures(self.verdicts, folder / "figures")
+                self.figures = tuple(str(Path(p).relative_to(folder).as_posix()) for p in paths)
+        else:
+            self.figures_skipped = "figures were not requested"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "report.md").write_text(self.to_markdown())
+        (folder / "report.json").write_text(json.dumps(self.to_json(), indent=2, allow_nan=False))
         return folder
 
 
@@ -337,8 +392,12 @@ def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int =
     if papers is not None and (isinstance(papers, (str, bytes)) or not all(isinstance(p, str) for p in papers)):
         raise V.InputTypeError(f"papers must be a list of paper names or None; got {V.shown(papers)}")
     checks = registry(papers)
-    if only:
+    if only is not None:
         checks = [c for c in checks if only in c.name]
+        if not checks:
+            where = "any paper" if papers is None else "the papers " + ", ".join(papers)
+            raise InputError(f"only={only!r} matches no check name of {where} (names look like "
+                             f"'feddelavg.theorem1'; only keeps the checks whose name contains it)")
     t0 = time.perf_counter()
     verdicts = []
     it = checks
@@ -353,3 +412,92 @@ def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int =
             bar.set_postfix_str(c.name[-40:])
         verdicts.append(c.run(quick=quick, seed=seed))
     return Report(verdicts, quick, seed, time.perf_counter() - t0, _environment(seed))
+
+
+# ----------------------------------------------------------------------------- rebuilding a counterexample
+@dataclass
+class Rebuilt:
+    """A counterexample rebuilt by :func:`rebuild`: the check's own :class:`Sample` and its ratio."""
+
+    check: str
+    sample: Sample
+    ratio: float
+    violated: bool
+
+    @property
+    def value(self) -> float:
+        return float(self.sample.value)
+
+    @property
+    def bound(self) -> float:
+        return float(self.sample.bound)
+
+    @property
+    def params(self) -> dict:
+        return self.sample.params
+
+
+def rebuild(check: str | Check, params: dict, seed: int | None = None, *, quick: bool | None = None,
+            run_seed: int | None = None) -> Rebuilt:
+    """Rebuild the instance of a report's counterexample from its check name, ``params`` and ``seed``.
+
+    The check's sampler is run again and the instance with these parameters and seed is
+    returned with its value, bound and ratio (the ratio of the report's ``worst ratio`` column).
+    ``quick`` and ``run_seed`` are how the sampler was called (both are stored in the report's
+    counterexample); by default the quick sampler is searched first, then the full one, with the
+    run seed 0 and the instance's own seed.
+
+    Parameters
+    ----------
+    check : the check's name, ``"<paper>.<what>"`` (as in the report's ``check`` column), or the
+        :class:`Check` itself.
+    params : the counterexample's ``params`` (as written in ``report.json``).
+    seed : the counterexample's ``seed`` (``None`` for a deterministic instance).
+    quick, run_seed : the sampler's arguments (the counterexample's ``quick`` and ``run_seed``).
+
+    Raises
+    ------
+    InputError : unknown check, or no instance of its sampler has these params and seed.
+
+    Example
+    -------
+    >>> import fltheory.verify as V
+    >>> def sampler(quick, seed):
+    ...     return [V.Sample(value=i, bound=2, params={"i": i}, seed=seed) for i in range(4)]
+    >>> c = V.Check("demo.rebuild", paper="demo", relation="<=", sampler=sampler)
+    >>> r = V.rebuild(c, {"i": 3}, 0)
+    >>> r.value, r.bound, r.ratio, r.violated
+    (3.0, 2.0, 1.5, True)
+    """
+    from . import validation as V  # noqa: PLC0415
+
+    if not isinstance(check, (str, Check)):
+        raise V.InputTypeError(f"check must be a check name (a string) or a Check; got {V.shown(check)}")
+    if not isinstance(params, dict):
+        raise V.InputTypeError(f"params must be a dict (the counterexample's params); got {V.shown(params)}")
+    if seed is not None:
+        seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
+    if run_seed is not None:
+        run_seed = V.integer(run_seed, "run_seed", low=0, high=2**63 - 1)
+    if quick is not None:
+        quick = V.flag(quick, "quick")
+    if isinstance(check, Check):
+        c = check
+    else:
+        paper = check.split(".", 1)[0]
+        if check not in _REGISTRY and paper in PAPERS:
+            registry([paper])
+        if check not in _REGISTRY:
+            raise InputError(f"no check named {check!r}; checks are named '<paper>.<what>' "
+                             f"(papers: {', '.join(PAPERS)})")
+        c = _REGISTRY[check]
+    want = strict_json(params)
+    run_seeds = [run_seed] if run_seed is not None else list(dict.fromkeys([0] + ([seed] if seed is not None else [])))
+    for q in ([quick] if quick is not None else [True, False]):
+        for rs in run_seeds:
+            for s in c.sampler(q, rs):
+                if s.seed == seed and strict_json(s.params) == want:
+                    ratio, bad = c._ratio(s)
+                    return Rebuilt(c.name, s, float(ratio), bool(bad))
+    raise InputError(f"{c.name}: no instance of its sampler has params {V.shown(params, 200)} and seed {seed} "
+                     f"(quick={quick}, run_seed={run_seed}); pass the counterexample's quick and run_seed")

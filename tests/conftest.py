@@ -2,24 +2,43 @@
 
 Profiles: ``ci`` (bounded examples, no deadline; the default), ``dev`` (more examples) and ``fuzz``
 (the door fuzz suite at 200 draws per parameter).
-Choose with ``HYPOTHESIS_PROFILE=dev``.  The ``xp`` fixture runs a test on NumPy and, when CuPy
-is importable and a GPU is present, on CuPy too.
+Choose with ``HYPOTHESIS_PROFILE=dev``.  No profile keeps an example database (``database=None``)
+and hypothesis's storage directory is a temporary folder: a test run writes nothing into the
+repository (hypothesis would otherwise create ``.hypothesis/``).  The ``xp`` fixture runs a test on
+NumPy and, when CuPy is importable and a GPU is present, on CuPy too.
 """
+import atexit
 import importlib.util
 import os
+import shutil
+import tempfile
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
+# Hypothesis also keeps caches (constants, unicode tables) and failure patches in its storage directory,
+# ./.hypothesis by default: point it at a temporary folder, removed when the run ends.
+_HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="fltheory-hypothesis-")
+atexit.register(shutil.rmtree, _HYPOTHESIS_HOME, True)
+os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = _HYPOTHESIS_HOME
+try:
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    set_hypothesis_home_dir(_HYPOTHESIS_HOME)
+except ImportError:  # older hypothesis: the environment variable above is what it reads
+    pass
+
 settings.register_profile(
     "ci", max_examples=25, deadline=None, derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much], database=None,
 )
-settings.register_profile("dev", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+                          database=None)
 # the door fuzz suite (tests/test_doors.py) draws FUZZ_EXAMPLES bad values per (entry, parameter); this profile
 # raises it to 200 (over 10^4 calls) and lets hypothesis explore instead of replaying a fixed sequence
-settings.register_profile("fuzz", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("fuzz", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+                          database=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

@@ -1,0 +1,54 @@
+"""Sphinx configuration of the fltheory documentation.
+
+Build (the test suite does it with warnings as errors, into a temporary folder)::
+
+    python -m sphinx -W -b html docs <out>
+
+The notebooks under ``notebooks/`` are rendered as they are stored, without executing them (the
+test suite executes them); ``docs/notebooks`` is a link to that folder.
+"""
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "_ext"))
+sys.path.insert(0, str(HERE.parent))
+
+project = "fltheory"
+author = "the fltheory authors"
+copyright = "the fltheory authors"  # noqa: A001 - Sphinx's name
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.mathjax",
+    "myst_nb",
+    "fltheory_docs",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
+root_doc = "index"
+exclude_patterns = ["_build", "notebooks/figures", "notebooks/*.py", "notebooks/.ipynb_checkpoints"]
+
+nb_execution_mode = "off"  # the notebooks are executed by the test suite, not by the docs build
+myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_heading_anchors = 3
+
+autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": False}
+autodoc_member_order = "bysource"
+autodoc_typehints = "none"
+napoleon_numpy_docstring = True
+napoleon_google_docstring = False
+
+html_theme = "alabaster"
+html_static_path = []
+html_copy_source = False
+html_show_sourcelink = False
+
+# a field type such as ``d`` or ``x`` names an attribute of several classes: not a broken link
+suppress_warnings = ["ref.python"]
+
+# the pages link to nothing outside the repository (MathJax, which renders the formulas, is the one script
+# loaded from outside)
+html_show_sphinx = False
+html_theme_options = {"show_powered_by": False}

@@ -1,0 +1,70 @@
+"""The documentation under docs/: it builds with warnings as errors (Sphinx, API pages from the
+docstrings, the notebooks rendered without executing them), covers every paper, and refers to
+nothing outside the repository."""
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fltheory import verify
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+SOURCES = sorted(p for p in DOCS.rglob("*") if p.suffix in {".rst", ".md", ".py"} and "notebooks" not in p.parts)
+
+
+def test_every_paper_has_a_page_in_the_toctree():
+    index = (DOCS / "index.rst").read_text()
+    for paper in verify.PAPERS:
+        page = DOCS / "papers" / f"{paper}.rst"
+        assert page.exists(), paper
+        assert f"papers/{paper}\n" in index, paper
+        text = page.read_text()
+        assert f".. fltheory-checks:: {paper}" in text and f".. fltheory-paper-api:: {paper}" in text
+    for nb in (ROOT / "notebooks").glob("*.ipynb"):  # rendered through the docs/notebooks link and a glob
+        assert (DOCS / "notebooks" / nb.name).resolve() == nb.resolve()
+
+
+@pytest.mark.parametrize("page", ["local_adaptivity", "feddelavg"])
+def test_the_finished_papers_pages_say_what_is_false_and_why(page):
+    text = (DOCS / "papers" / f"{page}.rst").read_text()
+    for heading in ("Notation in the code", "Time indexing", "What was found false, and why"):
+        assert heading in text, heading
+    for check in verify.registry([page]):
+        if check.expected == "violated":
+            assert f"``{check.name}``" in text, check.name  # each counterexample is discussed by name
+
+
+def test_the_docs_refer_to_nothing_outside_the_repository():
+    assert SOURCES
+    for path in SOURCES:
+        text = path.read_text()
+        for pattern in (r"/work/", r"\bshared/", r"\bspec\b", r"https?://", r"\.\./\.\./\.\.", r"\bseed \d{3}\b"):
+            assert not re.search(pattern, text), (path.name, pattern)
+
+
+def test_docs_build_with_warnings_as_errors(tmp_path):  # about 12 s on 2 cores
+    pytest.importorskip("sphinx", reason="the docs extra (pip install -e '.[docs]') is not installed")
+    pytest.importorskip("myst_nb", reason="the docs extra (pip install -e '.[docs]') is not installed")
+    out = tmp_path / "html"
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")  # nothing written into the repository
+    run = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-E", "-q", "-b", "html",
+                          "-d", str(tmp_path / "doctrees"), str(DOCS), str(out)],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, (run.stdout + run.stderr)[-5000:]
+    pages = {p.relative_to(out).as_posix() for p in out.rglob("*.html")}
+    for paper in verify.PAPERS:
+        assert f"papers/{paper}.html" in pages, paper
+    for nb in (ROOT / "notebooks").glob("*.ipynb"):
+        assert f"notebooks/{nb.stem}.html" in pages, nb.name
+    assert "api.html" in pages and "usage.html" in pages
+    api = (out / "api.html").read_text()
+    for module in ("fltheory.verify", "fltheory.schedules", "fltheory.symbolic"):
+        assert f'id="module-{module}"' in api, module
+    feddelavg = (out / "papers" / "feddelavg.html").read_text()
+    assert 'id="module-fltheory.papers.feddelavg.bounds"' in feddelavg and "feddelavg.theorem1" in feddelavg
+    for page in out.rglob("*.html"):  # no link leaves the repository (MathJax is the one script loaded)
+        assert not re.search(r'href="https?://', page.read_text()), page.name
