@@ -1,7 +1,7 @@
 """One subpackage per seed paper, each with the same rooms: algorithm, exact, bounds, checks."""
 from importlib import import_module
 
-__all__ = ["local_adaptivity", "feddelavg", "tdma", "afl_dga"]
+__all__ = ["local_adaptivity", "feddelavg", "tdma", "afl_dga", "defedavg"]
 
 
 def __getattr__(name):
