@@ -79,7 +79,7 @@ def namespace(*arrays: Any, backend: str | None = None) -> ModuleType:
     # validation layer, which names the parameter when they are not allowed
     arrays = tuple(a for a in arrays if isinstance(a, np.ndarray) or is_cupy(a)
                    or (hasattr(a, "__array_namespace__") and not isinstance(a, np.generic)))
-    if not arrays:
+    if not arrays or all(isinstance(a, np.ndarray) for a in arrays):   # the common case, without the lookup
         return np
     from array_api_compat import array_namespace, is_cupy_namespace  # noqa: PLC0415
 
