@@ -302,3 +302,27 @@ def test_every_feddelavg_check_gives_its_expected_verdict_quick():
         if not v.ok:
             bad[c.name] = (v.status, v.expected, v.counterexample)
     assert not bad, bad
+
+
+def test_theorem1_on_clients_that_meet_every_assumption_literally():
+    """Pseudo-Huber clients are convex, beta-smooth and globally Lipschitz (Assumption 1 as stated, which quadratic
+    and L2-logistic clients are not): the printed output set of Theorem 1 still fails at K = 1 on identical ones
+    (delta = 0), and the bound over k = 1..K holds on heterogeneous and identical ones, with the global constants."""
+    import numpy as np
+
+    from fltheory.backend import to_numpy
+    from fltheory.papers.feddelavg import bounds as B
+    from fltheory.papers.feddelavg import checks as C
+
+    def ratios(R, printed):
+        st = B.theorem1 if printed else B.theorem1_corrected
+        kw = {n: (v[:, 0] if np.ndim(v) == 2 else v) for n, v in R.kw(loss=True).items()}
+        return to_numpy(R.res.gap_for("paper" if printed else "proof")) / np.asarray(st(K=R.K, phi=R.phi, **kw))
+
+    same = C.huber_runs(0, tau=10, K=1, B=16, identical=True)
+    assert np.all(same.delta == 0) and np.allclose(same.L, float(same.beta[0]))   # s * delta with delta_i = 1
+    assert ratios(same, printed=True).max() > 1.1     # violated: a counterexample inside every assumption
+    for R in (same, C.huber_runs(0, tau=2, K=6, B=16), C.huber_runs(0, tau=5, K=4, B=16)):
+        assert ratios(R, printed=False).max() < 1
+    hetero = C.huber_runs(0, tau=5, K=4, B=16)
+    assert np.all(hetero.delta > 0) and np.all(hetero.L >= hetero.beta * 0.3)

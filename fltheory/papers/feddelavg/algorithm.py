@@ -138,10 +138,10 @@ def sync_times(*, tau: int, Delta: int, K: int) -> list[int]:
 
 
 def smoothness(fed):
-    """The smoothness constant beta of the paper (``QuadraticFederation.L``, ``LogisticFederation.beta``)."""
-    if isinstance(fed, QuadraticFederation):
-        return fed.L
-    return fed.beta
+    """The smoothness constant beta of the paper (``QuadraticFederation.L``, ``LogisticFederation.beta``,
+    ``PseudoHuberFederation.L``)."""
+    beta = getattr(fed, "beta", None)
+    return fed.L if beta is None else beta
 
 
 def _noise_sqrt(fed, xp):
@@ -285,7 +285,8 @@ def feddelavg(
 
     Parameters
     ----------
-    fed : QuadraticFederation or LogisticFederation (anything with grad_clients / loss / weights / x_star).
+    fed : QuadraticFederation, LogisticFederation or PseudoHuberFederation (convex, beta-smooth and globally
+        Lipschitz: Assumption 1 literally).
     eta : learning rate(s) > 0.        tau : period (integer >= 1), common to the batch.
     Delta : delay(s), integers 0 <= Delta <= tau.        alpha : weight(s) in (0, 1].
         ``eta``, ``Delta`` and ``alpha`` are common to every client: arrays of them are batches of
@@ -299,10 +300,10 @@ def feddelavg(
     record : also return a ``FedDelAvgRecord`` (the lemma quantities and effective constants).
     trajectory : also return every iterate (memory ``T M d`` per configuration).
     """
-    from ...problems import LogisticFederation  # noqa: PLC0415
+    from ...problems import LogisticFederation, PseudoHuberFederation  # noqa: PLC0415
 
-    V.instance(fed, "fed", (QuadraticFederation, LogisticFederation))
-    xp = namespace(getattr(fed, "H", None) if isinstance(fed, QuadraticFederation) else fed.X)
+    V.instance(fed, "fed", (QuadraticFederation, LogisticFederation, PseudoHuberFederation))
+    xp = fed.xp
     K = V.integer(K, "K", low=1, high=TAU_MAX)
     tau, Delta, alpha, eta = check_parameters(tau=tau, Delta=Delta, alpha=alpha, eta=eta, K=K, xp=xp)
     if K * tau > 10**9:
