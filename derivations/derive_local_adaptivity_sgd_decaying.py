@@ -1,4 +1,4 @@
-r"""Derive the corrected decaying-server-LR result of paper 004, Appendix C (erratum E11).
+r"""Derive the corrected decaying-server-LR result of the local adaptivity paper, Appendix C (the printed beta is too small).
 
 Setting: client SGD, common eta, tau, mu, L, w_i = 1/M, so (67) reads
 r_{t+1} <= (1 - alpha_t a) r_t + alpha_t^2 C,  a = 1 - (1 - eta mu)^{2 tau},  C = sigma^2 eta^2 tau / M,
@@ -63,7 +63,7 @@ def exact_r1_one_dimensional(*, mu, eta, tau, M, sigma2, r0, beta):
     return alpha0, (1 - alpha0 * (1 - K)) ** 2 * r0 + alpha0 ** 2 * var_client / M
 
 
-def test_negative_control_E11():
+def test_negative_control_printed_beta():
     mu, eta, tau, M, sigma2, r0 = 1, R(1, 10), 2, 2, R(1, 100), 1
     a = 1 - (1 - eta * mu) ** (2 * tau)
     beta = 4 * sigma2 * eta ** 2 * tau / (a ** 2 * r0)          # the paper's largest admissible beta

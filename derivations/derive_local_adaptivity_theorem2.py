@@ -1,4 +1,4 @@
-r"""Derive Theorem 2 of paper 004 (local adaptivity) and its corollaries from the one-round map.
+r"""Derive Theorem 2 of the local adaptivity paper and its corollaries from the one-round map.
 
 What is derived here, from first principles, and asserted equal to the library
 (``fltheory.papers.local_adaptivity.bounds``):
@@ -13,7 +13,7 @@ What is derived here, from first principles, and asserted equal to the library
 5. Local correction: N_i^{-1}(I - K_i) = H_i - (tau_i - 1) eta_i / 2 H_i P_i H_i + O(eta^2) (series), the
    first-order bias of the corrected fixed point, and tau_i = 1 exactness x_hat = x^*.
 6. Plain local GD first-order bias: lim (x~ - x^*)/eta = (tau-1)/2 Hbar^{-1} sum w_i H_i^2 (x^* - x_i^*).
-7. E17: (128) at the eta of (130) equals 3 (D^2 L^2 Lambda G^2)^{1/3} / T^{2/3} at the interior choice and
+7. (128) at the eta of (130) equals 3 (D^2 L^2 Lambda G^2)^{1/3} / T^{2/3} at the interior choice and
    exceeds the printed (129) for EVERY admissible parameter; the corrected constants bound it.
 8. Numeric cross-check against ``exact.fixed_point`` when that module exists (skipped otherwise).
 
@@ -225,7 +225,7 @@ def test_plain_gd_first_order_bias():
 
 
 # ------------------------------------------------------------------------------------------------ 7
-def test_E17_constants():
+def test_theorem3_129_constants():
     D, L, Lam, G, T, u, s = sp.symbols("D L Lambda G T u s", positive=True)
     b128 = 2 * D / (u * T) + L ** 2 * Lam * G ** 2 * u ** 2                # (128) with u = eta*tau = alpha
     X = (D ** 2 * L ** 2 * Lam * G ** 2) ** R(1, 3) / T ** R(2, 3)
@@ -251,7 +251,7 @@ def test_E17_constants():
     et = B.theorem3_eta(**vals, tau=tau)
     v128 = B.theorem3_128(**vals, eta=et, tau=tau)
     assert np.allclose(v128, B.theorem3_128_at_130(**vals), rtol=1e-12)
-    assert np.all(v128 > B.theorem3_printed(**vals))                    # E17: (129) never follows
+    assert np.all(v128 > B.theorem3_printed(**vals))                    # (129) never follows
     assert np.all(v128 <= B.theorem3_corrected(**vals) * (1 + 1e-12))
     s_vals = vals["Lambda"] * vals["G"] ** 2 * vals["T"] / (vals["D"] * vals["L"])
     assert (s_vals < 1).any() and (s_vals >= 1).any()                  # both branches exercised

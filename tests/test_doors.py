@@ -82,7 +82,7 @@ DOORS = [
          {"eta": "pos_real"}),
     Door("Statement.__call__", lambda eta: la_bounds.h_sgd(eta=eta, mu=1.0, L=3.0, k=2.0), dict(eta=0.1),
          {"eta": "pos_real"}),
-    # paper 004
+    # local adaptivity
     Door("local_adaptivity.fixed_point", lambda eta, tau, correction: la_exact.fixed_point(FED, eta=eta, tau=tau,
                                                                                           correction=correction),
          dict(eta=0.1, tau=5, correction="none"), {"eta": "pos_real", "tau": "count", "correction": "choice"}),
@@ -92,7 +92,7 @@ DOORS = [
          dict(alpha=1.0), {"alpha": "pos_real"}),
     Door("local_adaptivity.alpha_max", lambda eta, tau: la_exact.alpha_max(FED, eta=eta, tau=tau),
          dict(eta=0.1, tau=5), {"eta": "pos_real", "tau": "count"}),
-    # paper 001
+    # FedDelAvg
     Door("feddelavg.period_map", lambda **k: fd_exact.period_map(FED, **k), dict(eta=0.05, tau=4, Delta=2, alpha=0.5),
          {"eta": "pos_real", "tau": "count", "alpha": "unit_real"}),
     Door("feddelavg.feddelavg", lambda **k: fd_alg.feddelavg(FED, **k), dict(eta=0.05, tau=4, Delta=2, alpha=0.5, K=3),
@@ -129,7 +129,7 @@ DOORS = [
          {"N": "count", "T": "count0", "n": "count"}),
     Door("delayed.period_map", lambda **k: D.period_map(FED, RR, LOC, **k), dict(eta=0.5, period=3, offset=2),
          {"eta": "pos_real", "period": "count", "offset": "count0"}),
-    # the rest of paper 004's public functions
+    # the rest of local adaptivity's public functions
     Door("local_adaptivity.local_operators", lambda **k: la_exact.local_operators(FED, **k), dict(eta=0.1, tau=3),
          {"eta": "pos_real", "tau": "count"}),
     Door("local_adaptivity.client_maps", lambda **k: la_exact.client_maps(FED, **k), dict(eta=0.1, tau=3),
@@ -157,7 +157,7 @@ DOORS = [
          {"eta": "pos_real", "tau": "count"}),
     Door("local_adaptivity.theorem2_fixed_point_symbolic", lambda **k: la_bounds.theorem2_fixed_point_symbolic(**k),
          dict(M=2, d=1, tau=2), {"M": "count", "d": "count", "tau": "count"}),
-    # the rest of paper 001's public functions
+    # the rest of FedDelAvg's public functions
     Door("feddelavg.feddelavg_loop", lambda **k: fd_alg.feddelavg_loop(FED, **k),
          dict(eta=0.05, tau=4, Delta=2, alpha=0.5, K=3), {"eta": "pos_real", "tau": "count", "alpha": "unit_real",
                                                           "K": "count"}),

@@ -1,7 +1,7 @@
-"""Tests of the batched FedOpt simulator of paper 004 (fltheory.papers.local_adaptivity.algorithm).
+"""Tests of the batched FedOpt simulator of the local adaptivity paper (fltheory.papers.local_adaptivity.algorithm).
 
 Closed forms (fixed-P clients), metamorphic invariants (permutation, batching,
-restart), the exact B/N identity, the worked example §5.5(f)(g), the
+restart), the exact B/N identity, the worked example (f), (g), the
 plain-loop reference, Monte-Carlo noise and participation, and input validation.
 """
 import numpy as np

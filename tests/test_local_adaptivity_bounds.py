@@ -1,5 +1,5 @@
-"""Statements of paper 004 (local adaptivity): rendering, exact values, conditions, vectorised mode,
-and the bounds against exact quantities on quadratics (h_sgd, q_sgd, recursion (61), E11)."""
+"""Statements of the local adaptivity paper: rendering, exact values, conditions, vectorised mode,
+and the bounds against exact quantities on quadratics (h_sgd, q_sgd, recursion (61), the decaying-rate condition beta >= 2/a)."""
 import itertools
 import re
 
@@ -48,7 +48,7 @@ def test_z_values():
     assert np.all(np.diff(B.z_function(xs, tau=5)) > 0)                          # (79)-(83): increasing
 
 
-def test_theorem3_constants_E17():
+def test_theorem3_constants_of_129():
     D, L, Lam, G, T = 2, 3, 2, R(1, 2), 1000                          # interior: Lambda G^2 T >= D L
     X = (R(D) ** 2 * L ** 2 * Lam * G ** 2) ** R(1, 3) / R(T) ** R(2, 3)
     assert sp.simplify(B.theorem3_corrected.evaluate(D=D, L=L, Lambda=Lam, G=G, T=T) - (2 * R(D * L, T) + 3 * X)) == 0

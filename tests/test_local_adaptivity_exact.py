@@ -1,4 +1,4 @@
-"""Exact analysis of paper 004 on quadratics: the paper worked example and metamorphic laws."""
+"""Exact analysis of the local adaptivity paper on quadratics: the paper worked example and metamorphic laws."""
 import numpy as np
 
 from fltheory.validation import InputError
@@ -76,7 +76,7 @@ def test_worked_example_a_jacobi(example_fed):
 
 @pytest.mark.parametrize("correction, alpha", [("none", 1.0), ("local", 0.5), ("joint", 0.5)])
 def test_closed_form_equals_simulated_local_steps(example_fed, correction, alpha):
-    """§5.5(a): 300 simulated rounds from 0 reach the closed form to round-off."""
+    """Worked example (a): 300 simulated rounds from 0 reach the closed form to round-off."""
     xs = _simulate_rounds(example_fed, 0.1, 5, JACOBI, alpha, correction, 300)
     xf = exact.fixed_point(example_fed, eta=0.1, tau=5, precond=JACOBI, correction=correction).x
     np.testing.assert_allclose(xs, xf, atol=1e-14)
@@ -85,7 +85,7 @@ def test_closed_form_equals_simulated_local_steps(example_fed, correction, alpha
 
 
 def test_bias_table_and_slopes(example_fed):
-    """§5.5 bias-versus-eta table: the uncorrected bias tends to 0.46052; the corrected one ≈ 0.2306 eta."""
+    """Worked example, bias against eta: the uncorrected bias tends to 0.46052; the corrected one ≈ 0.2306 eta."""
     table = {0.2: (0.5454, 5.235e-2), 0.1: (0.5017, 2.471e-2), 0.01: (0.4645, 2.323e-3), 0.001: (0.4609, 2.307e-4), 1e-4: (0.4606, 2.306e-5)}
     for eta, (b0, b1) in table.items():
         x0 = exact.fixed_point(example_fed, eta=per_client(eta), tau=5, precond=JACOBI).x
@@ -101,7 +101,7 @@ def test_bias_table_and_slopes(example_fed):
 
 
 def test_plain_gd_bias_is_first_order_and_correction_changes_nothing(example_fed):
-    """§5.5(b): P_i = I, tau = 5: ||x~ - x*|| ≈ 2.827 eta; local correction is a common scalar."""
+    """Worked example (b): P_i = I, tau = 5: ||x~ - x*|| ≈ 2.827 eta; local correction is a common scalar."""
     for eta, b in [(0.1, 0.2950), (0.01, 0.02856), (0.001, 0.002830)]:
         xt = exact.fixed_point(example_fed, eta=per_client(eta), tau=5).x
         assert np.linalg.norm(xt - example_fed.x_star) == pytest.approx(b, abs=5e-5)
@@ -111,7 +111,7 @@ def test_plain_gd_bias_is_first_order_and_correction_changes_nothing(example_fed
 
 
 def test_tau_one_and_ideal_preconditioners(example_fed):
-    """§5.5(c),(d): tau_i = 1 makes x^ = x* exactly; P_i = H_i^{-1} gives x~ = sum w_i x_i* and x^ = x*."""
+    """Worked example (c), (d): tau_i = 1 makes x^ = x* exactly; P_i = H_i^{-1} gives x~ = sum w_i x_i* and x^ = x*."""
     fed = example_fed
     np.testing.assert_allclose(exact.fixed_point(fed, eta=0.1, tau=1, precond=JACOBI, correction="local").x, fed.x_star, atol=1e-15)
     np.testing.assert_allclose(exact.fixed_point(fed, eta=0.1, tau=1, precond=JACOBI).x, exact.small_eta_limit(fed, tau=1, precond=JACOBI), atol=1e-14)
@@ -126,7 +126,7 @@ def test_tau_one_and_ideal_preconditioners(example_fed):
 
 
 def test_heterogeneous_tau_non_vanishing_bias(example_fed):
-    """§5.5(e): tau = (1, 5, 10), P_i = I."""
+    """Worked example (e): tau = (1, 5, 10), P_i = I."""
     tau = np.array([1, 5, 10])
     for eta, b0, b1 in [(0.05, 0.5394, 0.1367), (0.01, 0.5040, 0.02392), (0.001, 0.4914, 0.002295)]:
         x0 = exact.fixed_point(example_fed, eta=per_client(eta), tau=per_client(tau)).x

@@ -241,7 +241,7 @@ _PAPER_BETA = [(beta > 0, "beta > 0"),
                (beta * _a ** 2 * r0 <= 4 * sigma2 * eta ** 2 * tau,
                 "paper's base case: beta <= 4 sigma^2 eta^2 tau / (a ||x0 - x~||)^2")]
 _CORR_BETA = [(beta * _a >= 2, "beta >= 2/a (so that alpha_t <= 1)")]
-_E11 = ("alpha_t = 2/(a(t+beta)) must be <= 1 for (61), i.e. beta >= 2/a, which contradicts the paper's "
+_BETA_TOO_SMALL = ("alpha_t = 2/(a(t+beta)) must be <= 1 for (61), i.e. beta >= 2/a, which contradicts the paper's "
         "small beta; with nu = max{4C/a^2, beta r0} the induction r_t <= nu/(t+beta) goes through")
 
 sgd_decaying_printed = _st(
@@ -257,7 +257,7 @@ sgd_decaying_corrected = _st(
     [*_SGD_COMMON, _SIG, (r0 >= 0, "r0 >= 0"), (T >= 0, "T >= 0"), *_CORR_BETA], "(68)+fix",
     "Client SGD with alpha_t = 2/(a(t+beta)), beta >= 2/a: r_T <= max{4C/a^2, beta r0}/(T+beta), "
     "C = sigma^2 eta^2 tau / M.",
-    status="corrected", corrects="sgd_decaying_printed", reason=_E11, tight=False)
+    status="corrected", corrects="sgd_decaying_printed", reason=_BETA_TOO_SMALL, tight=False)
 
 _LHS_TAU1 = r"\mathbb E\|x^{(T)}-x^*\|^2\ (\tau=1)"
 sgd_tau1_printed = _st(
@@ -275,7 +275,7 @@ sgd_tau1_corrected = _st(
      (r0 >= 0, "r0 >= 0"), (T >= 0, "T >= 0"),
      (beta * eta * mu * (2 - eta * mu) >= 2, "beta >= 2/a, a = eta mu (2 - eta mu)")],
     "(77)+fix", "tau = 1 with the step-size fix: (2/(2-eta mu))^2 <= 4 when eta mu <= 1.",
-    status="corrected", corrects="sgd_tau1_printed", reason=_E11, tight=False)
+    status="corrected", corrects="sgd_tau1_printed", reason=_BETA_TOO_SMALL, tight=False)
 
 z_expr = 2 * x * tau / (1 - (1 - x) ** (2 * tau))
 """z(x) = 2 x tau / (1 - (1-x)^(2 tau)) of Appendix C (78), x = eta mu."""
@@ -310,7 +310,7 @@ sgd_decaying_85_corrected = _st(
     [*_SGD_COMMON, _SIG, (eta * mu * tau <= 1, "eta*mu*tau <= 1"), (r0 >= 0, "r0 >= 0"), (T >= 0, "T >= 0"),
      *_CORR_BETA],
     "(85)+fix", "(85) with the step-size fix: 4C/a^2 = sigma^2 z(eta mu)^2/(mu^2 M tau) <= 9 sigma^2/(mu^2 M tau).",
-    status="corrected", corrects="sgd_decaying_85_printed", reason=_E11, tight=False)
+    status="corrected", corrects="sgd_decaying_85_printed", reason=_BETA_TOO_SMALL, tight=False)
 
 
 # ============================================================================ Theorem 2 (d = 1)
