@@ -38,7 +38,9 @@ On top of it:
   a period of a periodic schedule (its spectral radius is the exact asymptotic rate, its fixed
   point the exact limit);
 * :func:`simulate_schedule` -- the batched Monte Carlo simulator of the same method (keyed
-  noise), which the exact moments are tested against.
+  noise), which the exact moments are tested against;
+* :func:`simulate_schedule_general` -- the same simulator for clients with non-linear gradients
+  (logistic, pseudo-Huber, any federation with ``grad_clients``), with the same noise keys.
 
 Example
 -------
@@ -72,7 +74,7 @@ from .schedules import Schedule, ScheduleError
 __all__ = [
     "LocalSGD", "LocalRuns", "RegisterMoments", "RandomParticipation", "DelayedMoments", "schedule_moments",
     "random_participation_moments", "step_maps", "period_map", "simulate_schedule", "sampled_schedule",
-    "client_draws",
+    "client_draws", "simulate_schedule_general", "GENERAL_RETURNS",
 ]
 
 
@@ -436,8 +438,12 @@ def _check_types(fed, schedule, local):
         raise ScheduleError(f"the schedule has N={schedule.N} clients but the federation has M={fed.M}")
 
 
-def _refuse_shared_noise(fed, schedule):
-    if schedule.reuses_updates and fed.noise_cov is not None and bool(fed.xp.any(fed.noise_cov != 0)):
+def _refuse_shared_noise(fed, schedule, noisy=None):
+    """Refuse a schedule that reuses stored updates when the gradients are noisy (``noisy``, or the
+    federation's ``noise_cov`` is non-zero)."""
+    if noisy is None:
+        noisy = fed.noise_cov is not None and bool(fed.xp.any(fed.noise_cov != 0))
+    if schedule.reuses_updates and noisy:
         raise ScheduleError(
             "this schedule applies one stored update at several steps (reuses_updates), so its gradient noise is "
             "shared across steps; the fresh-run dynamics here would draw it anew each step. Keep the stored "
@@ -746,21 +752,14 @@ def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x
     ring = xp.tile(xp.broadcast_to(asarray(x0, xp), (B, d))[:, None, :], (1, R, 1))
     H = xp.broadcast_to(fed.H, (B,) + fed.H.shape[-3:])
     xo = xp.broadcast_to(fed.x_opt, (B,) + fed.x_opt.shape[-2:])
-    root = None
-    if fed.noise_cov is not None:                 # a symmetric square root (Sigma may be singular)
-        lam_, evec = xp.linalg.eigh(xp.broadcast_to(fed.noise_cov, (B,) + fed.noise_cov.shape[-3:]))
-        root = (evec * xp.sqrt(xp.clip(lam_, 0, None))[..., None, :]) @ evec.swapaxes(-1, -2)
+    root = None if fed.noise_cov is None else _noise_root(fed.noise_cov, B, xp)
     noise = KeyedStream(seed, "local noise")
     bidx = np.arange(B)[:, None]
     slots = np.arange(U)[None, :]
     kpos = None if schedule.local_steps is None else schedule.local_steps
     traj = [ring[:, 0].copy()] if return_trajectory else None
     for t in range(T):
-        cc, lag, w, Ks, valid = _step_arrays(schedule, kpos, t, B)
-        if kpos is None:
-            Ks = np.where(valid, local.Ks[0], 0)
-        elif not set(np.unique(Ks[valid])) <= set(local.Ks):
-            raise ScheduleError(f"the schedule uses K values {sorted(set(np.unique(Ks[valid])))} outside {local.Ks}")
+        cc, lag, w, Ks, valid = _step_local_runs(schedule, kpos, local, t, B)
         anchor = ring[bidx, np.where(valid, (t - lag) % R, 0)]            # (B, U, d)
         Hc, xc = H[bidx, cc], xo[bidx, cc]
         x = anchor
@@ -776,11 +775,139 @@ def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x
         if return_trajectory:
             traj.append(ring[:, (t + 1) % R].copy())
     out = xp.stack(traj) if return_trajectory else ring[:, T % R].copy()
-    if not bool(xp.all(xp.isfinite(out))):
-        bad = np.flatnonzero(~np.asarray(xp.all(xp.isfinite(out.reshape(-1, B, d) if return_trajectory else out[None]),
-                                             axis=(0, 2))))
+    _warn_diverged("simulate_schedule", out.reshape(-1, B, d), xp)
+    return out
+
+
+def _noise_root(cov, B: int, xp):
+    """The symmetric square roots (B, M, d, d) of the noise covariances (which may be singular)."""
+    lam_, evec = xp.linalg.eigh(xp.broadcast_to(cov, (B,) + cov.shape[-3:]))
+    return (evec * xp.sqrt(xp.clip(lam_, 0, None))[..., None, :]) @ evec.swapaxes(-1, -2)
+
+
+def _step_local_runs(schedule: Schedule, kpos, local: LocalSGD, t: int, B: int):
+    """:func:`_step_arrays` of step t with the number of local steps of every slot (0 on empty slots)."""
+    cc, lag, w, Ks, valid = _step_arrays(schedule, kpos, t, B)
+    if kpos is None:
+        Ks = np.where(valid, local.Ks[0], 0)
+    elif not set(np.unique(Ks[valid])) <= set(local.Ks):
+        raise ScheduleError(f"the schedule uses K values {sorted(set(np.unique(Ks[valid])))} outside {local.Ks}")
+    return cc, lag, w, Ks, valid
+
+
+def _warn_diverged(who: str, models, xp):
+    """Warn (naming the configurations) when some of the models (..., B, d) are not finite."""
+    if not bool(xp.all(xp.isfinite(models))):
+        bad = np.flatnonzero(~np.asarray(xp.all(xp.isfinite(models), axis=(0, 2))))
         import warnings  # noqa: PLC0415
 
-        warnings.warn(f"simulate_schedule: configurations {bad[:10].tolist()} diverged (non-finite models); "
-                      "eta or eta_local is too large for them, the others are unaffected", RuntimeWarning, stacklevel=2)
-    return out
+        warnings.warn(f"{who}: configurations {bad[:10].tolist()} diverged (non-finite models); "
+                      "eta or eta_local is too large for them, the others are unaffected", RuntimeWarning, stacklevel=3)
+
+
+GENERAL_RETURNS = ("final", "trajectory", "loss")
+_FEDERATION_API = ("grad_clients", "loss", "weights", "M", "d", "xp", "batch_shape")
+
+
+def _check_general(fed, schedule, local):
+    """A federation with one-point-per-client gradients, a schedule over its clients, a LocalSGD."""
+    missing = [a for a in _FEDERATION_API if not hasattr(fed, a)]
+    if missing:
+        raise V.InputTypeError(f"fed must be a federation with grad_clients, loss, weights, M, d (e.g. "
+                               f"LogisticFederation, PseudoHuberFederation); got {V.shown(fed)} without {missing}")
+    V.instance(schedule, "schedule", Schedule)
+    V.instance(local, "local", LocalSGD)
+    if schedule.N != fed.M:
+        raise ScheduleError(f"the schedule has N={schedule.N} clients but the federation has M={fed.M}")
+
+
+def simulate_schedule_general(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0, seed: int = 0,
+                              T: int | None = None, sigma2: float | None = None, returns: str = "final"):
+    """Run the method of this module on clients with non-linear gradients (Monte Carlo, keyed noise).
+
+    Problem class: any federation with ``grad_clients(X)`` (one point per client, ``X`` of shape
+    ``(..., M, d)``), ``loss(x)``, ``weights``, ``M``, ``d`` -- :class:`fltheory.problems.LogisticFederation`,
+    :class:`fltheory.problems.PseudoHuberFederation`, :class:`fltheory.problems.QuadraticFederation`
+    -- with optional additive gradient noise: the federation's own ``noise_cov`` where it has one,
+    else ``sigma2`` (noise ``sigma2 * I`` on every client, as ``QuadraticFederation(..., sigma2=)``).
+
+    Method: exactly :func:`simulate_schedule`'s, ``x_{t+1} = x_t - eta sum_u weight[t, u]
+    Delta_u`` with ``Delta_u = c (y_0 - y_K)``, ``y_0 = x_{start[t, u]}`` and ``K`` local steps
+    ``y_{k+1} = y_k - eta_local (grad F_i(y_k) + nu_k)`` of the update's client ``i``
+    (``c`` set by ``local.output``; per-update ``K`` from ``schedule.local_steps``).  The anchors
+    come from a ring of the last ``lambda + 1`` server models.  The gradients of every update of
+    every configuration are one call of ``grad_clients`` on a ``(U, B, M, d)`` broadcast (every
+    client at every update's point, then the update's own client is picked): ``M`` times the
+    work of the needed gradients, meant for small ``M``.  The noise ``nu`` is drawn from
+    ``KeyedStream(seed, "local noise")`` keyed by (configuration, step, slot + U k), the keys of
+    :func:`simulate_schedule`: on a quadratic federation both give the same models to round-off.
+
+    Batched over the schedule's timing seeds and the federation's configurations (at most one
+    batch axis; they broadcast as in :func:`schedule_moments`).  ``returns="final"`` gives the
+    final models (B, d), ``"trajectory"`` all models (T+1, B, d), ``"loss"`` the objective
+    ``F(x_t)`` (T+1, B) without storing the models.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> from fltheory import problems, schedules
+    >>> fed = problems.PseudoHuberFederation(b=[[0.0], [2.0]], delta=1.0)       # x* = 1
+    >>> s = schedules.round_robin(N=2, S=1, T=80)                               # staleness 1
+    >>> F = simulate_schedule_general(fed, s, LocalSGD(eta_local=0.3, K=2), eta=1.0, x0=np.array([6.0]),
+    ...                               returns="loss")
+    >>> F.shape, round(float(F[0, 0]), 3), round(float(F[-1, 0]), 3)    # F(x*) = sqrt(2) - 1 = 0.414
+    ((81, 1), 4.103, 0.42)
+    """
+    _check_general(fed, schedule, local)
+    xp = fed.xp
+    eta = V.real(eta, "eta", low=0.0, open_low=True)
+    seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
+    returns = V.choice(returns, "returns", GENERAL_RETURNS)
+    T = schedule.T if T is None else V.integer(T, "T", low=0, high=schedule.T)
+    cov = getattr(fed, "noise_cov", None)
+    if sigma2 is not None:
+        sigma2 = V.real(sigma2, "sigma2", low=0.0)
+        if cov is not None:
+            raise V.InputError("sigma2 is for a federation without gradient noise of its own; this one has "
+                               "noise_cov (give sigma2=None)")
+    B, _ = _check_batch(fed, schedule)
+    d, U, M = fed.d, schedule.U, fed.M
+    x0 = V.array(x0, "x0", xp=xp, ndim=1, shape=(d,))
+    V.check_size(U * B * M * d, "the per-update gradients (U x B x M x d)", hint="use fewer configurations at a time")
+    if returns == "trajectory":
+        V.check_size((T + 1) * B * d, "the trajectory")
+    root = scalar_root = None
+    if cov is not None:
+        root = _noise_root(cov, B, xp)
+    elif sigma2:
+        scalar_root = float(np.sqrt(sigma2))
+    noisy = root is not None or scalar_root is not None
+    _refuse_shared_noise(fed, schedule, None if cov is not None else noisy)
+    R = _ring_size(schedule.steps(T)) if T else 1
+    ring = xp.tile(xp.broadcast_to(x0, (B, d))[:, None, :], (1, R, 1))
+    noise = KeyedStream(seed, "local noise")
+    bidx = np.arange(B)[:, None]
+    slots = np.arange(U)[None, :]
+    kpos = schedule.local_steps
+    record = [ring[:, 0].copy()] if returns == "trajectory" else [fed.loss(ring[:, 0])] if returns == "loss" else None
+    for t in range(T):
+        cc, lag, w, Ks, valid = _step_local_runs(schedule, kpos, local, t, B)
+        anchor = ring[bidx, np.where(valid, (t - lag) % R, 0)]            # (B, U, d)
+        pick = xp.asarray(cc.T)[:, :, None, None]                         # (U, B, 1, 1)
+        x = anchor
+        for k in range(int(Ks.max(initial=0))):
+            G = fed.grad_clients(xp.broadcast_to(x.swapaxes(0, 1)[:, :, None, :], (U, B, M, d)))
+            g = xp.take_along_axis(G, xp.broadcast_to(pick, (U, B, 1, d)), axis=2)[:, :, 0].swapaxes(0, 1)
+            if noisy:
+                z = xp.asarray(noise.normal(config=bidx, round=t, client=slots + U * k, size=(d,)))
+                g = g + (scalar_root * z if root is None else xp.einsum("buij,buj->bui", root[bidx, cc], z))
+            x = xp.where(xp.asarray(k < Ks)[..., None], x - local.eta_local * g, x)
+        scale = _OUTPUT_SCALE[local.output](local.eta_local, np.maximum(Ks, 1))
+        delta = (anchor - x) * xp.asarray(np.broadcast_to(scale, Ks.shape))[..., None]
+        ring[:, (t + 1) % R] = ring[:, t % R] - eta * xp.einsum("bu,bui->bi", xp.asarray(w), delta)
+        if record is not None:
+            new = ring[:, (t + 1) % R]
+            record.append(new.copy() if returns == "trajectory" else fed.loss(new))
+    final = ring[:, T % R].copy()
+    _warn_diverged("simulate_schedule_general", final[None], xp)
+    return final if record is None else xp.stack(record)

@@ -2,7 +2,8 @@
 
 The notebook puts DeFedAvg's Theorem 2 (printed and corrected) beside the exact average squared
 gradient norm on quadratic clients, measures the linear speedup in rounds, and compares the
-wall-clock time to epsilon of DeFedAvg, FedAvg, FedBuff and AsySG on the event-driven schedule.
+wall-clock time to epsilon of DeFedAvg, FedAvg, FedBuff and AsySG on the event-driven schedule, and runs
+the digits logistic toy (non-linear clients) against wall-clock time.
 """
 from pathlib import Path
 
@@ -186,6 +187,56 @@ FedAvg waits for its straggler every round. DeFedAvg-IID's time grows with $n$, 
 Table I. On this quadratic, AsySG with the same per-update step keeps pace with DeFedAvg-IID: here,
 communication and not computation sets a cycle's length. So the paper's ordering of AsySG behind
 DeFedAvg (CNNs, tuned rates) is not something this toy can confirm.
+""")
+
+md(r"""
+## Beyond quadratics: the digits logistic toy against wall-clock time
+
+The paper's experiments train models on real data and plot the loss against wall-clock time. Here
+the clients are non-linear: multinomial logistic regression on scikit-learn's 8x8 digits, split
+across $N=20$ clients by label (each client holds mostly two digits), with $L_2$ regularisation
+$10^{-3}$. Every local step is a full-batch gradient plus additive noise $\sigma^2=0.01$ per
+coordinate. The updates cannot be written as affine maps, so there are no exact moments here: the
+core's simulator for non-linear clients (`fltheory.delayed.simulate_schedule_general`) runs the
+method along each schedule. Its update rule and noise keys are those of the quadratic simulator.
+The timing model is the one above: $c_i=1.7\,\mathrm{ms}\cdot\rho_i$ and 44 ms per transfer. There
+are $n=4$ updates per round, $K=5$ local steps at $\bar\eta=0.05$, server rate $\eta=1$, and 300 rounds
+for each method.
+""")
+
+code(r"""
+from fltheory.datasets import digits_federation
+from fltheory.papers.defedavg import algorithm as A
+
+data = digits_federation(n_clients=20, partition="label", seed=0)
+toy = data.fed
+F_star = float(toy.F_star)
+N, n, K, T = 20, 4, 5, 300
+kw = dict(N=N, n=n, T=T, K=K, compute=schedules.compute_times(seeds=[0], N=N, unit=0.0017), t_dl=0.044, t_ul=0.044)
+toy_scheds = {"DeFedAvg-IID": schedules.first_n_arrivals(**kw), "DeFedAvg-nIID": E.niid_events(seeds=[0], **kw),
+              "FedAvg": E.fedavg_schedule(seeds=[0], **kw)}
+fig, ax = plt.subplots(figsize=(6, 3.8))
+print(f"{'method':14s} lambda  seconds to F - F* <= 0.2    0.1   0.05   gap after 300 rounds  test accuracy")
+for name, s in toy_scheds.items():
+    r = A.defedavg(toy, s, K=K, eta=1.0, eta_bar=0.05, x0=np.zeros(toy.d), sigma2=0.01, seed=0)
+    gap = r.loss[:, 0] - F_star
+    clock = np.concatenate([[0.0], s.time[0]])
+    hit = [clock[np.argmax(gap <= g)] if np.any(gap <= g) else np.inf for g in (0.2, 0.1, 0.05)]
+    print(f"{name:14s} {int(s.max_staleness[0]):6d} {hit[0]:22.2f} {hit[1]:6.2f} {hit[2]:6.2f} {gap[-1]:18.4f} "
+          f"{float(data.test_accuracy(r.w[-1, 0])):14.3f}")
+    ax.semilogy(clock, gap, label=name)
+ax.set_xscale("symlog", linthresh=1.0); ax.set_xlabel("wall-clock seconds (virtual clock)")
+ax.set_ylabel(r"$F(w^t)-F^*$"); ax.set_title("digits, 20 label-skewed clients, logistic regression")
+ax.legend(fontsize=8); fig.tight_layout(); fig.savefig(FIG / "defedavg_digits_wallclock.png", dpi=120)
+""")
+
+md(r"""
+What this reproduces: the paper's qualitative claim about wall-clock time. DeFedAvg never waits for
+stragglers, so it reaches each loss level several times sooner than synchronous FedAvg. In rounds the
+three methods are close (all reach a similar gap after 300 rounds), so the gain comes from the
+clock. DeFedAvg-nIID waits for selected clients whose buffer is empty; it lies between the other two. What this does
+not reproduce: the paper's networks, data sets and accuracy numbers. This toy is convex and small,
+and its gradients carry synthetic noise rather than minibatch noise.
 """)
 
 md(r"""

@@ -11,12 +11,17 @@ from fltheory.papers.defedavg import bounds as B
 from fltheory.papers.defedavg import checks as C
 from fltheory.papers.defedavg import events as E
 from fltheory.papers.defedavg import exact as X
+from fltheory.problems import LogisticFederation, PseudoHuberFederation
 
 CHOICES = {"overwrite", "energy", "zero", "constant", "uniform", "cyclic", "per_client"}
 
 _FED = X.iid_federation(a=[1.0, 0.5], N=3, sigma2=0.1)
 _NFED = X.niid_federation(a=[1.0, 0.5], b=[[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]], sigma2=0.1)
 _S = E.iid_oracle(N=3, n=2, T=5, delay="constant", lam=1)
+_RNG = np.random.default_rng(0)
+_TOY = LogisticFederation.from_client_data([_RNG.normal(size=(4, 3)) for _ in range(3)],
+                                           [np.array([0, 1, 2, 0])] * 3, n_classes=3, reg=0.1)
+_HUBER = PseudoHuberFederation(b=[[0.0, 1.0], [2.0, 0.0], [1.0, -2.0]], delta=1.0)
 _C = np.array([1.0, 2.0, 3.0])
 _M = X.niid_moments(_NFED, n=2, T=3, K=2, eta=1.0, eta_bar=0.1, x0=np.zeros(2), lam=1, record_cov=True)
 _T = dict(N=3, n=2, T=4, K=2, compute=_C, t_dl=0.1, t_ul=0.1)
@@ -57,6 +62,13 @@ DOORS = [
          {"N": "count", "n": "count", "T": "count0", "delay": "choice", "lam": "count0"}),
     Door("defedavg.defedavg", lambda **k: A.defedavg(_FED, _S, **k), dict(K=2, eta=1.0, eta_bar=0.1, x0=np.ones(2), seed=0),
          {"K": "count", "eta": "pos_real", "eta_bar": "pos_real", "x0": ("array", (2,), "strict"), "seed": "count0"}),
+    Door("defedavg.defedavg(logistic)", lambda **k: A.defedavg(_TOY, _S, **k),
+         dict(K=2, eta=1.0, eta_bar=0.1, x0=np.zeros(_TOY.d), seed=0, sigma2=0.01),
+         {"K": "count", "eta": "pos_real", "eta_bar": "pos_real", "x0": ("array", (_TOY.d,), "strict"),
+          "seed": "count0", "sigma2": "sigma2"}),
+    Door("defedavg.asysg(pseudo-Huber)", lambda **k: A.asysg(_HUBER, _S, **k),
+         dict(eta=0.5, x0=np.ones(2), seed=0, sigma2=0.01),
+         {"eta": "pos_real", "x0": ("array", (2,), "strict"), "seed": "count0", "sigma2": "sigma2"}),
     Door("defedavg.asysg", lambda **k: A.asysg(_FED, _S, **k), dict(eta=0.5, x0=np.ones(2), seed=0),
          {"eta": "pos_real", "x0": ("array", (2,), "strict"), "seed": "count0"}),
     Door("defedavg.fedavg_loop", lambda **k: A.fedavg_loop(_FED, **k),

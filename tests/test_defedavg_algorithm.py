@@ -88,6 +88,61 @@ def test_event_driven_niid_runs_and_baselines_order():
     assert de.time[0, -1] < fa.time[0, -1]                  # no waiting for stragglers
 
 
+@pytest.fixture(scope="module")
+def digits_toy():
+    from fltheory.datasets import digits_federation
+
+    return digits_federation(n_clients=5, partition="label", seed=0).fed
+
+
+def test_zero_delay_on_the_logistic_toy_is_fedavg_by_a_plain_loop(digits_toy):
+    # synchronous FedAvg with client sampling, round by round, one client at a time (LogisticFederation.grad_client),
+    # additive noise drawn with the simulators' keys: DeFedAvg-nIID with zero delay must give the same models
+    fed, n, T, K, seeds = digits_toy, 3, 6, 2, [4, 9]
+    eta, eta_bar, s2 = 0.8, 0.05, 0.01
+    x0 = np.linspace(-0.1, 0.1, fed.d)
+    sched = E.niid_oracle(N=fed.M, n=n, T=T, seeds=seeds, delay="zero")
+    r = A.defedavg(fed, sched, K=K, eta=eta, eta_bar=eta_bar, x0=x0, seed=3, sigma2=s2)
+    draws = flt.delayed.client_draws(seeds=seeds, T=T, N=fed.M, n=n)
+    noise = flt.backend.KeyedStream(3, "local noise")
+    for b in range(len(seeds)):
+        x = x0.copy()
+        for t in range(T):
+            step = np.zeros(fed.d)
+            for slot, i in enumerate(sorted(set(draws[b, t].tolist()))):
+                y = x.copy()
+                for k in range(K):
+                    z = noise.normal(config=np.array([[b]]), round=t, client=np.array([[slot + sched.U * k]]),
+                                     size=(fed.d,))[0, 0]
+                    y = y - eta_bar * (fed.grad_client(i, y) + np.sqrt(s2) * z)
+                step += np.count_nonzero(draws[b, t] == i) / n * (x - y)
+            x = x - eta * step
+            assert np.allclose(r.w[t + 1, b], x, rtol=0, atol=1e-12)
+    assert np.allclose(r.loss, fed.loss(r.w), atol=1e-13)
+    g = fed.grad(r.w)
+    assert np.allclose(r.grad_sq, (g * g).sum(axis=-1), atol=1e-13)
+
+
+def test_defedavg_on_pseudo_huber_and_asysg_on_the_toy(digits_toy):
+    fed = flt.problems.PseudoHuberFederation(b=[[0.0, 1.0], [2.0, 0.0], [1.0, -2.0]], delta=1.0)
+    s = schedules.first_n_arrivals(N=3, n=2, T=30, K=2, compute=schedules.compute_times(seeds=[0, 1], N=3))
+    r = A.defedavg(fed, s, K=2, eta=1.0, eta_bar=0.2, x0=np.array([4.0, 4.0]), sigma2=0.01, seed=1)
+    ref = flt.delayed.simulate_schedule_general(fed, s, flt.delayed.LocalSGD(eta_local=0.2, K=2), eta=1.0,
+                                                x0=np.array([4.0, 4.0]), sigma2=0.01, seed=1, returns="trajectory")
+    assert np.array_equal(r.w, ref) and r.loss.shape == (31, 2) and np.all(r.loss[-1] < r.loss[0])
+    s1 = schedules.first_n_arrivals(N=5, n=2, T=10, K=1, compute=schedules.compute_times(seeds=[2], N=5))
+    x0 = np.zeros(digits_toy.d)
+    g = A.asysg(digits_toy, s1, eta=0.1, x0=x0, seed=2, sigma2=0.01).w
+    d = A.defedavg(digits_toy, s1, K=1, eta=0.1, eta_bar=1.0, x0=x0, seed=2, sigma2=0.01).w
+    assert np.allclose(g, d, rtol=0, atol=1e-14)
+
+
+def test_sigma2_is_refused_for_quadratic_clients():
+    fed = X.iid_federation(a=[1.0, 0.5], N=3, sigma2=0.1)
+    with pytest.raises(flt.InputError, match="sigma2"):
+        A.defedavg(fed, E.iid_oracle(N=3, n=1, T=3), K=1, eta=1.0, eta_bar=0.1, x0=np.zeros(2), sigma2=0.1)
+
+
 def test_doors_refuse_a_batched_federation():
     fed = flt.random_quadratic_federation(M=2, d=2, batch=3, seed=0)
     with pytest.raises(flt.FLTheoryError, match="fed"):

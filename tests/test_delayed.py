@@ -3,12 +3,13 @@ stated statistical tolerance), and the reductions (zero delay is FedAvg, a const
 companion map, permuting clients changes nothing)."""
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fltheory as flt
 from fltheory import delayed as D
 from fltheory import schedules as S
+from fltheory.backend import to_numpy
 from fltheory.linear import companion
 from fltheory.schedules import ScheduleError
 
@@ -282,3 +283,128 @@ def test_hypothesis_schedules_within_lambda(case, seed):
     noisy = D.schedule_moments(fed, sched, loc, eta=0.7, x0=np.ones(2))
     assert np.all(noisy.mse >= ex.mse - 1e-12)          # noise only adds to the error
     assert np.allclose(noisy.mean, ex.mean, atol=1e-12)  # and leaves the mean alone
+
+
+# ------------------------------------------------------------------------------------------------
+# the simulator for non-linear clients
+# ------------------------------------------------------------------------------------------------
+def small_logistic(M=3, m=3, classes=3, seed=0, reg=0.1):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(4, 9, size=M)
+    Xs = [rng.normal(size=(n, m)) + i for i, n in enumerate(sizes)]
+    ys = [rng.integers(0, classes, size=n) for n in sizes]
+    return flt.problems.LogisticFederation.from_client_data(Xs, ys, n_classes=classes, reg=reg)
+
+
+@settings(max_examples=12)
+@given(M=st.integers(1, 4), d=st.integers(1, 3), lam=st.integers(0, 3), K=st.integers(1, 3),
+       output=st.sampled_from(["displacement", "gradient_sum", "gradient_mean"]), batched=st.booleans(),
+       seed=st.integers(0, 99))
+def test_general_simulator_is_the_quadratic_simulator_on_quadratics(M, d, lam, K, output, batched, seed):
+    fed = flt.random_quadratic_federation(M=M, d=d, seed=seed, sigma2=0.1, batch=3 if batched else None)
+    shape = (1 if batched else 3, 20, 2)               # the batch comes from the federation or the schedule
+    rng = np.random.default_rng(seed)
+    sched = S.from_delays(clients=rng.integers(-1, M, size=shape), delays=rng.integers(0, lam + 1, size=shape), N=M,
+                          weights=0.5)
+    loc = D.LocalSGD(eta_local=0.05, K=K, output=output)
+    eta = {"displacement": 0.5, "gradient_sum": 0.025 / K, "gradient_mean": 0.025}[output]   # one scale of step
+    kw = dict(eta=eta, x0=np.linspace(-1, 1, d), seed=seed)
+    ref = D.simulate_schedule(fed, sched, loc, return_trajectory=True, **kw)
+    tr = D.simulate_schedule_general(fed, sched, loc, returns="trajectory", **kw)
+    assert tr.shape == ref.shape and np.allclose(tr, ref, rtol=0, atol=1e-12)
+    assert np.array_equal(D.simulate_schedule_general(fed, sched, loc, **kw), tr[-1])
+    assert np.allclose(D.simulate_schedule_general(fed, sched, loc, returns="loss", **kw), fed.loss(tr), atol=1e-12)
+    # sigma2 on a noise-free federation is QuadraticFederation(..., sigma2=): the same keyed draws
+    bare = flt.QuadraticFederation(fed.H, fed.x_opt, fed.weights)
+    assert np.allclose(D.simulate_schedule_general(bare, sched, loc, returns="trajectory", sigma2=0.1, **kw), ref,
+                       rtol=0, atol=1e-12)
+
+
+def test_general_simulator_on_the_xp_backend(xp):
+    fed = flt.random_quadratic_federation(M=3, d=2, seed=4, sigma2=0.2)
+    fx = flt.QuadraticFederation(xp.asarray(fed.H), xp.asarray(fed.x_opt), xp.asarray(fed.weights),
+                                 noise_cov=xp.asarray(fed.noise_cov))
+    sched = S.first_n_arrivals(N=3, n=2, T=15, K=2, compute=S.compute_times(seeds=[0, 1], N=3))
+    loc = D.LocalSGD(eta_local=0.1, K=2)
+    ref = D.simulate_schedule(fed, sched, loc, eta=0.7, x0=np.ones(2), seed=1, return_trajectory=True)
+    tr = D.simulate_schedule_general(fx, sched, loc, eta=0.7, x0=xp.ones(2), seed=1, returns="trajectory")
+    assert np.allclose(to_numpy(tr), ref, rtol=0, atol=1e-12)
+
+
+def test_general_simulator_K_steps_by_a_plain_loop_on_pseudo_huber():
+    # per-update local steps (schedule.local_steps), stale anchors, additive noise: written out slot by slot
+    fed = flt.problems.PseudoHuberFederation(b=[[0.0, 1.0], [2.0, -1.0], [1.0, 3.0]], delta=[1.0, 0.5, 2.0])
+    sched = S.first_n_arrivals(N=3, n=2, T=12, K=1, compute=np.array([1.0, 1.7, 2.9]))
+    steps = np.where(sched.mask, 1 + (sched.client + np.arange(12)[None, :, None]) % 3, 1)
+    sched = S.Schedule(sched.client, sched.start, sched.weight, sched.time, 3, local_steps=steps)
+    loc = D.LocalSGD(eta_local=0.2, K=(1, 2, 3))
+    tr = D.simulate_schedule_general(fed, sched, loc, eta=0.9, x0=np.array([3.0, 3.0]), seed=7, sigma2=0.04,
+                                     returns="trajectory")
+    noise = flt.backend.KeyedStream(7, "local noise")
+    x = [np.array([3.0, 3.0])]
+    for t in range(12):
+        step = np.zeros(2)
+        for u in range(sched.U):
+            i, s, K = sched.client[0, t, u], sched.start[0, t, u], sched.local_steps[0, t, u]
+            y = x[s].copy()
+            for k in range(K):
+                z = noise.normal(config=np.array([[0]]), round=t, client=np.array([[u + sched.U * k]]), size=(2,))
+                y = y - 0.2 * (fed.grad_clients_at(y)[i] + 0.2 * z[0, 0])
+            step += sched.weight[0, t, u] * (x[s] - y)
+        x.append(x[t] - 0.9 * step)
+    assert np.allclose(tr[:, 0], np.array(x), rtol=0, atol=1e-12)
+
+
+def test_general_simulator_permuting_clients_changes_nothing():
+    fed = small_logistic()
+    perm = np.array([2, 0, 1])
+    inv = np.argsort(perm)                       # old client i is client inv[i] of the permuted federation
+    sched = S.first_n_arrivals(N=3, n=2, T=25, K=3, compute=S.compute_times(seeds=[0, 1, 2], N=3))
+    relabelled = S.Schedule(np.where(sched.mask, inv[np.maximum(sched.client, 0)], -1), sched.start, sched.weight,
+                            sched.time, 3)
+    loc = D.LocalSGD(eta_local=0.1, K=3)
+    kw = dict(eta=1.0, x0=np.full(fed.d, 0.3), seed=2, sigma2=0.01, returns="trajectory")
+    a = D.simulate_schedule_general(fed, sched, loc, **kw)
+    b = D.simulate_schedule_general(fed.permuted(perm), relabelled, loc, **kw)
+    assert np.allclose(a, b, rtol=0, atol=1e-12)
+    assert not np.allclose(a[-1, 0], a[-1, 1])        # the timing seeds differ, and so do the runs
+
+
+def test_general_simulator_noise_is_keyed_by_configuration_and_seed():
+    fed = small_logistic(seed=3)
+    sched = S.first_n_arrivals(N=3, n=2, T=15, K=2, compute=S.compute_times(seeds=[0, 1, 2], N=3))
+    loc = D.LocalSGD(eta_local=0.1, K=2)
+    run = lambda s, **k: D.simulate_schedule_general(fed, s, loc, eta=1.0, x0=np.zeros(fed.d),  # noqa: E731
+                                                     returns="trajectory", **{"seed": 1, "sigma2": 0.05, **k})
+    full = run(sched)
+    assert np.array_equal(run(sched.take([0, 1])), full[:, :2])         # a row does not depend on later rows
+    swapped = run(sched.take([2, 1, 0]))
+    assert np.array_equal(swapped[:, 1], full[:, 1])                     # nor on the other rows
+    assert not np.allclose(swapped[:, 0], full[:, 2])                    # the key is the row, not the timing
+    assert np.array_equal(run(sched), full)                              # reproducible
+    assert not np.allclose(run(sched, seed=2), full)                     # another seed, other noise
+    assert np.array_equal(run(sched, sigma2=0.0), run(sched, sigma2=None))
+    noiseless_mean = run(sched.take([0] * 200), sigma2=None)[-1, 0]
+    noisy = run(sched.take([0] * 200))[-1]
+    assert not np.allclose(noisy[0], noisy[1])
+    se = noisy.std(axis=0) / np.sqrt(200)       # zero-mean noise: the curvature's bias is far below 5 se here
+    assert np.all(np.abs(noisy.mean(axis=0) - noiseless_mean) <= Z_TOL * se)
+
+
+def test_general_simulator_doors():
+    fed = small_logistic()
+    sched = S.round_robin(N=3, S=1, T=4)
+    loc = D.LocalSGD(eta_local=0.1, K=1)
+    with pytest.raises(flt.InputTypeError, match="fed"):
+        D.simulate_schedule_general(object(), sched, loc, eta=1.0, x0=np.zeros(fed.d))
+    with pytest.raises(ScheduleError, match="N=4"):
+        D.simulate_schedule_general(fed, S.round_robin(N=4, S=1, T=4), loc, eta=1.0, x0=np.zeros(fed.d))
+    with pytest.raises(flt.InputError, match="sigma2"):
+        D.simulate_schedule_general(flt.random_quadratic_federation(M=3, d=2, seed=0, sigma2=0.1), sched, loc, eta=1.0,
+                                    x0=np.zeros(2), sigma2=0.1)
+    with pytest.raises(flt.InputError, match="returns"):
+        D.simulate_schedule_general(fed, sched, loc, eta=1.0, x0=np.zeros(fed.d), returns="models")
+    reuse = S.Schedule(sched.client, sched.start, sched.weight, sched.time, 3, reuses_updates=True)
+    with pytest.raises(ScheduleError, match="reuses_updates"):
+        D.simulate_schedule_general(fed, reuse, loc, eta=1.0, x0=np.zeros(fed.d), sigma2=0.1)
+    assert D.simulate_schedule_general(fed, reuse, loc, eta=1.0, x0=np.zeros(fed.d)).shape == (1, fed.d)

@@ -8,7 +8,8 @@ Rooms:
   delay oracles (zero, constant, uniform, cyclic, per-client fixed); DeFedAvg-IID and AsySG use the
   core's first-``n``-arrivals schedule;
 * ``algorithm`` -- batched simulators of DeFedAvg (both variants) and the baselines FedAvg, FedBuff,
-  AsySG on quadratic clients, driven by schedules, and a round-by-round FedAvg reference;
+  AsySG on quadratic, logistic and pseudo-Huber clients, driven by schedules, and a round-by-round
+  FedAvg reference;
 * ``exact`` -- exact E||grad F(w_t)||^2 on quadratics (over the noise, and over i.i.d. draws and
   delays), the exact constants of the assumptions along a run, rounds to epsilon and the fitted
   linear-speedup slope;
