@@ -32,6 +32,7 @@ fltheory.symbolic.ConditionError: demo: condition 'eta <= 1/L' fails at L=2, eta
 """
 from __future__ import annotations
 
+import contextvars
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Iterable, Mapping, NamedTuple
@@ -164,6 +165,71 @@ def _tex_condition(c, names, nonneg) -> str:
     if isinstance(rel, sp.Equality) and isinstance(rel.rhs, sp.floor) and rel.rhs.args[0] == rel.lhs:
         return f"{_tex(rel.lhs, names)} \\in \\mathbb{{Z}}"
     return _tex(rel, names)
+
+
+def _truth(parts, args, rtol):
+    """Elementwise truth of one condition's compiled parts, with relative slack on inequalities."""
+    ok = True
+    for strict, a, b in parts:
+        if strict is None:
+            ok = ok & a(*args)
+            continue
+        lo, hi = a(*args), b(*args)
+        scale = abs(lo) + abs(hi)
+        ok = ok & ((lo < hi) if strict else (lo <= hi + rtol * scale))
+    return ok
+
+
+_BLOCK = 1 << 15  # elements per block of a blocked evaluation (a few arrays of it stay in the CPU cache)
+_SCOPE: contextvars.ContextVar = contextvars.ContextVar("fltheory_evaluation_scope", default=None)
+
+
+def scope_memo() -> dict | None:
+    """A dict private to the vectorised evaluation in progress (one block of it), else ``None``.
+
+    A named quantity's NumPy implementation may keep there what another quantity of the same
+    statement needs again (a power, a sum shared by psi and Psi), keyed by the identity of its
+    array arguments.  It lives for one call of the compiled function only, so a value can never
+    outlive the arrays it was computed from (arrays changed in place between two calls included).
+    """
+    return _SCOPE.get()
+
+
+def _scoped(f, args):
+    token = _SCOPE.set({})
+    try:
+        return f(*args)
+    finally:
+        _SCOPE.reset(token)
+
+
+def _blocked(f, args, shape, dtype=np.float64, pair=False):
+    """``f(*args)`` on NumPy arrays, evaluated block by block along the first axis.
+
+    A long chain of elementwise operations on arrays of 10^6 entries runs at memory speed and
+    allocates a fresh temporary per operation; on blocks of about ``_BLOCK`` entries every temporary
+    stays in the cache, which is about twice as fast.  Arguments that do not vary along the first
+    axis are passed whole; small inputs (or a first axis too short to split) are evaluated at once.
+    With ``pair``, ``f`` returns ``(value, truth)`` and so does this function.
+    """
+    size = int(np.prod(shape)) if shape else 1
+    if size < 4 * _BLOCK or not args:
+        return _scoped(f, args)
+    inner = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+    rows = max(1, _BLOCK // max(inner, 1))
+    if shape[0] < 4 * rows:
+        return _scoped(f, args)
+    full = [a.reshape((1,) * (len(shape) - a.ndim) + a.shape) if a.ndim else a for a in args]
+    split = [a.ndim > 0 and a.shape[0] == shape[0] and shape[0] > 1 for a in full]
+    out = np.empty(shape, dtype=dtype)
+    if pair:  # f returns (value, truth): two outputs
+        truth = np.empty(shape, dtype=bool)
+        for i in range(0, shape[0], rows):
+            out[i:i + rows], truth[i:i + rows] = _scoped(f, [a[i:i + rows] if cut else a for a, cut in zip(full, split)])
+        return out, truth
+    for i in range(0, shape[0], rows):
+        out[i:i + rows] = _scoped(f, [a[i:i + rows] if cut else a for a, cut in zip(full, split)])
+    return out
 
 
 @dataclass(frozen=True)
@@ -341,7 +407,8 @@ class Statement:
 
     def _compiled(self, module: str):
         if module not in self._cache:
-            self._cache[module] = sp.lambdify(self.symbols, self.expr, modules=self._modules(module))
+            # cse: a subexpression (a named quantity of a paper, a power) that occurs twice is computed once
+            self._cache[module] = sp.lambdify(self.symbols, self.expr, modules=self._modules(module), cse=True)
         return self._cache[module]
 
     def __call__(self, *, check: bool = True, mask: bool = False, rtol: float = 1e-12, backend: str | None = None,
@@ -381,7 +448,7 @@ class Statement:
             if isinstance(v, Fraction):
                 v = float(v)
             try:
-                args.append(_array(v, sym.name, xp=xp).astype(xp.float64))
+                args.append(_array(v, sym.name, xp=xp).astype(xp.float64, copy=False))
             except InputTypeError:
                 raise
             except InputError as exc:
@@ -392,8 +459,17 @@ class Statement:
             raise StatementError(f"{self.name}: the parameter shapes do not broadcast: "
                                  + ", ".join(f"{sym.name} {tuple(a.shape)}" for sym, a in zip(self.symbols, args))) from None
         f = self._compiled(module)
-        holds = None
-        if check or mask:
+        holds = out = None
+        if (check or mask) and module == "numpy" and args:
+            # value and conditions in one blocked pass: they share the named quantities they compute
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                out, ok = _blocked(self._joint(f, rtol), args, shape, pair=True)
+            ok = np.asarray(ok, dtype=bool)
+            if mask:
+                holds = ok if ok.shape == shape else np.ones(shape, dtype=bool) & ok
+            elif not bool(ok.all()):
+                out = None  # the loop below names the first failing condition
+        if out is None and (check or mask):
             holds = xp.ones(shape, dtype=bool)
             for c in self.conditions:
                 ok = xp.asarray(self._relaxed(c, args, module, rtol))
@@ -409,17 +485,42 @@ class Statement:
                         if s in c.symbols()
                     )
                     raise ConditionError(f"{self.name}: condition '{c.text}' fails at {shown}")
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            out = f(*args)
-        out = xp.asarray(out) + xp.zeros(shape if args else ())
+        if out is None:
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                out = _blocked(f, args, shape) if module == "numpy" else _scoped(f, args)
+        out = xp.asarray(out)
+        if out.shape != shape or out.dtype != xp.float64 or any(out is a for a in args):
+            out = out + xp.zeros(shape if args else ())  # a fresh float64 array, never an input
         return Evaluation(out, holds) if mask else out
 
     def holds(self, *, rtol: float = 1e-12, backend: str | None = None, **values):
         """Where every condition holds (a boolean array over the broadcast parameters)."""
         return self(mask=True, rtol=rtol, backend=backend, **values).holds
 
+    def _joint(self, f, rtol: float):
+        """A function of the arguments returning (value, truth of every condition) (NumPy)."""
+        parts = [self._relaxed_parts(c, "numpy") for c in self.conditions]
+
+        def joint(*args):
+            ok = True
+            for p in parts:
+                ok = ok & _truth(p, args, rtol)
+            return f(*args), ok
+
+        return joint
+
     def _relaxed(self, c: Condition, args, module: str, rtol: float):
         """Elementwise truth of a condition, with relative slack on inequalities."""
+        parts = self._relaxed_parts(c, module)
+        if module == "numpy":  # large grids block by block, as the value
+            shape = np.broadcast_shapes(*(np.shape(a) for a in args))
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                return _blocked(lambda *a: _truth(parts, a, rtol), args, shape, bool)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return _scoped(lambda *a: _truth(parts, a, rtol), args)
+
+    def _relaxed_parts(self, c: Condition, module: str):
+        """The compiled sides of a condition's relations: (strict, small, big) or (None, truth, None)."""
         rel = sp.sympify(c.expr)
         key = ("relaxed", id(c), module)
         if key not in self._cache:
@@ -434,16 +535,7 @@ class Statement:
                 else:
                     parts.append((None, sp.lambdify(syms, r, modules=modules), None))
             self._cache[key] = parts
-        ok = True
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            for strict, a, b in self._cache[key]:
-                if strict is None:
-                    ok = ok & a(*args)
-                    continue
-                lo, hi = a(*args), b(*args)
-                scale = abs(lo) + abs(hi)
-                ok = ok & ((lo < hi) if strict else (lo <= hi + rtol * scale))
-        return ok
+        return self._cache[key]
 
     def grid(self, *, mask: bool = False, **axes):
         """Evaluate on the outer product of 1-D ``axes`` (``indexing='ij'``); scalars stay scalars.

@@ -53,6 +53,7 @@ fltheory.validation.InputError: alpha must be in (0, 1]; got 3
 """
 from __future__ import annotations
 
+import math
 import numbers
 from decimal import Decimal
 from fractions import Fraction
@@ -194,6 +195,14 @@ def check_size(n_elements: int, what: str, *, limit: int = MAX_ELEMENTS, hint: s
                          f"{limit:,}" + (f"; {hint}" if hint else ""))
 
 
+def _all_finite(arr, xp) -> bool:
+    """Whether every entry is finite: one pass through a sum (a NaN or inf makes it non-finite) and no
+    boolean temporary; the exact elementwise test only when the sum itself overflowed."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(arr.sum())
+    return math.isfinite(total) or bool(xp.all(xp.isfinite(arr)))
+
+
 def array(value: Any, name: str, *, xp=None, ndim: int | None = None, min_ndim: int | None = None,
           shape: tuple | None = None, kind: str = "real", finite: bool = True, low: float | None = None,
           high: float | None = None, open_low: bool = False, empty: bool = False) -> Any:
@@ -250,7 +259,7 @@ def array(value: Any, name: str, *, xp=None, ndim: int | None = None, min_ndim: 
         if tail is None or any(s is not None and s != a for s, a in zip(shape, tail)):
             want = "(..., " + ", ".join("*" if s is None else str(s) for s in shape) + ")"
             raise InputError(f"{name} must have shape {want}; got {tuple(arr.shape)}")
-    if finite and kind == "real" and arr.size and not bool(xp.all(xp.isfinite(arr))):
+    if finite and kind == "real" and arr.size and not _all_finite(arr, xp):
         raise InputError(f"{name} must be finite; it holds NaN or inf")
     if low is not None and arr.size:
         m = float(arr.min())

@@ -86,7 +86,7 @@ import numpy as np
 import sympy as sp
 
 from ...backend import namespace
-from ...symbolic import Condition, Statement
+from ...symbolic import Condition, Statement, scope_memo
 
 __all__ = [
     "STATEMENTS", "PAPER", "MEANINGS", "expand_named", "alpha_star", "delta_threshold", "h_value", "epsilon_value",
@@ -128,42 +128,166 @@ def _np_quiet(f):
 
 
 def _prod(xp, *factors):
-    """Product in which a zero factor wins over an infinite one (``0 * inf = 0``)."""
-    out, zero = 1.0, False
-    for f in factors:
+    """Product in which a zero factor wins over an infinite one (``0 * inf = 0``).
+
+    Only the entries where the plain product is NaN are looked at again (a NaN from finite inputs
+    can only be ``0 * inf``, ``inf - inf`` or ``inf / inf``), so the common case costs one pass."""
+    out = factors[0]
+    for f in factors[1:]:
         out = out * f
+    nan = xp.isnan(out)
+    if xp.ndim(out) > 0 and not bool(nan.any()):
+        if len(factors) == 1:
+            return out + 0.0
+        out += 0.0  # turns a -0.0 into 0.0, as the zero branch gives
+        return out
+    zero = nan & False
+    for f in factors:
         zero = zero | (f == 0)
-    return xp.where(zero, 0.0, out)
+    return xp.where(zero, 0.0, out) + 0.0
 
 
-_FACT = [1.0 / math.factorial(j) for j in range(24)]
+def _patch(xp, out, cond, fn, *ins):
+    """``out`` with ``fn(*ins)`` at the entries where ``cond`` holds (``fn`` is applied to those only).
+
+    On large arrays the entries are gathered by index: ``where`` on a scattered mask is several
+    times slower than a gather and a scatter, and ``fn`` then costs in proportion to the entries."""
+    out = xp.asarray(out)
+    if (out.ndim == 0 or out.size < 4096 or getattr(cond, "shape", ()) != out.shape
+            or any(getattr(v, "shape", ()) not in ((), out.shape) for v in ins)):
+        return xp.where(cond, fn(*ins), out)
+    idx = xp.flatnonzero(cond)
+    if idx.size:
+        out = xp.ascontiguousarray(out)
+        flat = out.reshape(-1)
+        flat[idx] = fn(*(xp.reshape(v, (-1,))[idx] if getattr(v, "shape", ()) else v for v in ins))
+    return out
 
 
-def _expm1mx(xp, y):
-    """e^y - 1 - y, accurate for small |y| (Taylor series) and large y (inf past 709)."""
-    small = xp.abs(y) < 0.5
-    ys = xp.where(small, y, 0.0)
-    acc = _FACT[21]
-    for j in range(20, 1, -1):
-        acc = acc * ys + _FACT[j]
-    return xp.where(small, acc * ys * ys, xp.expm1(y) - y)
+# P(z) = sum_j z^j/(2j+3), so that atanh(t) = t + t^3 P(t^2)
+_ATANH = [1.0 / (2 * j + 3) for j in range(16)]
 
 
-def _log1pmx(xp, u):
-    """log(1+u) - u, accurate for small |u|."""
-    small = xp.abs(u) < 0.1
-    us = xp.where(small, u, 0.0)
-    acc = 0.0
-    for j in range(24, 1, -1):
-        acc = acc * us + (-1.0) ** (j + 1) / j
-    return xp.where(small, acc * us * us, xp.log1p(u) - u)
+def _atanh_tail(z, terms):
+    """P(z) = (atanh(sqrt z)/sqrt z - 1)/z by Horner on ``terms`` coefficients (in place)."""
+    acc = _ATANH[terms - 1] * z + _ATANH[terms - 2]
+    for j in range(terms - 3, -1, -1):
+        acc *= z
+        acc += _ATANH[j]
+    return acc
 
 
-def _g(xp, n, u):
-    """(1+u)^n - 1 - n u >= 0, stable, exactly 0 at n = 0 and n = 1 (so h(0) = h(1) = 0 exactly)."""
+def _odd_series(t, base, terms):
+    """t (base - 2 t^2 P(t^2)), in place on arrays: the cancellation-free form of both series below."""
+    z = t * t
+    out = _atanh_tail(z, terms)
+    out *= z
+    out *= -2.0
+    out += base
+    out *= t
+    return out
+
+
+def _blend(xp, small, series, direct):
+    """``series`` where ``small`` holds, ``direct`` elsewhere, without ``where``.
+
+    ``series`` must be finite and exactly 0 outside ``small``; ``direct`` must be finite inside it
+    (it may be inf outside).  Then ``series + (1 - small) * direct`` picks each value exactly, and
+    costs a few passes instead of the slow ``where`` on a scattered mask."""
+    direct *= 1.0 - small
+    series += direct
+    return series
+
+
+def _expm1mx(xp, y, E=None):
+    """e^y - 1 - y, accurate for small |y| and large y (inf past 709); ``E`` = expm1(y) if known.
+
+    For |y| < 0.5, with t = tanh(y/2) = E/(E+2) (so y = 2 atanh t):
+    e^y - 1 - y = t E - 2 t^3 P(t^2), a sum without cancellation (t^2 < 0.061, 14 terms).
+    Elsewhere E - y, whose relative error is below 1e-15 there."""
+    E = xp.expm1(y) if E is None else E
+    if xp.ndim(y) == 0 and xp.ndim(E) == 0:
+        small = abs(float(y)) < 0.5
+        if not small:
+            return E - y
+        return _odd_series(E / (E + 2.0), E, 14)
+    small = (xp.abs(y) < 0.5).astype(xp.float64)
+    Ec = xp.minimum(E, 1.0)  # finite; equal to E where |y| < 0.5
+    t = Ec + 2.0
+    xp.divide(Ec, t, out=t)
+    t *= small  # 0 outside: the series is then exactly 0 there
+    return _blend(xp, small, _odd_series(t, Ec, 14), E - y)
+
+
+def _log1pmx(xp, u, lx=None):
+    """log(1+u) - u, accurate for small |u|; ``lx`` = log1p(u) if known.
+
+    For |u| < 0.1, with s = u/(2+u) (so log(1+u) = 2 atanh s): u - log(1+u) = s (u - 2 s^2 P(s^2))
+    (s^2 < 0.003, 8 terms).  Elsewhere u - log1p(u)."""
+    lx = xp.log1p(u) if lx is None else lx
+    if xp.ndim(u) == 0 and xp.ndim(lx) == 0:
+        if abs(float(u)) >= 0.1:
+            return lx - u
+        return -_odd_series(u / (2.0 + u), u, 8)
+    small = (xp.abs(u) < 0.1).astype(xp.float64)
+    uc = u * small  # 0 outside: the series is then exactly 0 there
+    s_ = uc + 2.0
+    xp.divide(uc, s_, out=s_)
+    out = _blend(xp, small, _odd_series(s_, uc, 8), u - lx)
+    out *= -1.0
+    return out
+
+
+def _logs(xp, u):
+    """(log1p(u), log1p(u) - u): the logarithms every power (1+u)^n of one call shares."""
     lx = xp.log1p(u)
-    val = _expm1mx(xp, n * lx) + n * _log1pmx(xp, u)
-    return xp.where((n == 0) | (n == 1), 0.0, xp.maximum(val, 0.0))
+    return lx, _log1pmx(xp, u, lx)
+
+
+def _memo(tag, key_args, compute):
+    """``compute()``, kept for the rest of the evaluation in progress under the identity of ``key_args``.
+
+    Outside a statement's evaluation nothing is kept.  The entry holds ``key_args`` themselves, so
+    an identity can not be reused by another array while the entry lives.  Callers must not change
+    the value in place."""
+    memo = scope_memo()
+    if memo is None:
+        return compute()
+    key = (tag,) + tuple(id(v) for v in key_args)
+    hit = memo.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], key_args)):
+        return hit[1]
+    value = compute()
+    memo[key] = (tuple(key_args), value)
+    return value
+
+
+def _logs_of(xp, eta_, beta_):
+    """(eta beta, log1p(eta beta), log1p(eta beta) - eta beta), computed once per evaluation."""
+    def compute():
+        u = eta_ * beta_
+        return (u,) + _logs(xp, u)
+
+    return _memo("logs", (eta_, beta_), compute)
+
+
+def _gE(xp, n, u, logs=None):
+    """(g, E): g = (1+u)^n - 1 - n u (exactly 0 at n = 0 and n = 1) and E = (1+u)^n - 1.
+
+    g = (e^y - 1 - y) - n (u - log(1+u)) with y = n log(1+u).  Bernoulli's inequality fixes its sign
+    (u > -1): g >= 0 for n <= 0 and n >= 1, g <= 0 for 0 <= n <= 1; round-off of the wrong sign is
+    cut to 0, and the factor sign(n (n-1)) makes g exactly 0 at n = 0 and n = 1."""
+    lx, lm = _logs(xp, u) if logs is None else logs
+    y = n * lx
+    E = xp.expm1(y)
+    val = _expm1mx(xp, y, E) + n * lm
+    sign = xp.sign(n * (n - 1.0))
+    return sign * xp.maximum(sign * val, 0.0), E
+
+
+def _g(xp, n, u, logs=None):
+    """(1+u)^n - 1 - n u, stable, exactly 0 at n = 0 and n = 1 (so h(0) = h(1) = 0 exactly); >= 0 on integers."""
+    return _gE(xp, n, u, logs)[0]
 
 
 def _pw(xp, n, u):
@@ -171,14 +295,20 @@ def _pw(xp, n, u):
     return xp.exp(n * xp.log1p(u))
 
 
-def _h(xp, n, eta_, beta_, delta_):
-    return _prod(xp, delta_ / beta_, _g(xp, n, eta_ * beta_))
+def _h(xp, n, eta_, beta_, delta_, logs=None):
+    return _prod(xp, delta_ / beta_, _g(xp, n, eta_ * beta_, logs))
 
 
 def _S(xp, k_, a):
-    """sum_{j<k} (1-a)^j = (1-(1-a)^k)/a, stable as a -> 0, exact at a = 1 and k = 0."""
-    geo = -xp.expm1(k_ * xp.log1p(-a)) / xp.where(a == 0, 1.0, a)
-    return xp.where(k_ == 0, 0.0, xp.where(a == 0, k_, geo))
+    """sum_{j<k} (1-a)^j = (1-(1-a)^k)/a, stable as a -> 0, exact at a = 1 and k = 0
+    (once per evaluation: Theorem 1 needs it for psi(alpha, K) and for Psi)."""
+    return _memo("S", (k_, a), lambda: _S_now(xp, k_, a))
+
+
+def _S_now(xp, k_, a):
+    geo = -xp.expm1(k_ * xp.log1p(-a)) / a  # 0/0 at a = 0, replaced next (the two cases are rare)
+    geo = _patch(xp, geo, a == 0, lambda k_at: k_at, k_)
+    return _patch(xp, geo, k_ == 0, lambda *_: 0.0)
 
 
 def _SS(xp, K_, a):
@@ -191,23 +321,32 @@ def _eps(xp, k_, a, eta_, L_, tau_, D_):
 
 
 def _psi_rest(xp, a, eta_, beta_, L_, delta_, tau_, D_):
-    """psi(alpha, 0): the part of psi without epsilon."""
-    u = eta_ * beta_
-    return (_prod(xp, 1 - a, _h(xp, tau_, eta_, beta_, delta_)) + _prod(xp, a, _h(xp, tau_ - D_, eta_, beta_, delta_))
-            + _prod(xp, a, eta_ * D_ * L_, _pw(xp, tau_ - D_, u)))
+    """(psi(alpha, 0), (1+eta beta)^tau - 1): the part of psi without epsilon, and the power it shares
+    (once per evaluation: Theorem 1 needs it for psi and for Psi)."""
+    return _memo("psi_rest", (a, eta_, beta_, L_, delta_, tau_, D_),
+                 lambda: _psi_rest_now(xp, a, eta_, beta_, L_, delta_, tau_, D_))
+
+
+def _psi_rest_now(xp, a, eta_, beta_, L_, delta_, tau_, D_):
+    u, *logs = _logs_of(xp, eta_, beta_)
+    g_tau, A = _gE(xp, tau_, u, logs)
+    g_rest, E_rest = _gE(xp, tau_ - D_, u, logs)
+    E_rest += 1.0  # (1+eta beta)^(tau - Delta)
+    db = delta_ / beta_
+    return (_prod(xp, 1 - a, db, g_tau) + _prod(xp, a, db, g_rest) + _prod(xp, a, eta_ * D_ * L_, E_rest)), A
 
 
 def _scaled(xp, eta_, beta_, L_, delta_, tau_, D_):
     """(D, M, numerator, denominator of delta_th), all divided by (1+eta beta)^tau: never overflow."""
-    u = eta_ * beta_
-    lx = xp.log1p(u)
+    u, lx, lm = _logs_of(xp, eta_, beta_)
     e_tau = -xp.expm1(-tau_ * lx)  # 1 - x^-tau
     x_mD = xp.exp(-D_ * lx)  # x^-Delta
     x_mt = xp.exp(-tau_ * lx)  # x^-tau
     # x^-tau [x^(tau-D)(x^D - 1) - u D] = (1 - x^-(tau-D))(1 - x^-D) + x^-tau g(D), no cancellation
-    gD = _g(xp, D_, u)
-    big = D_ * lx > 600.0
-    g_scaled = xp.where(big, xp.exp(-(tau_ - D_) * lx) * (1 - (1 + D_ * u) * x_mD), gD * x_mt)
+    gD = _g(xp, D_, u, (lx, lm))
+    big = D_ * lx > 600.0  # there x^-tau g(D) would overflow on the way; rare, so computed only there
+    g_scaled = _patch(xp, gD * x_mt, big, lambda t_, d_, l_, u_, xd: xp.exp(-(t_ - d_) * l_) * (1 - (1 + d_ * u_) * xd),
+                      tau_, D_, lx, u, x_mD)
     den = xp.expm1(-(tau_ - D_) * lx) * xp.expm1(-D_ * lx) + g_scaled
     num = D_ * x_mD - 2 * e_tau * (tau_ - D_)
     Mh = 2 * eta_ * L_ * tau_ * e_tau
@@ -229,26 +368,24 @@ def _num_eps(k_, a, eta_, L_, tau_, D_):
 @_np_quiet
 def _num_psi(k_, a, eta_, beta_, L_, delta_, tau_, D_):
     xp = namespace(k_, a, eta_, beta_, L_, delta_, tau_, D_)
-    A = xp.expm1(tau_ * xp.log1p(eta_ * beta_))
-    return _prod(xp, 1 - a, _eps(xp, k_, a, eta_, L_, tau_, D_), A) + _psi_rest(xp, a, eta_, beta_, L_, delta_, tau_, D_)
+    rest, A = _psi_rest(xp, a, eta_, beta_, L_, delta_, tau_, D_)
+    return _prod(xp, 1 - a, _eps(xp, k_, a, eta_, L_, tau_, D_), A) + rest
 
 
 @_np_quiet
 def _num_psi_inf(a, eta_, beta_, L_, delta_, tau_, D_):
     xp = namespace(a, eta_, beta_, L_, delta_, tau_, D_)
-    A = xp.expm1(tau_ * xp.log1p(eta_ * beta_))
-    return (_prod(xp, 1 - a, 2 * eta_ * L_ * (tau_ - a * D_) / a, A)
-            + _psi_rest(xp, a, eta_, beta_, L_, delta_, tau_, D_))
+    rest, A = _psi_rest(xp, a, eta_, beta_, L_, delta_, tau_, D_)
+    return _prod(xp, 1 - a, 2 * eta_ * L_ * (tau_ - a * D_) / a, A) + rest
 
 
 def _num_Psi_from(first):
     @_np_quiet
     def f(K_, a, eta_, beta_, L_, delta_, tau_, D_):
         xp = namespace(K_, a, eta_, beta_, L_, delta_, tau_, D_)
-        A = xp.expm1(tau_ * xp.log1p(eta_ * beta_))
+        rest, A = _psi_rest(xp, a, eta_, beta_, L_, delta_, tau_, D_)
         ss = _SS(xp, K_, a) if first == 1 else _SS(xp, K_ - 1, a)  # sum_k S_k over k = first..first+K-1
-        eps_sum = _prod(xp, 2 * eta_ * L_ * (tau_ - a * D_), ss)
-        return _prod(xp, 1 - a, A, eps_sum) + K_ * _psi_rest(xp, a, eta_, beta_, L_, delta_, tau_, D_)
+        return _prod(xp, 1 - a, A, 2 * eta_ * L_ * (tau_ - a * D_), ss) + K_ * rest
 
     return f
 
