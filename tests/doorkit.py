@@ -52,11 +52,21 @@ BAD = {
     "count": st.one_of(NOT_NUMBERS, NON_FINITE, COMPLEX, BOOLS, st.sampled_from([0, -1, -5, 1.5, 2**63, 2**200, 1e300]),
                        st.floats(0.01, 1e6).filter(lambda v: v != int(v))),
     "count0": st.one_of(NOT_NUMBERS, NON_FINITE, COMPLEX, BOOLS, st.sampled_from([-1, -5, 2.5, 2**63, 2**200, 1e300])),
+    # an optional count: None is valid (its default), everything else bad for "count" is bad
+    "count_or_none": st.one_of(NOT_NUMBERS.filter(lambda v: v is not None), NON_FINITE, COMPLEX, BOOLS,
+                               st.sampled_from([0, -1, -5, 1.5, 2**63, 2**200, 1e300]),
+                               st.floats(0.01, 1e6).filter(lambda v: v != int(v))),
     "flag": st.sampled_from(["False", "True", 0, 1, None, 0.0, "yes", np.int64(1)]),
     "choice": st.one_of(st.sampled_from(["nope", "", "NONE", b"none", None, 3, 1.5]),
                         st.text(min_size=1).filter(lambda s: s not in CHOICES)),
     "tol": st.one_of(NOT_NUMBERS, NON_FINITE, COMPLEX, BOOLS, st.sampled_from([0.0, -1e-9, -1.0])),
 }
+
+
+# variants: None is the parameter's valid default; or [] is a valid (empty) vector of values
+BAD["count0_or_none"] = BAD["count0"].filter(lambda v: v is not None)
+BAD["nonneg_real_or_none"] = BAD["nonneg_real"].filter(lambda v: v is not None)
+BAD["count0_vector"] = BAD["count0"].filter(lambda v: not (isinstance(v, list) and v == []))
 
 
 def bad_arrays(shape, strict=False, free=False):

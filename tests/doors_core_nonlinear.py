@@ -17,7 +17,7 @@ _LOCAL = D.LocalSGD(eta_local=0.1, K=2)
 DOORS = [
     Door("simulate_schedule_general", lambda **k: D.simulate_schedule_general(_HUBER, _ARRIVALS, _LOCAL, **k),
          dict(eta=0.5, x0=np.zeros(2), seed=0, T=6, sigma2=0.1, returns="loss"),
-         {"eta": "pos_real", "x0": ("array", (2,), "strict"), "seed": "count0", "T": "count0", "sigma2": "sigma2",
+         {"eta": "pos_real", "x0": ("array", (2,), "strict"), "seed": "count0", "T": "count0_or_none", "sigma2": "sigma2",
           "returns": "choice"}),
     Door("simulate_schedule_general(fed, schedule, local)",
          lambda **k: D.simulate_schedule_general(k["fed"], k["schedule"], k["local"], eta=0.5, x0=np.zeros(2)),

@@ -84,7 +84,7 @@ RHO_MAX = 2 * t_d - 1 + EXTRA
 SIGMA, G = sp.sqrt(sigma2), sp.sqrt(G2)
 
 _BASE = [(eta > 0, "eta > 0"), (L > 0, "L > 0"), (N >= 1, "N >= 1"), (T >= 1, "T >= 1"), (sigma2 >= 0, "sigma^2 >= 0"),
-         (G2 > 0, "G^2 > 0"), (K_m >= 1, "K_m >= 1"), (D_m >= 0, "D_m >= 0")]
+         (G2 > 0, "G^2 > 0"), (K_m >= 1, "K_m >= 1"), (D_m >= 0, "D_m >= 0"), (Delta >= 0, "Delta = f(w^0) - f* >= 0")]
 _CITE = dict(paper=PAPER, latex_names=LATEX)
 
 # ============================================================================= App. A eq. (2)
@@ -161,7 +161,7 @@ theorem1_literal_step = theorem1.with_changes(
 theorem1_corrected_det = Statement(
     "theorem1_corrected_det", lhs=r"\frac1T\sum_{t=0}^{T-1}\|\nabla f(w^t)\|^2", relation="<=",
     expr=_B1 + 2 * L**2 * eta**2 * lag_mean,
-    conditions=conditions((eta > 0, "eta > 0"), (L > 0, "L > 0"), (T >= 1, "T >= 1"), (eta * L <= 1, "eta <= 1/L"),
+    conditions=conditions((Delta >= 0, "Delta = f(w^0) - f* >= 0"), (eta > 0, "eta > 0"), (L > 0, "L > 0"), (T >= 1, "T >= 1"), (eta * L <= 1, "eta <= 1/L"),
                           (lag_mean >= 0, "lag_mean >= 0")),
     equation="Theorem 1' (deterministic)", status="corrected", corrects="theorem1",
     reason="sigma = 0: descent lemma, polarisation with ||grad f - m||^2 <= L^2 Xi (Jensen, smoothness) and Lemma 1'; "
@@ -184,7 +184,7 @@ _ETA_STAR = sp.sqrt(N) / (L * sp.sqrt(T))
 corollary1 = Statement(
     "corollary1", lhs=_LHS, relation="<=",
     expr=(2 * L * Delta + sigma2 + G2) / sp.sqrt(N * T) + N * (K_m + D_m) ** 2 * G2 / T + (2 * t_d - 1) * (sigma2 + G2) / T,
-    conditions=conditions((L > 0, "L > 0"), (N >= 1, "N >= 1"), (T >= N, "T >= N (eta* <= 1/L)"),
+    conditions=conditions((Delta >= 0, "Delta = f(w^0) - f* >= 0"), (L > 0, "L > 0"), (N >= 1, "N >= 1"), (T >= N, "T >= N (eta* <= 1/L)"),
                           (sigma2 >= 0, "sigma^2 >= 0"), (G2 > 0, "G^2 > 0"), (K_m >= 1, "K_m >= 1"),
                           (D_m >= 0, "D_m >= 0"), (t_d >= 1, "t_d >= 1")),
     equation="Corollary 1", title="Corollary 1 (eta = sqrt(N)/(L sqrt(T)), S_bar = N(2t_d-1), exact terms)",
@@ -194,7 +194,7 @@ corollary1_corrected = Statement(
     expr=(2 * L * Delta + 2 * sigma2 / K_min) / sp.sqrt(N * T)
     + 2 * N * G2 * ((K_m + D_m - 1) ** 2 + RHO_MAX**2) / T
     + 2 * sp.sqrt(N) * G * SIGMA * (t_d - 1) / (sp.sqrt(K_min) * sp.sqrt(T)),
-    conditions=conditions((L > 0, "L > 0"), (N >= 1, "N >= 1"), (T >= 4 * N, "T >= 4N (eta* <= 1/(2L))"),
+    conditions=conditions((Delta >= 0, "Delta = f(w^0) - f* >= 0"), (L > 0, "L > 0"), (N >= 1, "N >= 1"), (T >= 4 * N, "T >= 4N (eta* <= 1/(2L))"),
                           (sigma2 >= 0, "sigma^2 >= 0"), (G2 > 0, "G^2 > 0"), (K_m >= 1, "K_m >= 1"),
                           (D_m >= 0, "D_m >= 0"), (t_d >= 1, "t_d >= 1"), (K_min >= 1, "K_min >= 1"),
                           (K_min <= K_m, "K_min <= K_m"), (sigma2 <= G2, "sigma^2 <= G^2")),
