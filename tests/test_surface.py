@@ -50,9 +50,6 @@ def test_unknown_or_ambiguous_names_are_refused_with_close_matches():
         flt.statements("nopaper")
 
 
-KNOWN_ELSEWHERE = {"defedavg.rounds_to_epsilon"}   # a new paper's clash, reported to its engineer
-
-
 def _clashes(paper):
     bounds = importlib.import_module(f"fltheory.papers.{paper}.bounds")
     names = set(flt.statements(paper))
@@ -63,9 +60,7 @@ def _clashes(paper):
 
 @pytest.mark.parametrize("paper", PAPERS)
 def test_no_public_function_shadows_a_statement_of_the_same_name(paper):
-    assert _clashes(paper) <= KNOWN_ELSEWHERE
-    if paper in ("local_adaptivity", "feddelavg"):
-        assert _clashes(paper) == set()
+    assert _clashes(paper) == set()
 
 
 def test_feddelavg_functions_evaluate_the_renamed_statements():

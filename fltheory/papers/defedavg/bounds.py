@@ -36,7 +36,7 @@ statement                      status     note
 ``lemma9`` / ``_corrected``    p / c      client drift under eta_bar <= 1/(2 sqrt2 LK) / 1/(2 sqrt3 LK)
 ``lemma10``                    printed    E||w^t - w^tau||^2 <= 2K lam eta^2 eta_bar^2 sigma^2/n + 2 lam eta^2 eta_bar^2 sum Y
 ``descent_iid``                printed    (47), the per-round descent of DeFedAvg-IID under (13)
-``rounds_to_epsilon``          corrected  T_eps of the corrected Theorem 2 (root of a/sqrt T + b/T = eps)
+``T_epsilon``                  corrected  T_eps of the corrected Theorem 2 (root of a/sqrt T + b/T = eps)
 ``speedup_constant``           corrected  lim_{eps->0} n T_eps eps^2 = 128 Phi0 L sigma^2 / K (free of n)
 ``n_max_theorem2``             corrected  a^2/eps^2 >= T_min  iff  n <= 4 sigma^2/(K eps lambda)
 ``n_max_theorem1``             printed    the same for Theorem 1 with its (C3)
@@ -78,7 +78,7 @@ __all__ = [
     "theorem1", "theorem1_general", "theorem1_corrected", "theorem2", "theorem2_appendix", "theorem2_general",
     "theorem2_corrected", "lemma2", "lemma2_exact", "lemma4_step", "lemma9_step", "lemma9_step_corrected",
     "lemma6", "lemma8", "lemma9", "lemma9_corrected", "lemma10", "lemma1", "lemma3", "lemma4", "lemma5", "descent_niid",
-    "descent_iid", "rounds_to_epsilon_statement", "speedup_constant", "n_max_theorem1", "n_max_theorem2",
+    "descent_iid", "T_epsilon", "speedup_constant", "n_max_theorem1", "n_max_theorem2",
     "B1_expr", "B2_expr",
 ]
 
@@ -274,8 +274,8 @@ descent_iid = Statement(
 _a2 = sp.sqrt(128 * L * sigma2 * Phi0 / (n * K))
 _b2 = 8 * L / K
 T_EPS2 = ((_a2 + sp.sqrt(_a2**2 + 4 * _b2 * epsilon)) / (2 * epsilon)) ** 2
-rounds_to_epsilon_statement = Statement(
-    "rounds_to_epsilon", lhs=r"T_\epsilon", relation="==", expr=T_EPS2, paper=PAPER,
+T_epsilon = Statement(
+    "T_epsilon", lhs=r"T_\epsilon", relation="==", expr=T_EPS2, paper=PAPER,
     equation="corollary of Theorem 2", status="corrected", tight=True, latex_names=LATEX,
     reason="rounds for the corrected Theorem 2's bound to reach epsilon (the root of a/sqrt(T) + b/T = epsilon)",
     title="rounds to epsilon from the corrected Theorem 2")
@@ -299,7 +299,7 @@ STATEMENTS = [
     theorem1, theorem1_general, theorem1_corrected, theorem2, theorem2_appendix, theorem2_general,
     theorem2_corrected, lemma2, lemma2_exact, lemma4_step, lemma9_step, lemma9_step_corrected, lemma6, lemma8,
     lemma9, lemma9_corrected, lemma10, descent_iid, lemma1, lemma3, lemma4, lemma5, descent_niid,
-    rounds_to_epsilon_statement, speedup_constant, n_max_theorem2, n_max_theorem1]
+    T_epsilon, speedup_constant, n_max_theorem2, n_max_theorem1]
 BY_NAME = {s.name: s for s in STATEMENTS}
 
 

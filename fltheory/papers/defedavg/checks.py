@@ -599,7 +599,7 @@ _reg("lemma9_step", B.lemma9_step,
 _reg("lemma9_step_corrected", B.lemma9_step_corrected,
      lambda q, s: _step_samples(q, s, c=6, statement=B.lemma9_step_corrected, root=2 * math.sqrt(3)),
      description="Lemma 9's step under eta_bar <= 1/(2 sqrt3 LK), K = 2..60")
-_reg("rounds_to_epsilon", B.rounds_to_epsilon_statement, _rounds_samples, relation="==", rtol=1e-9,
+_reg("rounds_to_epsilon", B.T_epsilon, _rounds_samples, relation="==", rtol=1e-9,
      description="the corrected Theorem 2 bound at T_eps equals epsilon (random parameters)")
 _reg("speedup_constant", B.speedup_constant, _speedup_constant_samples, relation="==", rtol=1e-4,
      description="n T_eps eps^2 at eps -> 0 equals 128 Phi0 L sigma^2/K, free of n")
