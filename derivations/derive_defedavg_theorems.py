@@ -95,7 +95,7 @@ def test_T_conditions():
 
 def test_rounds_to_epsilon_and_n_max():
     a, b = sp.sqrt(128 * L * s2 * P0 / (n * K)), 8 * L / K
-    Te = lib(B.rounds_to_epsilon_statement.expr)
+    Te = lib(B.T_epsilon.expr)
     assert _zero((a / sp.sqrt(Te) + b / Te - eps).subs({L: 2, s2: 3, P0: 5, n: 7, K: 2, eps: sp.Rational(1, 10)}))
     assert _zero(sp.limit(n * Te * eps**2, eps, 0) - lib(B.speedup_constant.expr))
     # Theorem 2: a^2/eps^2 = 8 n Phi0 K L lam^2/sigma^2 at n = n_max
