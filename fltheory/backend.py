@@ -127,6 +127,11 @@ def _mix(z):
 _NORMAL_BLOCK = 2**16  # numbers per block of the NumPy normal path (a few arrays of it fit in L2)
 
 
+def _unit(bits, xp):
+    """The top 53 bits of uint64 hashes as uniforms in the open interval (0, 1)."""
+    return ((bits >> xp.uint64(11)).astype(xp.float64) + 0.5) * (2.0**-53)
+
+
 def _mix_inplace(z, tmp):
     """:func:`_mix` in place on ``z`` (``tmp``: a scratch array of the same shape)."""
     np.right_shift(z, np.uint64(30), out=tmp)
@@ -180,19 +185,20 @@ class KeyedStream:
     def uniform(self, *, config=0, round=0, client=0, size=None, backend=None):
         """Uniform numbers in the open interval (0, 1), float64."""
         bits, xp = self._bits(config, round, client, size, backend)
-        return ((bits >> xp.uint64(11)).astype(xp.float64) + 0.5) * (2.0**-53)
+        return _unit(bits, xp)
 
     def normal(self, *, config=0, round=0, client=0, size=None, backend=None):
         """Standard normal numbers (Box-Muller on two independent keyed uniforms)."""
         size = tuple(size) if size is not None else ()
-        xp = namespace(config, round, client, backend=backend)
-        if xp is np:
+        if namespace(config, round, client, backend=backend) is np:
             return self._normal_numpy(config, round, client, size)
+        return self._normal_plain(config, round, client, size, backend)
+
+    def _normal_plain(self, config, round, client, size, backend=None):
+        """:meth:`normal` as one vectorised formula (the CuPy path; the NumPy path gives the same bits)."""
         b1, xp = self._bits(config, round, client, size, backend, offset=0)
         b2, _ = self._bits(config, round, client, size, backend, offset=1 << 40)
-        u1 = ((b1 >> xp.uint64(11)).astype(xp.float64) + 0.5) * (2.0**-53)
-        u2 = ((b2 >> xp.uint64(11)).astype(xp.float64) + 0.5) * (2.0**-53)
-        return xp.sqrt(-2.0 * xp.log(u1)) * xp.cos(2.0 * np.pi * u2)
+        return xp.sqrt(-2.0 * xp.log(_unit(b1, xp))) * xp.cos(2.0 * np.pi * _unit(b2, xp))
 
     def _key_hash(self, config, round, client):
         keys = [np.asarray(v).astype(np.uint64) for v in (config, round, client)]

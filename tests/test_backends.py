@@ -101,13 +101,7 @@ def test_keyed_normal_blocked_numpy_path_is_bit_for_bit_the_generic_formula(monk
     import fltheory.backend as bk
 
     s = bk.KeyedStream(11, "noise")
-
-    def plain(config, round, client, size):
-        b1, xp = s._bits(config, round, client, size, None, offset=0)
-        b2, _ = s._bits(config, round, client, size, None, offset=1 << 40)
-        u1 = ((b1 >> xp.uint64(11)).astype(xp.float64) + 0.5) * (2.0**-53)
-        u2 = ((b2 >> xp.uint64(11)).astype(xp.float64) + 0.5) * (2.0**-53)
-        return xp.sqrt(-2.0 * xp.log(u1)) * xp.cos(2.0 * np.pi * u2)
+    plain = s._normal_plain
 
     monkeypatch.setattr(bk, "_NORMAL_BLOCK", 7)   # many blocks, ragged last block, rows < size
     cases = [(np.arange(13)[:, None], 2, np.arange(3)[None, :], (5,)), (0, 0, 0, ()), (4, np.arange(9), 1, (2, 3)),

@@ -325,4 +325,6 @@ def test_theorem1_on_clients_that_meet_every_assumption_literally():
     for R in (same, C.huber_runs(0, tau=2, K=6, B=16), C.huber_runs(0, tau=5, K=4, B=16)):
         assert ratios(R, printed=False).max() < 1
     hetero = C.huber_runs(0, tau=5, K=4, B=16)
-    assert np.all(hetero.delta > 0) and np.all(hetero.L >= hetero.beta * 0.3)
+    assert np.all(hetero.delta > 0)
+    for R in (same, hetero):   # the global Lipschitz constant bounds every gradient norm the run met
+        assert np.all(to_numpy(R.res.record.L_eff) <= R.L * (1 + 1e-12))

@@ -135,19 +135,21 @@ def _as_eta_tau(fed: QuadraticFederation, eta, tau, eta_name="eta"):
     return xp.broadcast_to(eta, shape), xp.broadcast_to(xp.asarray(tau_np.astype(np.int64)), shape)
 
 
+def _one_minus_pow(x, tau, xp):
+    """``1 - (1 - x)^tau`` elementwise (the eigenvalues of ``I - K``), without cancellation as ``x -> 0``:
+    ``-expm1(tau log1p(-x))`` for ``0 <= x < 1``, the direct form elsewhere."""
+    small = (x >= 0) & (x < 1)
+    return xp.where(small, -xp.expm1(tau * xp.log1p(-xp.where(small, x, 0.0))), 1.0 - (1.0 - x) ** tau)
+
+
 def _sqrt_spd(P, xp, name="precond"):
-    if float(xp.max(xp.abs(P - P.swapaxes(-1, -2)))) > 1e-10 * max(float(xp.max(xp.abs(P))), 1.0):
-        raise ProblemError(f"{name} must be symmetric (P_i SPD, Theorem 2)")
+    """``(P^{1/2}, P^{-1/2})`` of an SPD ``P`` (validated by :func:`_check_spd`); elementwise when diagonal."""
     d = P.shape[-1]
-    diag = xp.diagonal(P, axis1=-2, axis2=-1)
-    if not bool(xp.any(P - diag[..., None] * xp.eye(d))):  # diagonal P: square roots elementwise
-        if bool(xp.any(diag <= 0)):
-            raise ProblemError(f"{name} must be positive definite (P_i SPD, Theorem 2); smallest eigenvalue {float(diag.min()):.3g}")
+    diag = _check_spd(P, xp, name)
+    if diag is not None:
         sq = xp.sqrt(diag)
         return sq[..., None] * xp.eye(d), (1.0 / sq)[..., None] * xp.eye(d)
     lam, V = xp.linalg.eigh(0.5 * (P + P.swapaxes(-1, -2)))
-    if bool(xp.any(lam[..., 0] <= 0)):
-        raise ProblemError(f"{name} must be positive definite (P_i SPD, Theorem 2); smallest eigenvalue {float(lam.min()):.3g}")
     sq = xp.sqrt(lam)
     Vt = V.swapaxes(-1, -2)
     return (V * sq[..., None, :]) @ Vt, (V * (1.0 / sq)[..., None, :]) @ Vt
@@ -173,9 +175,7 @@ def local_operators(fed: QuadraticFederation, *, eta, tau, precond=None) -> Loca
     x = eta[..., None] * lam
     dstep = 1.0 - x  # eigenvalues of I - eta P H
     powk = dstep ** tau[..., None]
-    # 1 - (1 - x)^tau without cancellation as x -> 0: -expm1(tau log1p(-x)) for 0 <= x < 1
-    small = (x >= 0) & (x < 1)
-    one_minus = xp.where(small, -xp.expm1(tau[..., None] * xp.log1p(-xp.where(small, x, 0.0))), 1.0 - powk)
+    one_minus = _one_minus_pow(x, tau[..., None], xp)
     # N^{-1}(I-K) = (eta tau)^{-1} P^{-1/2} U diag(1 - d^tau) U^T P^{-1/2}, symmetric
     g = one_minus / (eta * tau)[..., None]
     left, right = Pmh @ U, U.swapaxes(-1, -2) @ Pmh  # matmul chains: a 5-operand einsum is O(d^5)
@@ -492,9 +492,7 @@ def _fixed_point_sweep(fed, eta, tau, correction, xp):
     M, d = fed.M, fed.d
     lam, U = xp.linalg.eigh(fed.H)                                  # (M, d), (M, d, d): once
     x = eta[..., None] * lam                                         # (..., M, d)
-    small = (x >= 0) & (x < 1)
-    g = xp.where(small, -xp.expm1(tau[..., None] * xp.log1p(-xp.where(small, x, 0.0))),
-                 1.0 - (1.0 - x) ** tau[..., None])
+    g = _one_minus_pow(x, tau[..., None], xp)
     if correction == "local":
         g = g / (eta * tau)[..., None]
     w = fed.weights
