@@ -5,11 +5,12 @@ schedules of stale updates (``schedules``) and their exact and simulated dynamic
 statements (``Statement``; every paper's found by name with :func:`statement` and listed by
 :func:`statements`), checks (``verify``), hypothesis strategies and a bound checker for a user's
 own statements (``fltheory.testing``, needs hypothesis) and one subpackage per paper under
-``fltheory.papers``.
+``fltheory.papers``.  The blocked NumPy paths use a few threads (``fltheory.parallel``; the same
+bits for any number).
 """
 __version__ = "0.1.0"
 
-from . import backend, delayed, linear, papers, problems, schedules, symbolic, validation, verify  # noqa: E402
+from . import backend, delayed, linear, papers, parallel, problems, schedules, symbolic, validation, verify  # noqa: E402
 from .linear import AffineMap, FixedPoint, Moments, companion  # noqa: E402
 from .problems import QuadraticFederation, random_quadratic_federation  # noqa: E402
 from .schedules import Schedule  # noqa: E402
@@ -18,7 +19,7 @@ from .symbolic import Condition, ConditionError, Evaluation, Statement, Statemen
 
 __all__ = [
     "AffineMap", "Condition", "ConditionError", "Evaluation", "FLTheoryError", "FixedPoint", "InputError", "InputTypeError", "Moments", "QuadraticFederation", "Schedule",
-    "Statement", "StatementError", "backend", "companion", "delayed", "linear", "papers", "per_client",
+    "Statement", "StatementError", "backend", "companion", "delayed", "linear", "papers", "parallel", "per_client",
     "per_configuration", "problems", "random_quadratic_federation", "schedules", "statement", "statements", "symbolic",
     "validation", "verify",
 ]

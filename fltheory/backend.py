@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from .parallel import run_parts
 from .validation import InputError, InputTypeError
 
 __all__ = [
@@ -221,26 +222,30 @@ class KeyedStream:
         keys = h.reshape(-1)
         out = np.empty((keys.size, n))
         rows = max(1, _NORMAL_BLOCK // n)
-        z = np.empty((rows, n), dtype=np.uint64)
-        t = np.empty_like(z)
-        u1, u2 = np.empty((rows, n)), np.empty((rows, n))
-        for a in range(0, keys.size, rows):
-            k = keys[a:a + rows, None]
-            m = k.shape[0]
-            zz, tt, v1, v2 = z[:m], t[:m], u1[:m], u2[:m]
-            for c, v in ((c1, v1), (c2, v2)):
-                np.bitwise_xor(k, c, out=zz)
-                _mix_inplace(zz, tt)
-                np.right_shift(zz, np.uint64(11), out=tt)
-                np.copyto(v, tt.view(np.int64), casting="unsafe")   # < 2**53: exact, and int64 converts faster
-                v += 0.5
-                v *= 2.0**-53
-            np.log(v1, out=v1)
-            v1 *= -2.0
-            np.sqrt(v1, out=v1)
-            v2 *= 2.0 * np.pi
-            np.cos(v2, out=v2)
-            np.multiply(v1, v2, out=out[a:a + m])
+
+        def part(lo, hi):   # rows [lo, hi) of the output, block by block, with scratch of its own
+            z = np.empty((rows, n), dtype=np.uint64)
+            t = np.empty_like(z)
+            u1, u2 = np.empty((rows, n)), np.empty((rows, n))
+            for a in range(lo, hi, rows):
+                k = keys[a:min(a + rows, hi), None]
+                m = k.shape[0]
+                zz, tt, v1, v2 = z[:m], t[:m], u1[:m], u2[:m]
+                for c, v in ((c1, v1), (c2, v2)):
+                    np.bitwise_xor(k, c, out=zz)
+                    _mix_inplace(zz, tt)
+                    np.right_shift(zz, np.uint64(11), out=tt)
+                    np.copyto(v, tt.view(np.int64), casting="unsafe")   # < 2**53: exact, and int64 converts faster
+                    v += 0.5
+                    v *= 2.0**-53
+                np.log(v1, out=v1)
+                v1 *= -2.0
+                np.sqrt(v1, out=v1)
+                v2 *= 2.0 * np.pi
+                np.cos(v2, out=v2)
+                np.multiply(v1, v2, out=out[a:a + m])
+
+        run_parts(part, keys.size, align=rows, min_part=2 * rows)   # threads: the same bits for any number
         return out.reshape(h.shape + size)
 
     def generator(self, *, config: int = 0, round: int = 0, client: int = 0) -> np.random.Generator:

@@ -42,6 +42,7 @@ import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
 from .backend import namespace, to_numpy
+from .parallel import run_parts
 from .validation import InputError, InputTypeError, shown
 
 __all__ = ["Statement", "Condition", "ConditionError", "StatementError", "Evaluation", "statement", "statements"]
@@ -222,14 +223,19 @@ def _blocked(f, args, shape, dtype=np.float64, pair=False):
     full = [a.reshape((1,) * (len(shape) - a.ndim) + a.shape) if a.ndim else a for a in args]
     split = [a.ndim > 0 and a.shape[0] == shape[0] and shape[0] > 1 for a in full]
     out = np.empty(shape, dtype=dtype)
-    if pair:  # f returns (value, truth): two outputs
-        truth = np.empty(shape, dtype=bool)
-        for i in range(0, shape[0], rows):
-            out[i:i + rows], truth[i:i + rows] = _scoped(f, [a[i:i + rows] if cut else a for a, cut in zip(full, split)])
-        return out, truth
-    for i in range(0, shape[0], rows):
-        out[i:i + rows] = _scoped(f, [a[i:i + rows] if cut else a for a, cut in zip(full, split)])
-    return out
+    truth = np.empty(shape, dtype=bool) if pair else None   # with pair, f returns (value, truth)
+
+    def part(lo, hi):
+        for i in range(lo, hi, rows):
+            j = min(i + rows, hi)
+            got = _scoped(f, [a[i:j] if cut else a for a, cut in zip(full, split)])
+            if pair:
+                out[i:j], truth[i:j] = got
+            else:
+                out[i:j] = got
+
+    run_parts(part, shape[0], align=rows, min_part=2 * rows)   # blocks in threads: the same bits for any number
+    return (out, truth) if pair else out
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ import numpy as np
 from doorkit import Door
 from hypothesis import strategies as st
 
+from fltheory import parallel
 from fltheory import testing as T
 from fltheory import validation as V
 from fltheory.papers.local_adaptivity import bounds as LB
@@ -13,11 +14,19 @@ CHOICES = {"delays", "round_robin"}
 _CLAIM = LB.h_sgd
 
 
+def _threads(n):
+    with parallel.threads(n):   # restores the previous number
+        return parallel.num_threads()
+
+
 def _quantity(case):
     return 0.0, dict(eta=0.1, mu=1.0, L=3.0, k=2)
 
 
 DOORS = [
+    Door("parallel.threads", lambda **k: _threads(k["n"]), dict(n=2), {"n": "count"}),
+    Door("parallel.set_num_threads", lambda **k: parallel.set_num_threads(parallel.set_num_threads(k["n"])),
+         dict(n=2), {"n": "count"}),
     Door("client_parameter", lambda **k: V.client_parameter(k["value"], "eta", M=3),
          dict(value=np.array([[0.1, 0.2, 0.3]])), {"value": ("array", (1, 3))}, {"value": "eta"}),
     Door("configuration_parameter", lambda **k: V.configuration_parameter(k["value"], "alpha"),

@@ -64,6 +64,7 @@ import numpy as np
 
 from ...backend import asarray, to_numpy
 from ...linear import AffineMap, Deferred, FixedPoint, Moments, one_minus_power, spectral_radius
+from ...parallel import run_parts
 from ... import validation as V
 from ...problems import ProblemError, QuadraticFederation
 
@@ -470,14 +471,19 @@ def _fixed_point_fused(fed, eta, tau, precond, correction):
     C, c, x = xp.empty(bshape + (d, d)), xp.empty(bshape + (d,)), xp.empty(bshape + (d,))
     cond, res = xp.empty(bshape), xp.empty(bshape)
     step = max(1, FUSE // (int(np.prod(bshape[1:])) * M * d * d))
-    diagP = None if P is None else _check_spd(P, xp)   # once, not per chunk
     common = _common_tau(tau, xp)
-    for a in range(0, bshape[0], step):
-        sl = slice(a, a + step)
-        ops = _round_ops(H[sl], eta[sl], tau[sl], None if P is None else P[sl], xp, diagP=None if diagP is None
-                         else diagP[sl], checked=True, uniform_tau=common)
-        C[sl], c[sl] = _Cc_arrays(w[sl], xo[sl], ops, correction, xp)
-        x[sl], cond[sl], res[sl] = _solve_fixed_point(C[sl], c[sl], xp)
+
+    def part(lo, hi):
+        for a in range(lo, hi, step):
+            sl = slice(a, min(a + step, hi))   # P is checked chunk by chunk, while the chunk is in cache
+            ops = _round_ops(H[sl], eta[sl], tau[sl], None if P is None else P[sl], xp, uniform_tau=common)
+            C[sl], c[sl] = _Cc_arrays(w[sl], xo[sl], ops, correction, xp)
+            x[sl], cond[sl], res[sl] = _solve_fixed_point(C[sl], c[sl], xp)
+
+    if xp is np:   # chunks in threads (fltheory.parallel): the same bits for any number of threads
+        run_parts(part, bshape[0], align=step, min_part=2 * step)
+    else:
+        part(0, bshape[0])
     return C, c, x, cond, res
 
 

@@ -1,0 +1,120 @@
+"""Threads for the blocked NumPy paths (fltheory.parallel): any number of threads, the same bits."""
+import numpy as np
+import pytest
+from hypothesis import example, given, settings, strategies as st
+
+import fltheory as flt
+from fltheory import parallel
+from fltheory.backend import KeyedStream
+from fltheory.papers.local_adaptivity import exact as la_exact
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, "2", True, None, 2**63, np.nan])
+def test_set_num_threads_refuses_bad_counts(bad):
+    with pytest.raises(flt.FLTheoryError, match=r"\bn\b"):
+        parallel.set_num_threads(bad)
+
+
+@pytest.mark.parametrize("raw", ["zero", "-2", "0", "1.5"])
+def test_the_environment_variable_is_checked(monkeypatch, raw):
+    monkeypatch.setenv("FLTHEORY_NUM_THREADS", raw)
+    monkeypatch.setitem(parallel._state, "n", None)
+    with pytest.raises(flt.InputError, match="FLTHEORY_NUM_THREADS"):
+        parallel.num_threads()
+
+
+def test_the_environment_variable_sets_the_default(monkeypatch):
+    monkeypatch.setenv("FLTHEORY_NUM_THREADS", "3")
+    monkeypatch.setitem(parallel._state, "n", None)
+    assert parallel.num_threads() == 3
+
+
+def test_threads_restores_the_previous_number():
+    before = parallel.num_threads()
+    with parallel.threads(5) as n:
+        assert n == parallel.num_threads() == 5
+    assert parallel.num_threads() == before
+
+
+@settings(max_examples=40)
+@given(total=st.integers(0, 300), align=st.integers(1, 40), min_part=st.integers(1, 90), n=st.integers(1, 6))
+def test_parts_cover_the_range_once_on_block_boundaries(total, align, min_part, n):
+    seen = np.zeros(total, dtype=int)
+    parts = []
+
+    def fn(lo, hi):
+        parts.append((lo, hi))
+        seen[lo:hi] += 1
+
+    with parallel.threads(n):
+        parallel.run_parts(fn, total, align=align, min_part=min_part)
+    assert np.all(seen == 1)
+    assert all(lo % align == 0 for lo, _ in parts)
+    assert len(parts) <= n
+
+
+def test_errors_of_a_part_are_raised_and_nested_calls_run_inline():
+    def fn(lo, hi):
+        if lo > 0:
+            raise ZeroDivisionError(f"part {lo}")
+
+    with parallel.threads(2), pytest.raises(ZeroDivisionError, match="part"):
+        parallel.run_parts(fn, 10)
+
+    inner = []
+
+    def outer(lo, hi):   # a part that itself splits its range: inside a pool thread it runs serially
+        parallel.run_parts(lambda a, b: inner.append((lo + a, lo + b)), hi - lo)
+
+    with parallel.threads(2):
+        parallel.run_parts(outer, 100)
+    assert sorted(inner) == [(0, 50), (50, 100)]
+
+
+def test_parts_run_in_the_callers_numpy_error_state():
+    def fn(lo, hi):
+        np.ones(hi - lo) / np.zeros(hi - lo)
+
+    with parallel.threads(2), np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        parallel.run_parts(fn, 10)
+
+
+@settings(max_examples=10)
+@given(B=st.integers(1, 9000), M=st.integers(1, 5), d=st.integers(1, 20), n=st.integers(2, 4))
+@example(B=9000, M=5, d=16, n=2)   # 45,000 keys of 16 numbers: five blocks of 4,096 keys, two threads
+def test_keyed_normal_has_the_same_bits_for_any_number_of_threads(B, M, d, n):
+    s = KeyedStream(seed=11, purpose="noise")
+    kw = dict(config=np.arange(B)[:, None], round=4, client=np.arange(M)[None, :], size=(d,))
+    with parallel.threads(1):
+        one = s.normal(**kw)
+    with parallel.threads(n):
+        many = s.normal(**kw)
+    assert np.array_equal(one, many)
+    assert np.array_equal(one, s._normal_plain(kw["config"], 4, kw["client"], (d,)))
+
+
+def test_fixed_points_have_the_same_bits_for_any_number_of_threads():
+    fed = flt.random_quadratic_federation(M=4, d=5, batch=3000, kappa=10.0, weights="dirichlet", seed=2)
+    P = np.broadcast_to(np.diag(np.linspace(0.5, 2.0, 5)), (3000, 4, 5, 5)).copy()
+    eta = 0.25 / np.linalg.eigvalsh(fed.H)[..., -1]
+    with parallel.threads(1):
+        one = la_exact.fixed_point(fed, eta=eta, tau=5, precond=P)
+    with parallel.threads(3):
+        many = la_exact.fixed_point(fed, eta=eta, tau=5, precond=P)
+    for name in ("x", "residual", "condition"):
+        assert np.array_equal(getattr(one, name), getattr(many, name)), name
+
+
+def test_statement_grids_have_the_same_bits_for_any_number_of_threads():
+    st_ = flt.statement("tdma.theorem1_corrected")
+    rng = np.random.default_rng(0)
+    grid = {p: rng.uniform(0.1, 1.0, 200_000) for p in st_.parameters}   # the value is computed everywhere
+    slow = flt.statement("feddelavg.theorem1")   # the longest chain of operations
+    slow_grid = {p: grid.get(p, rng.uniform(0.1, 1.0, 200_000)) for p in slow.parameters}
+    with parallel.threads(1):
+        one, one_masked = slow(check=False, **slow_grid), st_(mask=True, **grid)
+    with parallel.threads(2):
+        many, many_masked = slow(check=False, **slow_grid), st_(mask=True, **grid)
+    assert np.array_equal(one, many, equal_nan=True)
+    assert np.array_equal(one_masked.value, many_masked.value, equal_nan=True)
+    assert np.array_equal(one_masked.holds, many_masked.holds) and one_masked.holds.any() and not one_masked.holds.all()
