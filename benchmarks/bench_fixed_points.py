@@ -12,7 +12,10 @@ eta_i = 0.25 / lambda_max(H_i), server rate alpha = 1.  Three ways to get Theore
 
 Every path is warmed up once, then timed ``--repeats`` times; the best time is reported.
 
-Run:  python benchmarks/bench_fixed_points.py [--backend cupy] [--B 10000] [--repeats 3]
+The closed form shares its chunks among ``fltheory.parallel.num_threads()`` threads on NumPy; it is
+timed with one thread too.  The naive version is NumPy's own (one thread for these small matrices).
+
+Run:  python benchmarks/bench_fixed_points.py [--backend cupy] [--B 10000] [--repeats 3] [--threads N]
 """
 import argparse
 import time
@@ -20,6 +23,7 @@ import time
 import numpy as np
 
 import fltheory as flt
+from fltheory import parallel
 from fltheory.backend import get_backend, to_numpy
 from fltheory.papers.local_adaptivity import exact
 from fltheory.papers.local_adaptivity.algorithm import fedopt
@@ -45,7 +49,10 @@ def main(argv=None):
     ap.add_argument("--d", type=int, default=10)
     ap.add_argument("--tau", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=None, help="threads of the closed form (default: the package's)")
     a = ap.parse_args(argv)
+    if a.threads is not None:
+        parallel.set_num_threads(a.threads)
     xp = get_backend(a.backend)
     fed = flt.random_quadratic_federation(M=a.M, d=a.d, batch=a.B, kappa=10.0, weights="dirichlet", seed=0,
                                           backend=a.backend)
@@ -54,6 +61,8 @@ def main(argv=None):
     kw = dict(eta=eta, tau=a.tau, precond=P)
 
     t_cf, x_cf = _best(lambda: exact.fixed_point(fed, **kw).x, a.repeats, xp)
+    with parallel.threads(1):
+        t_cf1, _ = _best(lambda: exact.fixed_point(fed, **kw).x, a.repeats, xp)
     t_rho, _ = _best(lambda: exact.fixed_point(fed, **kw).spectral_radius, a.repeats, xp)
     t_nv, x_nv = _best(lambda: naive_fixed_point(fed.H, fed.x_opt, fed.weights, P, eta, a.tau, xp), a.repeats, xp)
     t_it, it = _best(lambda: exact.round_map(fed, alpha=1.0, **kw).iterate_to_fixed_point(tol=1e-10), a.repeats, xp)
@@ -63,12 +72,15 @@ def main(argv=None):
                                         record_every=rounds, **kw).x, a.repeats, xp)
     err_it = float(to_numpy(xp.abs(it.x - x_cf).max()))
     err_sim = float(to_numpy(xp.abs(x_sim - x_cf).max()))
-    print(f"backend={a.backend} B={a.B} M={a.M} d={a.d} tau={a.tau}; best of {a.repeats} after a warm-up")
+    print(f"backend={a.backend} B={a.B} M={a.M} d={a.d} tau={a.tau}; best of {a.repeats} after a warm-up; "
+          f"{parallel.num_threads()} threads")
     err_nv = float(to_numpy(xp.abs(x_nv - x_cf).max()))
     print(f"closed form        : {t_cf:7.3f} s -> {a.B / t_cf:12,.0f} fixed points/s "
           f"(with the condition number; {t_rho:.3f} s when the spectral radius is asked for too)")
+    print(f"  on one thread    : {t_cf1:7.3f} s -> {a.B / t_cf1:12,.0f} fixed points/s")
     print(f"naive numpy        : {t_nv:7.3f} s -> {a.B / t_nv:12,.0f} fixed points/s "
-          f"(matrix_power + one solve; max |diff| {err_nv:.1e}; {t_nv / t_cf:.1f}x the closed form's time)")
+          f"(matrix_power + one solve; max |diff| {err_nv:.1e}; {t_nv / t_cf:.1f}x the closed form's time, "
+          f"{t_nv / t_cf1:.1f}x on one thread)")
     print(f"round-map iteration: {t_it:7.3f} s -> {a.B / t_it:12,.0f} fixed points/s "
           f"({rounds} rounds to 1e-10; max |diff| {err_it:.1e}; {t_it / t_cf:.1f}x slower)")
     print(f"simulated rounds   : {t_sim:7.3f} s -> {a.B / t_sim:12,.0f} fixed points/s "

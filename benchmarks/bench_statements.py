@@ -16,7 +16,10 @@ The sympy.subs points are taken where the statement's conditions hold, if the gr
 not compared); the script compares the vectorised value with the sympy.subs value there (largest
 relative difference where both are finite) and exits with an error above ``--tol``.
 
-Run:  python benchmarks/bench_statements.py [--n 1000000] [--repeats 3] [--subs-points 3] [--paper feddelavg]
+Large grids are evaluated in blocks shared among ``fltheory.parallel.num_threads()`` threads
+(``--threads 1`` for one).
+
+Run:  python benchmarks/bench_statements.py [--n 1000000] [--repeats 3] [--subs-points 3] [--paper feddelavg] [--threads N]
 """
 import argparse
 import sys
@@ -26,6 +29,7 @@ import numpy as np
 import sympy as sp
 
 import fltheory as flt
+from fltheory import parallel
 
 
 def best_time(f, repeats):
@@ -55,7 +59,10 @@ def main(argv=None):
     ap.add_argument("--paper", default=None, help="only this paper's statements")
     ap.add_argument("--target-ms", type=float, default=50.0)
     ap.add_argument("--tol", type=float, default=1e-9, help="largest relative difference allowed against sympy.subs")
+    ap.add_argument("--threads", type=int, default=None, help="threads of the blocked evaluation (default: the package's)")
     a = ap.parse_args(argv)
+    if a.threads is not None:
+        parallel.set_num_threads(a.threads)
     rng = np.random.default_rng(0)
     rows = []
     for name, st in flt.statements().items():
@@ -77,7 +84,8 @@ def main(argv=None):
         diff = float(np.max(np.abs(got[ok] - ref[ok]) / np.maximum(np.abs(ref[ok]), 1e-300))) if ok.any() else np.nan
         rows.append((name, t_val, t_cond, t_subs, diff))
     print(f"{len(rows)} statements; grid of {a.n:,} points per parameter, uniform in [0.1, 1]; NumPy "
-          f"{np.__version__}; best of {a.repeats} after a warm-up; sympy.subs on {a.subs_points} points, extrapolated")
+          f"{np.__version__}; {parallel.num_threads()} threads; best of {a.repeats} after a warm-up; sympy.subs on "
+          f"{a.subs_points} points, extrapolated")
     print(f"{'statement':44s} {'value ms':>9s} {'+conds ms':>9s} {'subs s (extrap.)':>17s} {'x subs':>9s} {'rel diff':>9s}")
     for name, t_val, t_cond, t_subs, diff in sorted(rows, key=lambda r: -r[1]):
         print(f"{name:44s} {t_val * 1e3:9.1f} {t_cond * 1e3:9.1f} {t_subs:17.0f} {t_subs / t_val:9.0f} {diff:9.1e}")

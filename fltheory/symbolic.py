@@ -42,7 +42,7 @@ import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
 from .backend import namespace, to_numpy
-from .parallel import run_parts
+from .parallel import num_threads, run_parts
 from .validation import InputError, InputTypeError, shown
 
 __all__ = ["Statement", "Condition", "ConditionError", "StatementError", "Evaluation", "statement", "statements"]
@@ -217,7 +217,8 @@ def _blocked(f, args, shape, dtype=np.float64, pair=False):
     if size < 4 * _BLOCK or not args:
         return _scoped(f, args)
     inner = int(np.prod(shape[1:])) if len(shape) > 1 else 1
-    rows = max(1, _BLOCK // max(inner, 1))
+    # with threads, larger blocks: fewer Python-level calls contend for the interpreter lock
+    rows = max(1, (_BLOCK if num_threads() == 1 else 2 * _BLOCK) // max(inner, 1))
     if shape[0] < 4 * rows:
         return _scoped(f, args)
     full = [a.reshape((1,) * (len(shape) - a.ndim) + a.shape) if a.ndim else a for a in args]

@@ -108,9 +108,9 @@ def test_fixed_points_have_the_same_bits_for_any_number_of_threads():
 def test_statement_grids_have_the_same_bits_for_any_number_of_threads():
     st_ = flt.statement("tdma.theorem1_corrected")
     rng = np.random.default_rng(0)
-    grid = {p: rng.uniform(0.1, 1.0, 200_000) for p in st_.parameters}   # the value is computed everywhere
+    grid = {p: rng.uniform(0.1, 1.0, 600_000) for p in st_.parameters}   # the value is computed everywhere
     slow = flt.statement("feddelavg.theorem1")   # the longest chain of operations
-    slow_grid = {p: grid.get(p, rng.uniform(0.1, 1.0, 200_000)) for p in slow.parameters}
+    slow_grid = {p: grid.get(p, rng.uniform(0.1, 1.0, 600_000)) for p in slow.parameters}
     with parallel.threads(1):
         one, one_masked = slow(check=False, **slow_grid), st_(mask=True, **grid)
     with parallel.threads(2):
