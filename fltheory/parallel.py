@@ -49,6 +49,18 @@ _state: dict = {"n": None, "pool": None, "pool_n": 0}
 _inside = threading.local()   # set in the pool's threads: a nested call runs serially (no deadlock)
 
 
+def _after_fork_in_child() -> None:
+    """A forked child has none of the parent's pool threads: start afresh (a pool whose threads are
+    gone would never run a part)."""
+    global _lock
+    _lock = threading.Lock()
+    _state["pool"], _state["pool_n"] = None, 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _default() -> int:
     raw = os.environ.get(_ENV)
     if raw is not None and raw.strip():

@@ -118,3 +118,25 @@ def test_statement_grids_have_the_same_bits_for_any_number_of_threads():
     assert np.array_equal(one, many, equal_nan=True)
     assert np.array_equal(one_masked.value, many_masked.value, equal_nan=True)
     assert np.array_equal(one_masked.holds, many_masked.holds) and one_masked.holds.any() and not one_masked.holds.all()
+
+
+def _noise_in_child(queue):
+    s = KeyedStream(seed=3, purpose="noise")
+    with parallel.threads(2):
+        queue.put(s.normal(config=np.arange(9000)[:, None], round=0, client=np.arange(5)[None, :], size=(16,)).sum())
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_a_forked_child_gets_a_working_pool():
+    import multiprocessing as mp
+
+    s = KeyedStream(seed=3, purpose="noise")
+    with parallel.threads(2):   # the parent's pool exists before the fork
+        expected = s.normal(config=np.arange(9000)[:, None], round=0, client=np.arange(5)[None, :], size=(16,)).sum()
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_noise_in_child, args=(queue,))
+    child.start()
+    got = queue.get(timeout=60)   # a pool inherited without its threads would hang here
+    child.join(timeout=60)
+    assert got == expected and child.exitcode == 0
