@@ -478,7 +478,7 @@ def _fixed_point_fused(fed, eta, tau, precond, correction):
             sl = slice(a, min(a + step, hi))   # P is checked chunk by chunk, while the chunk is in cache
             ops = _round_ops(H[sl], eta[sl], tau[sl], None if P is None else P[sl], xp, uniform_tau=common)
             C[sl], c[sl] = _Cc_arrays(w[sl], xo[sl], ops, correction, xp)
-            x[sl], cond[sl], res[sl] = _solve_fixed_point(C[sl], c[sl], xp)
+        x[lo:hi], cond[lo:hi], res[lo:hi] = _solve_fixed_point(C[lo:hi], c[lo:hi], xp)   # (d, d) systems: one call
 
     if xp is np:   # chunks in threads (fltheory.parallel): the same bits for any number of threads
         run_parts(part, bshape[0], align=step, min_part=2 * step)
