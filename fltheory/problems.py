@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .backend import KeyedStream, asarray, namespace
+from .backend import KeyedStream, asarray, mT, matvec, namespace, trace, weighted_sum
 from . import validation as V
 from .validation import InputError
 
@@ -50,8 +50,8 @@ def validate_weights(weights, xp=np, name: str = "weights", atol: float | None =
     """
     w = V.array(weights, name, xp=xp, min_ndim=1)
     if bool(xp.any(w < 0)):
-        raise ProblemError(f"{name} must be >= 0; smallest is {float(w.min())}")
-    s = w.sum(axis=-1)
+        raise ProblemError(f"{name} must be >= 0; smallest is {float(xp.min(w))}")
+    s = xp.sum(w, axis=-1)
     err = float(xp.max(xp.abs(s - 1.0))) if s.size else 0.0
     tol = V.tolerance_for(w.dtype, w.shape[-1]) if atol is None else atol
     if err > tol:
@@ -66,12 +66,12 @@ def weights_from_sizes(sizes, xp=np):
     >>> weights_from_sizes([10, 30, 60]).tolist()
     [0.1, 0.3, 0.6]
     """
-    n = V.array(sizes, "sizes", xp=xp, min_ndim=1, low=0.0, open_low=True).astype(xp.float64)
-    return n / n.sum(axis=-1, keepdims=True)
+    n = xp.astype(V.array(sizes, "sizes", xp=xp, min_ndim=1, low=0.0, open_low=True), xp.float64)
+    return n / xp.sum(n, axis=-1, keepdims=True)
 
 
 def _sym(A):
-    return 0.5 * (A + A.swapaxes(-1, -2))
+    return 0.5 * (A + mT(A))
 
 
 class _Federation:
@@ -108,11 +108,11 @@ class _Federation:
 
     def grad(self, x):
         """grad F(x) = sum_i w_i grad F_i(x) at points ``x`` (..., d)."""
-        return (self.weights[..., None] * self.grad_clients_at(x)).sum(axis=-2)
+        return weighted_sum(self.weights, self.grad_clients_at(x))
 
     def loss(self, x):
         """F(x) = sum_i w_i F_i(x) at points ``x`` (..., d)."""
-        return (self.weights * self.loss_clients_at(x)).sum(axis=-1)
+        return self.xp.sum(self.weights * self.loss_clients_at(x), axis=-1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -157,7 +157,7 @@ class QuadraticFederation(_Federation):
             raise ProblemError(f"the batch axes of H {tuple(H.shape[:-3])} and x_opt {tuple(x_opt.shape[:-2])} "
                                "do not broadcast") from None
         batch = np.broadcast_shapes(H.shape[:-3], x_opt.shape[:-2])
-        asym = float(xp.max(xp.abs(H - H.swapaxes(-1, -2)))) if H.size else 0.0
+        asym = float(xp.max(xp.abs(H - mT(H)))) if H.size else 0.0
         scale = float(xp.max(xp.abs(H))) if H.size else 1.0
         if asym > 1e-10 * max(scale, 1.0):
             raise ProblemError(f"H must be symmetric: max |H - H^T| = {asym:.3g}")
@@ -165,7 +165,7 @@ class QuadraticFederation(_Federation):
         lam = xp.linalg.eigvalsh(H)
         if bool(xp.any(lam[..., 0] <= 0)):
             raise ProblemError(
-                f"H must be positive definite: smallest eigenvalue {float(lam[..., 0].min()):.3g} <= 0"
+                f"H must be positive definite: smallest eigenvalue {float(xp.min(lam[..., 0])):.3g} <= 0"
             )
         w = xp.full(batch + (M,), 1.0 / M) if self.weights is None else validate_weights(self.weights, xp)
         if self.const is not None:
@@ -186,7 +186,7 @@ class QuadraticFederation(_Federation):
             cov = V.array(cov, "noise_cov", xp=xp, min_ndim=3)
             if cov.shape[-3:] != (M, d, d):
                 raise ProblemError(f"noise_cov must have shape (..., M={M}, d={d}, d={d}); got {tuple(cov.shape)}")
-            if float(xp.max(xp.abs(cov - cov.swapaxes(-1, -2)))) > 1e-10 * max(float(xp.max(xp.abs(cov))), 1.0):
+            if float(xp.max(xp.abs(cov - mT(cov)))) > 1e-10 * max(float(xp.max(xp.abs(cov))), 1.0):
                 raise ProblemError("noise_cov must be symmetric")
             if bool(xp.any(xp.linalg.eigvalsh(_sym(cov))[..., 0] < -1e-12)):
                 raise ProblemError("noise_cov must be positive semidefinite")
@@ -217,25 +217,27 @@ class QuadraticFederation(_Federation):
     @property
     def Hbar(self):
         """sum_i w_i H_i, the Hessian of F."""
-        return self.xp.einsum("...m,...mij->...ij", self.weights, self.H)
+        return weighted_sum(self.weights, self.H, 2)
 
     @property
     def x_star(self):
         """The minimiser of F: Hbar^{-1} sum_i w_i H_i x_i*."""
         xp = self.xp
-        rhs = xp.einsum("...m,...mij,...mj->...i", self.weights, self.H, self.x_opt)
+        rhs = (xp.einsum("...m,...mij,...mj->...i", self.weights, self.H, self.x_opt) if xp is np
+               else weighted_sum(self.weights, matvec(self.H, self.x_opt)))
         return xp.linalg.solve(self.Hbar, rhs[..., None])[..., 0]
 
     def grad_clients(self, X):
         """grad F_i(X_i) = H_i (X_i - x_i*) for one point per client, ``X`` (..., M, d)."""
         X = self._check_per_client(X)
-        return self.xp.einsum("...mij,...mj->...mi", self.H, X - self.x_opt)
+        return matvec(self.H, X - self.x_opt)
 
     def loss_clients(self, X):
         """F_i(X_i) for one point per client, ``X`` (..., M, d) -> (..., M)."""
         xp = self.xp
         e = self._check_per_client(X) - self.x_opt
-        val = 0.5 * xp.einsum("...mi,...mij,...mj->...m", e, self.H, e)
+        val = (0.5 * xp.einsum("...mi,...mij,...mj->...m", e, self.H, e) if xp is np
+               else 0.5 * xp.sum(e * matvec(self.H, e), axis=-1))
         return val if self.const is None else val + asarray(self.const, xp)
 
     # ------------------------------------------------------------------ constants
@@ -250,12 +252,12 @@ class QuadraticFederation(_Federation):
     @property
     def L(self):
         """max_i lambda_max(H_i): common smoothness constant (local adaptivity's Assumption 3, FedDelAvg's beta)."""
-        return self.L_i.max(axis=-1)
+        return self.xp.max(self.L_i, axis=-1)
 
     @property
     def mu(self):
         """min_i lambda_min(H_i): common strong-convexity constant."""
-        return self.mu_i.min(axis=-1)
+        return self.xp.min(self.mu_i, axis=-1)
 
     @property
     def mu_F(self):
@@ -274,14 +276,15 @@ class QuadraticFederation(_Federation):
     def zeta2(self):
         """Heterogeneity at the optimum: sum_i w_i ||grad F_i(x*)||^2."""
         g = self.grad_at_star
-        return (self.weights * (g * g).sum(axis=-1)).sum(axis=-1)
+        xp = self.xp
+        return xp.sum(self.weights * xp.sum(g * g, axis=-1), axis=-1)
 
     @property
     def noise_trace(self):
         """tr Sigma_i per client (..., M); zeros without noise. Assumption-2 sigma^2 is its max."""
         if self.noise_cov is None:
             return self.xp.zeros(self.batch_shape + (self.M,))
-        return self.xp.einsum("...ii->...", self.noise_cov)
+        return trace(self.noise_cov)
 
     def delta_at(self, points):
         """Per-client dissimilarity max_p ||grad F_i(p) - grad F(p)|| over ``points`` (..., P, d).
@@ -294,20 +297,20 @@ class QuadraticFederation(_Federation):
         D = self.H - self.Hbar[..., None, :, :]  # (..., M, d, d)
         c = self.grad_at_star  # (..., M, d)
         u = pts - self.x_star[..., None, :]
-        diff = xp.einsum("...mij,...pj->...pmi", D, u) + c[..., None, :, :]
-        return xp.sqrt((diff * diff).sum(axis=-1)).max(axis=-2)
+        diff = matvec(D[..., None, :, :, :], u[..., :, None, :]) + c[..., None, :, :]   # (..., P, M, d)
+        return xp.max(xp.sqrt(xp.sum(diff * diff, axis=-1)), axis=-2)
 
     def delta_average_at(self, points):
         """Average dissimilarity delta = sum_i w_i delta_i over ``points`` (see :meth:`delta_at`)."""
-        return (self.weights * self.delta_at(points)).sum(axis=-1)
+        return self.xp.sum(self.weights * self.delta_at(points), axis=-1)
 
     def delta_ball(self, radius):
         """Upper bound on sup_{||x - x*|| <= radius} ||grad F_i(x) - grad F(x)||: ||H_i - Hbar|| r + ||grad F_i(x*)||."""
         xp = self.xp
         D = self.H - self.Hbar[..., None, :, :]
-        normD = xp.abs(xp.linalg.eigvalsh(D)).max(axis=-1)
+        normD = xp.max(xp.abs(xp.linalg.eigvalsh(D)), axis=-1)
         g = self.grad_at_star
-        return normD * radius + xp.sqrt((g * g).sum(axis=-1))
+        return normD * radius + xp.sqrt(xp.sum(g * g, axis=-1))
 
     # ------------------------------------------------------------------ transformations
     def permuted(self, perm):

@@ -180,6 +180,49 @@ def _truth(parts, args, rtol):
     return ok
 
 
+class _StandardNames:
+    """The names ``lambdify``'s NumPy printer writes (``numpy.sqrt``, ``numpy.select``, ...), answered by a
+    namespace of the array API standard: the same name where the standard has it, else its standard form."""
+
+    _RENAMED = {"power": "pow", "mod": "remainder", "arctan": "atan", "arctan2": "atan2", "arcsin": "asin",
+                "arccos": "acos", "arctanh": "atanh", "arcsinh": "asinh", "arccosh": "acosh", "fmin": "minimum",
+                "fmax": "maximum"}
+
+    def __init__(self, xp):
+        self._xp = xp
+
+    def __getattr__(self, name):
+        xp = self._xp
+        if name in ("logical_and", "logical_or"):
+            return _Reducible(getattr(xp, name))
+        if name in ("pi", "e", "inf", "nan"):
+            return float(getattr(np, name))
+        return getattr(xp, self._RENAMED.get(name, name))
+
+    def select(self, condlist, choicelist, default=0.0):
+        out = default
+        for cond, value in zip(reversed(condlist), reversed(choicelist)):
+            out = self._xp.where(cond, value, out)
+        return out
+
+
+class _Reducible:
+    """A binary function with NumPy's ``.reduce`` over a sequence (``numpy.logical_and.reduce``)."""
+
+    def __init__(self, f):
+        self._f = f
+
+    def __call__(self, a, b):
+        return self._f(a, b)
+
+    def reduce(self, items):
+        items = list(items)
+        out = items[0]
+        for item in items[1:]:
+            out = self._f(out, item)
+        return out
+
+
 _BLOCK = 1 << 15  # elements per block of a blocked evaluation (a few arrays of it stay in the CPU cache)
 _SCOPE: contextvars.ContextVar = contextvars.ContextVar("fltheory_evaluation_scope", default=None)
 
@@ -399,11 +442,16 @@ class Statement:
     # ------------------------------------------------------------------ vectorised mode
     @staticmethod
     def _modules(module: str) -> list:
-        if module == "cupy":
+        if module == "numpy":
+            return ["numpy"]
+        if "cupy" in module:
             import cupy  # noqa: PLC0415
 
             return [cupy, "numpy"]
-        return ["numpy"]
+        # another namespace of the array API standard: the NumPy printer's names, read in that namespace
+        import importlib  # noqa: PLC0415
+
+        return [{"numpy": _StandardNames(importlib.import_module(module))}, "numpy"]
 
     def _compiled(self, module: str):
         if module not in self._cache:
@@ -441,14 +489,14 @@ class Statement:
             xp = namespace(*arrays, backend=backend)
         except TypeError as exc:
             raise InputTypeError(f"{self.name}: {exc}") from None
-        module = "cupy" if xp.__name__ == "cupy" else "numpy"
+        module = "numpy" if xp is np else xp.__name__
         args = []
         for sym in self.symbols:
             v = values[sym.name]
             if isinstance(v, Fraction):
                 v = float(v)
             try:
-                args.append(_array(v, sym.name, xp=xp).astype(xp.float64, copy=False))
+                args.append(xp.astype(_array(v, sym.name, xp=xp), xp.float64, copy=False))
             except InputTypeError:
                 raise
             except InputError as exc:
@@ -470,7 +518,7 @@ class Statement:
             elif not bool(ok.all()):
                 out = None  # the loop below names the first failing condition
         if out is None and (check or mask):
-            holds = xp.ones(shape, dtype=bool)
+            holds = xp.ones(shape, dtype=xp.bool)
             for c in self.conditions:
                 ok = xp.asarray(self._relaxed(c, args, module, rtol))
                 if mask:
@@ -571,7 +619,7 @@ class Statement:
                 shape = [1] * k
                 shape[j] = -1
                 try:
-                    vals[name] = _array(v, name, xp=xp).astype(xp.float64).reshape(shape)
+                    vals[name] = xp.reshape(xp.astype(_array(v, name, xp=xp), xp.float64), tuple(shape))
                 except InputTypeError:
                     raise
                 except InputError as exc:
