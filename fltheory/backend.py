@@ -210,10 +210,11 @@ def eigvals(A: Any) -> Any:
 
     Neither the array API standard (before its 2025 revision) nor CuPy has a general eigen-solver: off NumPy
     the batch goes to the host, NumPy solves it, and the eigenvalues come back (the one host round trip of
-    the batched paths)."""
+    the batched paths).  Off NumPy the eigenvalues are always complex (NumPy returns real ones when every imaginary
+    part is zero; the standard's ``real`` and ``imag`` take complex arrays only)."""
     if isinstance(A, np.ndarray):
         return np.linalg.eigvals(A)
-    return namespace(A).asarray(np.linalg.eigvals(to_numpy(A)))
+    return namespace(A).asarray(np.asarray(np.linalg.eigvals(to_numpy(A)), dtype=np.complex128))
 
 
 # --------------------------------------------------------------------------------------

@@ -56,7 +56,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ... import validation as V
-from ...backend import asarray, namespace, to_numpy
+from ...backend import asarray, matvec, namespace, to_numpy, weighted_sum
 from ...linear import AffineMap
 from ...problems import ProblemError, QuadraticFederation
 from .algorithm import check_parameters
@@ -106,7 +106,8 @@ class PeriodPencil:
 
 def _blockdiag(P, xp):
     M, d = P.shape[-3], P.shape[-1]
-    return xp.einsum("ij,...iab->...iajb", xp.eye(M), P).reshape(P.shape[:-3] + (M * d, M * d))
+    eye = xp.eye(M)[:, None, :, None]                         # (i, 1, j, 1)
+    return xp.reshape(eye * P[..., :, :, None, :], P.shape[:-3] + (M * d, M * d))
 
 
 def _affine_power(S, s, j, xp):
@@ -116,12 +117,12 @@ def _affine_power(S, s, j, xp):
     S = xp.broadcast_to(S, shape + S.shape[len(shape):])
     s = xp.broadcast_to(s, shape + s.shape[len(shape):])
     extra = S.ndim - len(shape) - 2                      # the client axis
-    P = xp.broadcast_to(xp.eye(S.shape[-1]), S.shape).copy()
+    P = xp.asarray(xp.broadcast_to(xp.eye(S.shape[-1]), S.shape), copy=True)
     b = xp.zeros(s.shape)
-    e = xp.asarray(j, dtype=xp.int64).copy()
+    e = xp.asarray(j, dtype=xp.int64, copy=True)
     BS, Bs = S, s
     while bool(xp.any(e > 0)):
-        odd = ((e & 1) == 1).reshape(shape + (1,) * (extra + 2))
+        odd = xp.reshape((e & 1) == 1, shape + (1,) * (extra + 2))
         P = xp.where(odd, BS @ P, P)
         b = xp.where(odd[..., 0], (BS @ b[..., None])[..., 0] + Bs, b)
         e = e >> 1
@@ -136,7 +137,7 @@ def _local_powers(fed, eta, tau, D, cfg):
     xp = fed.xp
     M, d = fed.M, fed.d
     step = xp.broadcast_to(xp.eye(d) - eta[..., None, None, None] * fed.H, cfg + (M, d, d))
-    shift = xp.broadcast_to(eta[..., None, None] * xp.einsum("...mij,...mj->...mi", fed.H, fed.x_opt), cfg + (M, d))
+    shift = xp.broadcast_to(eta[..., None, None] * matvec(fed.H, fed.x_opt), cfg + (M, d))
     P_tau, b_tau = _affine_power(step, shift, xp.full(cfg, tau, dtype=xp.int64), xp)
     P_rest, _ = _affine_power(step, shift, tau - D, xp)
     _, b_D = _affine_power(step, shift, D, xp)
@@ -156,16 +157,18 @@ def period_pencil(fed, *, eta, tau, Delta) -> PeriodPencil:
     P_tau, b_tau, P_rest, b_D = _local_powers(fed, eta, tau, D, cfg)
     rho = xp.broadcast_to(fed.weights, cfg + (M,))
     # Delta >= 1: A^{tau-Delta} J  (row block i, column block j: rho_j P_{tau-Delta, i})
-    X1 = xp.einsum("...j,...iab->...iajb", rho, P_rest)
+    X1 = rho[..., None, None, :, None] * P_rest[..., :, :, None, :]
     # Delta = 0:  J A^tau          (row block i, column block j: rho_j P_{tau, j})
-    X0 = xp.einsum("...j,...jab,i->...iajb", rho, P_tau, xp.ones(M))
+    RP = rho[..., :, None, None] * P_tau                                   # (..., j, a, b)
+    n = RP.ndim
+    X0 = xp.permute_dims(RP, tuple(range(n - 3)) + (n - 2, n - 3, n - 1))[..., None, :, :, :]   # (..., 1, a, j, b)
     zero = (D == 0)[..., None, None, None, None]
-    X = xp.where(zero, X0, X1).reshape(cfg + (M * d, M * d))
+    X = xp.reshape(xp.where(zero, X0, X1), cfg + (M * d, M * d))
     A0 = _blockdiag(P_tau, xp)
-    Jb = xp.broadcast_to(xp.einsum("...j,...ja->...a", rho, b_tau)[..., None, :], cfg + (M, d))
-    b1_pos = -xp.einsum("...iab,...ib->...ia", P_rest, b_D)
-    b1 = xp.where((D == 0)[..., None, None], Jb - b_tau, b1_pos).reshape(cfg + (M * d,))
-    return PeriodPencil(A0, X - A0, b_tau.reshape(cfg + (M * d,)), b1, M, d)
+    Jb = xp.broadcast_to(weighted_sum(rho, b_tau)[..., None, :], cfg + (M, d))
+    b1_pos = -matvec(P_rest, b_D)
+    b1 = xp.reshape(xp.where((D == 0)[..., None, None], Jb - b_tau, b1_pos), cfg + (M * d,))
+    return PeriodPencil(A0, X - A0, xp.reshape(b_tau, cfg + (M * d,)), b1, M, d)
 
 
 DENSE_LIMIT = 4 * 10**6   # elements of the dense (M d)^2 period map above which the structured form is used
@@ -217,11 +220,11 @@ class StructuredPeriod:
             if self.Delta >= 1:
                 RP = self._solve_I_minus(P_tau, P_rest)
                 Rb = self._solve_I_minus(P_tau, (b_tau - a * (P_rest @ b_D[..., None])[..., 0])[..., None])[..., 0]
-                lhs = lhs - a * xp.einsum("m,mij->ij", r, RP)
+                lhs = lhs - a * weighted_sum(r, RP, 2)
                 rhs = rhs + r @ Rb
             else:
                 PR = P_tau @ self._solve_I_minus(P_tau, xp.broadcast_to(xp.eye(d), P_tau.shape))
-                lhs = lhs - a * xp.einsum("m,mij->ij", r, PR)
+                lhs = lhs - a * weighted_sum(r, PR, 2)
                 rhs = rhs + r @ (b_tau + (1.0 - a) * (PR @ b_tau[..., None])[..., 0])
         key = xp.linalg.solve(lhs, rhs)            # wbar (Delta >= 1) or v (Delta = 0)
         clients = xp.empty((self.M, d))
@@ -364,14 +367,16 @@ def fixed_point(fed, *, eta, tau, Delta, alpha) -> PeriodFixedPoint:
     if bool(np.all(to_numpy(r) >= 1)):
         _check_stable(r, eta)
     fp = m.fixed_point()
-    clients = fp.x.reshape(fp.x.shape[:-1] + (fed.M, fed.d))
-    w_bar = fed.xp.einsum("...m,...mi->...i", fed.weights, clients)
+    clients = fed.xp.reshape(fp.x, fp.x.shape[:-1] + (fed.M, fed.d))
+    w_bar = weighted_sum(fed.weights, clients)
     return PeriodFixedPoint(clients, w_bar, fp.residual, r, r < 1)
 
 
 def _gap(fed, w):
     e = w - fed.x_star
-    return 0.5 * fed.xp.einsum("...i,...ij,...j->...", e, fed.Hbar, e)
+    if fed.xp is np:
+        return 0.5 * np.einsum("...i,...ij,...j->...", e, fed.Hbar, e)
+    return 0.5 * fed.xp.sum(e * matvec(fed.Hbar, e), axis=-1)
 
 
 def asymptotic_gap(fed, *, eta, tau, Delta, alpha):
@@ -410,7 +415,7 @@ def exact_trajectory(fed, *, eta, tau, Delta, alpha, K: int, w_init=None) -> Exa
     sync = pen.at(alpha)
     M, d = fed.M, fed.d
     x0 = xp.zeros(d) if w_init is None else V.array(w_init, "w_init", xp=xp, shape=(d,))
-    z = xp.broadcast_to(x0[..., None, :], x0.shape[:-1] + (M, d)).reshape(x0.shape[:-1] + (M * d,))
+    z = xp.reshape(xp.broadcast_to(x0[..., None, :], x0.shape[:-1] + (M, d)), x0.shape[:-1] + (M * d,))
     z = xp.broadcast_to(z, np.broadcast_shapes(z.shape, sync.b.shape))
     zs = [z]
     for k in range(int(K)):
@@ -419,8 +424,8 @@ def exact_trajectory(fed, *, eta, tau, Delta, alpha, K: int, w_init=None) -> Exa
             nxt = xp.where((D == 0)[..., None], pen.at(0.0)(zs[-1]), nxt)
         zs.append(nxt)
     nb = len(z.shape) - 1
-    Z = xp.stack(zs, axis=nb).reshape(z.shape[:-1] + (int(K) + 1, M, d))
-    w_bar = xp.einsum("...m,...kmi->...ki", fed.weights, Z)
+    Z = xp.reshape(xp.stack(zs, axis=nb), z.shape[:-1] + (int(K) + 1, M, d))
+    w_bar = weighted_sum(fed.weights[..., None, :], Z)
     losses = xp.stack([fed.loss(w_bar[..., k, :]) for k in range(int(K) + 1)], axis=nb)
     return ExactTrajectory(Z, w_bar, losses)
 
@@ -449,7 +454,7 @@ def _objective(pen: PeriodPencil, fed, alpha, objective, xp):
     stable = rho < 1
     A = xp.where(stable[..., None, None], m.A, 0.0)  # unstable ones (I - A may be singular) -> +inf below
     z = xp.linalg.solve(xp.eye(m.n) - A, m.b[..., None])[..., 0]
-    w = xp.einsum("...m,...mi->...i", fed.weights, z.reshape(z.shape[:-1] + (pen.M, pen.d)))
+    w = weighted_sum(fed.weights, xp.reshape(z, z.shape[:-1] + (pen.M, pen.d)))
     return xp.where(stable, _gap(fed, w), xp.inf)
 
 
