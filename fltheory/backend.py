@@ -55,6 +55,7 @@ __all__ = [
     "matvec",
     "weighted_sum",
     "trace",
+    "take2",
     "eigvals",
     "KeyedStream",
 ]
@@ -203,6 +204,24 @@ def trace(A: Any) -> Any:
     if isinstance(A, np.ndarray):
         return np.einsum("...ii->...", A)
     return namespace(A).linalg.trace(A)
+
+
+def take2(A: Any, rows: Any, cols: Any) -> Any:
+    """``A[rows, cols]`` for integer NumPy index arrays that broadcast against each other (a gather over the
+    first two axes).  Off NumPy it is the standard's ``take`` on those axes flattened: the standard indexes by
+    integer arrays only when every axis gets one.
+
+    >>> import numpy as np
+    >>> take2(np.arange(12.0).reshape(2, 3, 2), np.array([[0], [1]]), np.array([[2, 0], [1, 1]]))[..., 0].tolist()
+    [[4.0, 0.0], [8.0, 8.0]]
+    """
+    if isinstance(A, np.ndarray):
+        return A[rows, cols]
+    xp = namespace(A)
+    rows, cols = np.broadcast_arrays(np.asarray(rows), np.asarray(cols))
+    flat = xp.reshape(A, (A.shape[0] * A.shape[1],) + tuple(A.shape[2:]))
+    out = xp.take(flat, xp.asarray(np.reshape(rows * A.shape[1] + cols, -1)), axis=0)
+    return xp.reshape(out, rows.shape + tuple(A.shape[2:]))
 
 
 def eigvals(A: Any) -> Any:

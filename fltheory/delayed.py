@@ -66,7 +66,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .backend import KeyedStream, asarray, namespace
+from .backend import KeyedStream, asarray, matvec, mT, namespace, take2, to_numpy, weighted_sum
 from .linear import AffineMap
 from . import validation as V
 from .schedules import Schedule, ScheduleError
@@ -757,32 +757,32 @@ def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x
     bidx = np.arange(B)[:, None]
     slots = np.arange(U)[None, :]
     kpos = None if schedule.local_steps is None else schedule.local_steps
-    traj = [ring[:, 0].copy()] if return_trajectory else None
+    traj = [xp.asarray(ring[:, 0, :], copy=True)] if return_trajectory else None
     for t in range(T):
         cc, lag, w, Ks, valid = _step_local_runs(schedule, kpos, local, t, B)
-        anchor = ring[bidx, np.where(valid, (t - lag) % R, 0)]            # (B, U, d)
-        Hc, xc = H[bidx, cc], xo[bidx, cc]
+        anchor = take2(ring, bidx, np.where(valid, (t - lag) % R, 0))    # (B, U, d)
+        Hc, xc = take2(H, bidx, cc), take2(xo, bidx, cc)
         x = anchor
         for k in range(int(Ks.max(initial=0))):
-            g = xp.einsum("buij,buj->bui", Hc, x - xc)
+            g = matvec(Hc, x - xc)
             if root is not None:
                 z = xp.asarray(noise.normal(config=bidx, round=t, client=slots + U * k, size=(d,)))
-                g = g + xp.einsum("buij,buj->bui", root[bidx, cc], z)
+                g = g + matvec(take2(root, bidx, cc), z)
             x = xp.where(xp.asarray(k < Ks)[..., None], x - local.eta_local * g, x)
         scale = _OUTPUT_SCALE[local.output](local.eta_local, np.maximum(Ks, 1))
         delta = (anchor - x) * xp.asarray(np.broadcast_to(scale, Ks.shape))[..., None]
-        ring[:, (t + 1) % R] = ring[:, t % R] - eta * xp.einsum("bu,bui->bi", xp.asarray(w), delta)
+        ring[:, (t + 1) % R, :] = ring[:, t % R, :] - eta * weighted_sum(xp.asarray(w), delta)
         if return_trajectory:
-            traj.append(ring[:, (t + 1) % R].copy())
-    out = xp.stack(traj) if return_trajectory else ring[:, T % R].copy()
-    _warn_diverged("simulate_schedule", out.reshape(-1, B, d), xp)
+            traj.append(xp.asarray(ring[:, (t + 1) % R, :], copy=True))
+    out = xp.stack(traj) if return_trajectory else xp.asarray(ring[:, T % R, :], copy=True)
+    _warn_diverged("simulate_schedule", xp.reshape(out, (-1, B, d)), xp)
     return out
 
 
 def _noise_root(cov, B: int, xp):
     """The symmetric square roots (B, M, d, d) of the noise covariances (which may be singular)."""
     lam_, evec = xp.linalg.eigh(xp.broadcast_to(cov, (B,) + cov.shape[-3:]))
-    return (evec * xp.sqrt(xp.clip(lam_, 0, None))[..., None, :]) @ evec.swapaxes(-1, -2)
+    return (evec * xp.sqrt(xp.clip(lam_, 0.0, None))[..., None, :]) @ mT(evec)
 
 
 def _step_local_runs(schedule: Schedule, kpos, local: LocalSGD, t: int, B: int):
@@ -798,7 +798,7 @@ def _step_local_runs(schedule: Schedule, kpos, local: LocalSGD, t: int, B: int):
 def _warn_diverged(who: str, models, xp):
     """Warn (naming the configurations) when some of the models (..., B, d) are not finite."""
     if not bool(xp.all(xp.isfinite(models))):
-        bad = np.flatnonzero(~np.asarray(xp.all(xp.isfinite(models), axis=(0, 2))))
+        bad = np.flatnonzero(~to_numpy(xp.all(xp.isfinite(models), axis=(0, 2))))
         import warnings  # noqa: PLC0415
 
         warnings.warn(f"{who}: configurations {bad[:10].tolist()} diverged (non-finite models); "
@@ -889,25 +889,26 @@ def simulate_schedule_general(fed, schedule: Schedule, local: LocalSGD, *, eta: 
     bidx = np.arange(B)[:, None]
     slots = np.arange(U)[None, :]
     kpos = schedule.local_steps
-    record = [ring[:, 0].copy()] if returns == "trajectory" else [fed.loss(ring[:, 0])] if returns == "loss" else None
+    first = ring[:, 0, :]
+    record = [xp.asarray(first, copy=True)] if returns == "trajectory" else [fed.loss(first)] if returns == "loss" else None
     for t in range(T):
         cc, lag, w, Ks, valid = _step_local_runs(schedule, kpos, local, t, B)
-        anchor = ring[bidx, np.where(valid, (t - lag) % R, 0)]            # (B, U, d)
+        anchor = take2(ring, bidx, np.where(valid, (t - lag) % R, 0))    # (B, U, d)
         pick = xp.asarray(cc.T)[:, :, None, None]                         # (U, B, 1, 1)
         x = anchor
         for k in range(int(Ks.max(initial=0))):
-            G = fed.grad_clients(xp.broadcast_to(x.swapaxes(0, 1)[:, :, None, :], (U, B, M, d)))
-            g = xp.take_along_axis(G, xp.broadcast_to(pick, (U, B, 1, d)), axis=2)[:, :, 0].swapaxes(0, 1)
+            G = fed.grad_clients(xp.broadcast_to(xp.permute_dims(x, (1, 0, 2))[:, :, None, :], (U, B, M, d)))
+            g = xp.permute_dims(xp.take_along_axis(G, xp.broadcast_to(pick, (U, B, 1, d)), axis=2)[:, :, 0, :], (1, 0, 2))
             if noisy:
                 z = xp.asarray(noise.normal(config=bidx, round=t, client=slots + U * k, size=(d,)))
-                g = g + (scalar_root * z if root is None else xp.einsum("buij,buj->bui", root[bidx, cc], z))
+                g = g + (scalar_root * z if root is None else matvec(take2(root, bidx, cc), z))
             x = xp.where(xp.asarray(k < Ks)[..., None], x - local.eta_local * g, x)
         scale = _OUTPUT_SCALE[local.output](local.eta_local, np.maximum(Ks, 1))
         delta = (anchor - x) * xp.asarray(np.broadcast_to(scale, Ks.shape))[..., None]
-        ring[:, (t + 1) % R] = ring[:, t % R] - eta * xp.einsum("bu,bui->bi", xp.asarray(w), delta)
+        ring[:, (t + 1) % R, :] = ring[:, t % R, :] - eta * weighted_sum(xp.asarray(w), delta)
         if record is not None:
-            new = ring[:, (t + 1) % R]
-            record.append(new.copy() if returns == "trajectory" else fed.loss(new))
-    final = ring[:, T % R].copy()
-    _warn_diverged("simulate_schedule_general", final[None], xp)
+            new = ring[:, (t + 1) % R, :]
+            record.append(xp.asarray(new, copy=True) if returns == "trajectory" else fed.loss(new))
+    final = xp.asarray(ring[:, T % R, :], copy=True)
+    _warn_diverged("simulate_schedule_general", final[None, ...], xp)
     return final if record is None else xp.stack(record)
