@@ -55,7 +55,8 @@ __all__ = [
     "matvec",
     "weighted_sum",
     "trace",
-    "take2",
+    "gather",
+    "trace_product",
     "eigvals",
     "KeyedStream",
 ]
@@ -206,22 +207,31 @@ def trace(A: Any) -> Any:
     return namespace(A).linalg.trace(A)
 
 
-def take2(A: Any, rows: Any, cols: Any) -> Any:
-    """``A[rows, cols]`` for integer NumPy index arrays that broadcast against each other (a gather over the
-    first two axes).  Off NumPy it is the standard's ``take`` on those axes flattened: the standard indexes by
-    integer arrays only when every axis gets one.
+def gather(A: Any, *index: Any) -> Any:
+    """``A[i0, i1, ...]`` for integer NumPy index arrays that broadcast against each other, one per leading axis of
+    ``A`` (a gather over those axes).  Off NumPy it is the standard's ``take`` on those axes flattened: the
+    standard indexes by integer arrays only when every axis gets one.
 
     >>> import numpy as np
-    >>> take2(np.arange(12.0).reshape(2, 3, 2), np.array([[0], [1]]), np.array([[2, 0], [1, 1]]))[..., 0].tolist()
+    >>> gather(np.arange(12.0).reshape(2, 3, 2), np.array([[0], [1]]), np.array([[2, 0], [1, 1]]))[..., 0].tolist()
     [[4.0, 0.0], [8.0, 8.0]]
     """
     if isinstance(A, np.ndarray):
-        return A[rows, cols]
+        return A[index]
     xp = namespace(A)
-    rows, cols = np.broadcast_arrays(np.asarray(rows), np.asarray(cols))
-    flat = xp.reshape(A, (A.shape[0] * A.shape[1],) + tuple(A.shape[2:]))
-    out = xp.take(flat, xp.asarray(np.reshape(rows * A.shape[1] + cols, -1)), axis=0)
-    return xp.reshape(out, rows.shape + tuple(A.shape[2:]))
+    index = np.broadcast_arrays(*(np.asarray(i) for i in index))
+    lead = tuple(A.shape[:len(index)])
+    flat = xp.reshape(A, (int(np.prod(lead)),) + tuple(A.shape[len(index):]))
+    pos = np.ravel_multi_index(tuple(index), lead) if index[0].size else np.zeros(index[0].shape, dtype=np.int64)
+    out = xp.take(flat, xp.asarray(np.reshape(pos, -1)), axis=0)
+    return xp.reshape(out, index[0].shape + tuple(A.shape[len(index):]))
+
+
+def trace_product(A: Any, B: Any) -> Any:
+    """``tr(A B)`` for batches of square matrices (batch axes broadcast)."""
+    if isinstance(A, np.ndarray) and isinstance(B, np.ndarray):
+        return np.einsum("...ij,...ji->...", A, B)
+    return namespace(A, B).sum(A * mT(B), axis=(-2, -1))
 
 
 def eigvals(A: Any) -> Any:

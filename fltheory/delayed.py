@@ -66,7 +66,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .backend import KeyedStream, asarray, matvec, mT, namespace, take2, to_numpy, weighted_sum
+from .backend import KeyedStream, asarray, gather, matvec, mT, namespace, to_numpy, trace, trace_product, weighted_sum
 from .linear import AffineMap
 from . import validation as V
 from .schedules import Schedule, ScheduleError
@@ -150,7 +150,7 @@ class LocalSGD:
         H, d = fed.H, fed.d
         A = xp.eye(d) - self.eta_local * H
         Sig = fed.noise_cov
-        Ak = xp.broadcast_to(xp.eye(d), H.shape).copy()
+        Ak = xp.asarray(xp.broadcast_to(xp.eye(d), H.shape), copy=True)
         noise = xp.zeros(H.shape)
         Ps, Qs = [], []
         for k in range(1, max(self.Ks) + 1):
@@ -162,7 +162,7 @@ class LocalSGD:
                 Ps.append(c * (xp.eye(d) - Ak))
                 Qs.append((c * self.eta_local) ** 2 * noise)
         P, Q = xp.stack(Ps), xp.stack(Qs)
-        q = -xp.einsum("s...ij,...j->s...i", P, fed.x_opt)
+        q = -matvec(P, fed.x_opt)
         return LocalRuns(P, q, Q, self.Ks)
 
 
@@ -194,15 +194,15 @@ class RegisterMoments:
         nd = self.n * self.d
         m = xp.zeros(tuple(batch_shape) + (nd,)) if mean is None else asarray(mean, xp)
         if m.ndim >= 2 and m.shape[-1] != nd and m.shape[-2:] == (self.n, self.d):
-            m = m.reshape(m.shape[:-2] + (nd,))           # (..., n, d) -> (..., n*d)
+            m = xp.reshape(m, m.shape[:-2] + (nd,))       # (..., n, d) -> (..., n*d)
         if m.shape[-1] != nd:
             raise ScheduleError(f"mean must have n*d = {nd} entries on its last axis, got {m.shape}")
         if second is None:
             second = m[..., :, None] * m[..., None, :]
         S = asarray(second, xp)
         batch = np.broadcast_shapes(m.shape[:-1], S.shape[:-2])
-        self.mean = xp.broadcast_to(m, batch + (nd,)).copy()
-        self.second = xp.broadcast_to(S, batch + (nd, nd)).copy()
+        self.mean = xp.asarray(xp.broadcast_to(m, batch + (nd,)), copy=True)
+        self.second = xp.asarray(xp.broadcast_to(S, batch + (nd, nd)), copy=True)
 
     @property
     def batch_shape(self) -> tuple:
@@ -234,37 +234,49 @@ class RegisterMoments:
         src = np.asarray(src, dtype=np.int64).reshape(dst.size, -1)
         W, k = src.shape
         A = asarray(mats, xp)
-        A2 = A.swapaxes(-3, -2).reshape(A.shape[:-4] + (W, d, k * d))   # (.., W, i, (k j))
+        n4 = A.ndim
+        A2 = xp.reshape(xp.permute_dims(A, tuple(range(n4 - 4)) + (n4 - 4, n4 - 2, n4 - 3, n4 - 1)),
+                        A.shape[:-4] + (W, d, k * d))                    # (.., W, i, (k j))
         rows = self._rows(src)                                           # (W, k*d)
-        Sg = self.second[..., rows, :]                                   # (.., W, k*d, n*d)
+        flat = xp.asarray(rows.reshape(-1))
+        Sg = xp.reshape(xp.take(self.second, flat, axis=-2),
+                        self.second.shape[:-2] + (W, k * d, self.n * d))  # (.., W, k*d, n*d)
         Row = A2 @ Sg                                                    # E[y'_w y_a^T] without offset
-        mnew = (A2 @ self.mean[..., rows][..., None])[..., 0]            # (.., W, d)
+        mnew = (A2 @ xp.reshape(xp.take(self.mean, flat, axis=-1), self.mean.shape[:-1] + (W, k * d, 1)))[..., 0]
         if offset is not None:
             b = asarray(offset, xp)
             Row = Row + b[..., :, :, None] * self.mean[..., None, None, :]
             mnew = mnew + b
         # corner: E[y'_w y'_v^T] = sum_j Row[w, src_v j] A_vj^T + mnew_w b_v^T + delta Q_w
-        Rg = Row[..., rows]                                              # (.., W, d, W, k*d)
-        corner = xp.einsum("...wivc,...vec->...wive", Rg, A2)
+        Rg = xp.reshape(xp.take(Row, flat, axis=-1), Row.shape[:-1] + (W, k * d))   # (.., W, d, W, k*d)
+        if xp is np:
+            corner = np.einsum("...wivc,...vec->...wive", Rg, A2)
+        else:
+            corner = xp.sum(Rg[..., None, :] * A2[..., None, None, :, :, :], axis=-1)
         if offset is not None:
             corner = corner + mnew[..., :, :, None, None] * b[..., None, None, :, :]
-        corner = corner.reshape(corner.shape[:-4] + (W * d, W * d))
+        corner = xp.reshape(corner, corner.shape[:-4] + (W * d, W * d))
         if noise is not None:
             Q = asarray(noise, xp)
             for w in range(W):
                 corner[..., w * d:(w + 1) * d, w * d:(w + 1) * d] += Q[..., w, :, :]
         if extra_second is not None:
             corner = corner + extra_second
-        out = self._rows(dst[:, None]).reshape(-1)                      # (W*d,)
-        Row = Row.reshape(Row.shape[:-3] + (W * d, self.n * d))
+        Row = xp.reshape(Row, Row.shape[:-3] + (W * d, self.n * d))
         batch = np.broadcast_shapes(Row.shape[:-2], self.second.shape[:-2])
         if batch != self.second.shape[:-2]:
-            self.second = xp.broadcast_to(self.second, batch + self.second.shape[-2:]).copy()
-            self.mean = xp.broadcast_to(self.mean, batch + self.mean.shape[-1:]).copy()
-        self.second[..., out, :] = Row
-        self.second[..., :, out] = Row.swapaxes(-1, -2)
-        self.second[..., out[:, None], out[None, :]] = 0.5 * (corner + corner.swapaxes(-1, -2))
-        self.mean[..., out] = mnew.reshape(mnew.shape[:-2] + (W * d,))
+            self.second = xp.asarray(xp.broadcast_to(self.second, batch + self.second.shape[-2:]), copy=True)
+            self.mean = xp.asarray(xp.broadcast_to(self.mean, batch + self.mean.shape[-1:]), copy=True)
+        corner = 0.5 * (corner + mT(corner))
+        # the written registers are blocks of d rows and columns: slices (the standard has no scatter)
+        blocks = [(slice(w * d, (w + 1) * d), slice(int(r) * d, (int(r) + 1) * d)) for w, r in enumerate(dst)]
+        for mine, theirs in blocks:
+            self.second[..., theirs, :] = Row[..., mine, :]
+            self.second[..., :, theirs] = mT(Row[..., mine, :])
+            self.mean[..., theirs] = mnew[..., mine.start // d, :]
+        for mine, theirs in blocks:
+            for mine2, theirs2 in blocks:
+                self.second[..., theirs, theirs2] = corner[..., mine, mine2]
 
     def assign_random(self, dst: int, base: int, lag_regs: Sequence[int], participation: "RandomParticipation",
                       delay_probs, runs_P, runs_r, runs_Q, eta):
@@ -395,7 +407,7 @@ def _gather_runs(runs: LocalRuns, schedule: Schedule, fed, xp):
         kpos = None
     else:
         kpos = runs.index(schedule.local_steps)
-    r = runs.q + xp.einsum("s...ij,...j->s...i", runs.P, fed.x_star[..., None, :])
+    r = runs.q + matvec(runs.P, fed.x_star[..., None, :])
     return kpos, r
 
 
@@ -416,15 +428,20 @@ def _per_step_terms(runs, r, kpos, schedule, t, eta, xp, B, cfg_batch):
     cc, lag, w, kk, valid = _step_arrays(schedule, kpos, t, B)
     if cfg_batch:
         bidx = np.arange(B)[:, None]
-        Pg, rg, Qg = runs.P[kk, bidx, cc], r[kk, bidx, cc], runs.Q[kk, bidx, cc]
+        Pg, rg, Qg = gather(runs.P, kk, bidx, cc), gather(r, kk, bidx, cc), gather(runs.Q, kk, bidx, cc)
     else:
-        Pg, rg, Qg = runs.P[kk, cc], r[kk, cc], runs.Q[kk, cc]
+        Pg, rg, Qg = gather(runs.P, kk, cc), gather(r, kk, cc), gather(runs.Q, kk, cc)
     lags = np.unique(lag[valid]) if valid.any() else np.zeros(0, dtype=np.int64)
     wl = xp.asarray(((lag[..., None] == lags) & valid[..., None]) * w[..., None])     # (B, U, L)
     wx = xp.asarray(w)
-    G = xp.einsum("bul,buij->blij", wl, Pg)
-    b = xp.einsum("bu,bui->bi", wx, rg)
-    Q = xp.einsum("bu,buij->bij", wx * wx, Qg)
+    if xp is np:
+        G = np.einsum("bul,buij->blij", wl, Pg)
+    else:   # sum over the slots u: (B, L, U) @ (B, U, d*d)
+        d = Pg.shape[-1]
+        G = xp.reshape(xp.permute_dims(wl, (0, 2, 1)) @ xp.reshape(Pg, Pg.shape[:2] + (d * d,)),
+                       (wl.shape[0], wl.shape[2], d, d))
+    b = weighted_sum(wx, rg)
+    Q = weighted_sum(wx * wx, Qg, 2)
     return lags, -eta * G, -eta * b, eta * eta * Q
 
 
@@ -500,7 +517,7 @@ def schedule_moments(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0
     def step(eng, t, cur, new):
         lags, G, b, Q = _per_step_terms(runs, r, kpos, schedule, t, eta, xp, B, cfg_batch)
         srcs = [cur] + [(t - int(l)) % R for l in lags]
-        eng.assign([new], [srcs], xp.concatenate([eye, G], axis=1)[:, None], b[:, None], Q[:, None])
+        eng.assign([new], [srcs], xp.concat([eye, G], axis=1)[:, None, ...], b[:, None, ...], Q[:, None, ...])
 
     lag_msd = xp.zeros((T + 1, B, R)) if record_lags else None
     means, blocks = _ring_moments(fed, x0, cov0, R, (B,), T, step, lag_msd=lag_msd)
@@ -521,17 +538,20 @@ def _ring_moments(fed, x0, cov0, R: int, batch: tuple, T: int, step, lag_msd=Non
     eng = RegisterMoments(R, d, mean=xp.tile(y0, reps + (R,)), second=xp.tile(second0, reps + (R, R)), xp=xp)
     blocks = xp.empty((T + 1,) + batch + (d, d))
     means = xp.empty((T + 1,) + batch + (d,))
-    blocks[0], means[0] = eng.block(0, 0), eng.register_mean(0)
+    blocks[0, ...], means[0, ...] = eng.block(0, 0), eng.register_mean(0)
     for t in range(T):
         cur, new = t % R, (t + 1) % R
         step(eng, t, cur, new)
-        blocks[t + 1], means[t + 1] = eng.block(new, new), eng.register_mean(new)
+        blocks[t + 1, ...], means[t + 1, ...] = eng.block(new, new), eng.register_mean(new)
         if lag_msd is not None:
-            row = eng.second[..., new * d:(new + 1) * d, :].reshape(batch + (d, R, d))
-            cross = xp.einsum("...iai->...a", row)                      # tr E[y_new y_a^T], a = 0..R-1
-            own = xp.einsum("...aiai->...a", eng.second.reshape(batch + (R, d, R, d)))
-            lags = (new - np.arange(R)) % R                              # register of x_{t+1-l}
-            lag_msd[t + 1] = own[..., new:new + 1] + own[..., lags] - 2 * cross[..., lags]
+            row = xp.reshape(eng.second[..., new * d:(new + 1) * d, :], batch + (d, R, d))
+            nb = len(batch)
+            # tr E[y_new y_a^T] and tr E[y_a y_a^T], a = 0..R-1
+            cross = trace(xp.permute_dims(row, tuple(range(nb)) + (nb + 1, nb, nb + 2)))
+            own = xp.sum(xp.reshape(xp.linalg.diagonal(eng.second), batch + (R, d)), axis=-1)
+            lags = xp.asarray((new - np.arange(R)) % R)                  # register of x_{t+1-l}
+            lag_msd[t + 1, ...] = (own[..., new:new + 1] + xp.take(own, lags, axis=-1)
+                                   - 2 * xp.take(cross, lags, axis=-1))
     return means, blocks
 
 
@@ -540,9 +560,9 @@ def _moments_result(fed, means, blocks, x_star, record_cov) -> DelayedMoments:
     xp = fed.xp
     Hbar = fed.Hbar
     H2 = Hbar @ Hbar
-    mse = xp.einsum("...ii->...", blocks)
-    gsq = xp.einsum("...ij,...ji->...", H2, blocks)
-    gap = 0.5 * xp.einsum("...ij,...ji->...", Hbar, blocks)
+    mse = trace(blocks)
+    gsq = trace_product(H2, blocks)
+    gap = 0.5 * trace_product(Hbar, blocks)
     cov = blocks - means[..., :, None] * means[..., None, :] if record_cov else None
     return DelayedMoments(means + x_star, mse, gsq, gap, cov)
 
@@ -626,7 +646,7 @@ def step_maps(fed, schedule: Schedule, local: LocalSGD, *, eta: float, steps: Se
         A = xp.zeros((B, n, n))
         A[:, :d, :d] = xp.eye(d)
         for j, l in enumerate(lags):
-            A[:, :d, int(l) * d:(int(l) + 1) * d] += G[:, j]
+            A[:, :d, int(l) * d:(int(l) + 1) * d] += G[:, j, ...]
         for j in range(lam):
             A[:, (j + 1) * d:(j + 2) * d, j * d:(j + 1) * d] = xp.eye(d)
         bb = xp.zeros((B, n))
@@ -760,14 +780,14 @@ def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x
     traj = [xp.asarray(ring[:, 0, :], copy=True)] if return_trajectory else None
     for t in range(T):
         cc, lag, w, Ks, valid = _step_local_runs(schedule, kpos, local, t, B)
-        anchor = take2(ring, bidx, np.where(valid, (t - lag) % R, 0))    # (B, U, d)
-        Hc, xc = take2(H, bidx, cc), take2(xo, bidx, cc)
+        anchor = gather(ring, bidx, np.where(valid, (t - lag) % R, 0))    # (B, U, d)
+        Hc, xc = gather(H, bidx, cc), gather(xo, bidx, cc)
         x = anchor
         for k in range(int(Ks.max(initial=0))):
             g = matvec(Hc, x - xc)
             if root is not None:
                 z = xp.asarray(noise.normal(config=bidx, round=t, client=slots + U * k, size=(d,)))
-                g = g + matvec(take2(root, bidx, cc), z)
+                g = g + matvec(gather(root, bidx, cc), z)
             x = xp.where(xp.asarray(k < Ks)[..., None], x - local.eta_local * g, x)
         scale = _OUTPUT_SCALE[local.output](local.eta_local, np.maximum(Ks, 1))
         delta = (anchor - x) * xp.asarray(np.broadcast_to(scale, Ks.shape))[..., None]
@@ -893,7 +913,7 @@ def simulate_schedule_general(fed, schedule: Schedule, local: LocalSGD, *, eta: 
     record = [xp.asarray(first, copy=True)] if returns == "trajectory" else [fed.loss(first)] if returns == "loss" else None
     for t in range(T):
         cc, lag, w, Ks, valid = _step_local_runs(schedule, kpos, local, t, B)
-        anchor = take2(ring, bidx, np.where(valid, (t - lag) % R, 0))    # (B, U, d)
+        anchor = gather(ring, bidx, np.where(valid, (t - lag) % R, 0))    # (B, U, d)
         pick = xp.asarray(cc.T)[:, :, None, None]                         # (U, B, 1, 1)
         x = anchor
         for k in range(int(Ks.max(initial=0))):
@@ -901,7 +921,7 @@ def simulate_schedule_general(fed, schedule: Schedule, local: LocalSGD, *, eta: 
             g = xp.permute_dims(xp.take_along_axis(G, xp.broadcast_to(pick, (U, B, 1, d)), axis=2)[:, :, 0, :], (1, 0, 2))
             if noisy:
                 z = xp.asarray(noise.normal(config=bidx, round=t, client=slots + U * k, size=(d,)))
-                g = g + (scalar_root * z if root is None else matvec(take2(root, bidx, cc), z))
+                g = g + (scalar_root * z if root is None else matvec(gather(root, bidx, cc), z))
             x = xp.where(xp.asarray(k < Ks)[..., None], x - local.eta_local * g, x)
         scale = _OUTPUT_SCALE[local.output](local.eta_local, np.maximum(Ks, 1))
         delta = (anchor - x) * xp.asarray(np.broadcast_to(scale, Ks.shape))[..., None]

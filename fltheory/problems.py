@@ -330,6 +330,7 @@ class QuadraticFederation(_Federation):
         b = self.batch_shape
         if not b:
             raise ProblemError("take() needs a batched federation")
+        index = (index, ...)   # the standard indexes every axis
         H = _broadcast(self.H, b + (self.M, self.d, self.d))[index]
         xo = _broadcast(self.x_opt, b + (self.M, self.d))[index]
         w = _broadcast(self.weights, b + (self.M,))[index]

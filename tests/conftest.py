@@ -73,6 +73,14 @@ def to_np(a):
     return to_numpy(a)
 
 
+def on_backend(fed, xp):
+    """The quadratic federation ``fed`` with its arrays in namespace ``xp``."""
+    import fltheory as flt
+
+    cov = None if fed.noise_cov is None else xp.asarray(fed.noise_cov)
+    return flt.QuadraticFederation(xp.asarray(fed.H), xp.asarray(fed.x_opt), xp.asarray(fed.weights), noise_cov=cov)
+
+
 @pytest.fixture
 def example_fed():
     """the paper: M=3, d=2, w=(0.5, 0.3, 0.2); x* = (91/319, 370/319)."""

@@ -9,9 +9,10 @@ from hypothesis import strategies as st
 import fltheory as flt
 from fltheory import delayed as D
 from fltheory import schedules as S
-from fltheory.backend import to_numpy
+from fltheory.backend import namespace, to_numpy
 from fltheory.linear import companion
 from fltheory.schedules import ScheduleError
+from conftest import on_backend
 
 Z_TOL = 5.0  # Monte Carlo tolerance: |mean - exact| <= 5 standard errors (two-sided p ~ 6e-7 per check)
 
@@ -221,18 +222,39 @@ def test_random_participation_reduces_to_the_deterministic_schedule():
     assert np.allclose(rnd.mse, det.mse[:, 0], rtol=1e-12) and np.allclose(rnd.mean, det.mean[:, 0], atol=1e-13)
 
 
-def test_batched_seeds_and_configurations_broadcast():
-    fed = flt.random_quadratic_federation(M=4, d=2, seed=1, batch=3, sigma2=0.1)
+def test_batched_seeds_and_configurations_broadcast(xp):
+    fed = on_backend(flt.random_quadratic_federation(M=4, d=2, seed=1, batch=3, sigma2=0.1), xp)
     c = S.compute_times(seeds=np.arange(3), N=4)
     sched = S.first_n_arrivals(N=4, n=2, T=20, K=1, compute=c)
     loc = D.LocalSGD(eta_local=0.1, K=1)
-    both = D.schedule_moments(fed, sched, loc, eta=1.0, x0=np.ones(2))
+    both = D.schedule_moments(fed, sched, loc, eta=1.0, x0=xp.ones(2))
+    assert namespace(both.mse) is xp
     for b in range(3):
-        one = D.schedule_moments(fed.take(b), sched.take(b), loc, eta=1.0, x0=np.ones(2))
-        assert np.allclose(both.mse[:, b], one.mse[:, 0], rtol=1e-13)
-    shared = D.schedule_moments(fed, sched.take(1), loc, eta=1.0, x0=np.ones(2))     # one schedule, 3 configs
+        one = D.schedule_moments(fed.take(b), sched.take(b), loc, eta=1.0, x0=xp.ones(2))
+        assert np.allclose(to_numpy(both.mse)[:, b], to_numpy(one.mse)[:, 0], rtol=1e-13)
+    shared = D.schedule_moments(fed, sched.take(1), loc, eta=1.0, x0=xp.ones(2))     # one schedule, 3 configs
     assert shared.mse.shape == (21, 3)
-    assert np.allclose(shared.mse[:, 1], both.mse[:, 1], rtol=1e-13)
+    assert np.allclose(to_numpy(shared.mse)[:, 1], to_numpy(both.mse)[:, 1], rtol=1e-13)
+
+
+def test_exact_moments_are_the_noiseless_simulation_on_the_xp_backend(xp):
+    """schedule_moments (the register engine, per-update K) against simulate_schedule, both on the backend, with
+    configurations and timing seeds batched, and the lag drift E||x_t - x_{t-l}||^2 of record_lags."""
+    fed = flt.random_quadratic_federation(M=3, d=2, seed=5, batch=2)
+    sched = S.first_n_arrivals(N=3, n=2, T=12, K=1, compute=S.compute_times(seeds=[0, 1], N=3), t_dl=0.3)
+    sched = S.Schedule(sched.client, sched.start, sched.weight, sched.time, 3,
+                       local_steps=1 + (np.arange(sched.T)[None, :, None] + sched.client) % 2)
+    loc = D.LocalSGD(eta_local=0.1, K=(1, 2))
+    kw = dict(eta=0.8, x0=xp.asarray([1.0, -1.0]))
+    m = D.schedule_moments(on_backend(fed, xp), sched, loc, record_lags=True, **kw)
+    tr = D.simulate_schedule(on_backend(fed, xp), sched, loc, return_trajectory=True, **kw)
+    assert namespace(m.mean) is xp and namespace(tr) is xp
+    ref = D.schedule_moments(fed, sched, loc, eta=0.8, x0=np.array([1.0, -1.0]), record_lags=True)
+    np.testing.assert_allclose(to_numpy(m.mean), to_numpy(tr), atol=1e-12)
+    for name in ("mean", "mse", "grad_sq", "gap", "lag_msd"):
+        np.testing.assert_allclose(to_numpy(getattr(m, name)), getattr(ref, name), rtol=1e-12, atol=1e-14)
+    trn = to_numpy(tr)
+    np.testing.assert_allclose(to_numpy(m.lag_msd)[5, :, 1], ((trn[5] - trn[4]) ** 2).sum(-1), atol=1e-12)
 
 
 def test_doors_name_the_problem():
@@ -322,8 +344,7 @@ def test_general_simulator_is_the_quadratic_simulator_on_quadratics(M, d, lam, K
 
 def test_general_simulator_on_the_xp_backend(xp):
     fed = flt.random_quadratic_federation(M=3, d=2, seed=4, sigma2=0.2)
-    fx = flt.QuadraticFederation(xp.asarray(fed.H), xp.asarray(fed.x_opt), xp.asarray(fed.weights),
-                                 noise_cov=xp.asarray(fed.noise_cov))
+    fx = on_backend(fed, xp)
     sched = S.first_n_arrivals(N=3, n=2, T=15, K=2, compute=S.compute_times(seeds=[0, 1], N=3))
     loc = D.LocalSGD(eta_local=0.1, K=2)
     ref = D.simulate_schedule(fed, sched, loc, eta=0.7, x0=np.ones(2), seed=1, return_trajectory=True)

@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from ... import validation as V
-from ...backend import KeyedStream, asarray, matvec, mT, take2, to_numpy
+from ...backend import KeyedStream, asarray, matvec, mT, gather, to_numpy
 from ...problems import LinearFederation, LogisticFederation, PseudoHuberFederation, QuadraticFederation, \
     SeparableCosineFederation
 from ...schedules import Participation
@@ -271,8 +271,8 @@ def afl_dga(fed, part: Participation, *, eta, w0, mode: str = "analysis", runs: 
             if ch.any():
                 # the standard has no scatter: off NumPy every client moves, by exactly 0 where nothing changed
                 ii = idx[ch] if xp is np else idx
-                dG = take2(Gc, ii, new[ii] + 1) - take2(Gc, ii, applied[ii] + 1)   # (n_ch, *batch, d)
-                dS = take2(Sc, ii, new[ii] + 1) - take2(Sc, ii, applied[ii] + 1)
+                dG = gather(Gc, ii, new[ii] + 1) - gather(Gc, ii, applied[ii] + 1)   # (n_ch, *batch, d)
+                dS = gather(Sc, ii, new[ii] + 1) - gather(Sc, ii, applied[ii] + 1)
                 delta = xp.moveaxis(-dG + dS, 0, -2)                        # (*batch, n_ch, d)
                 if xp is np:
                     clients[..., ii, :] = clients[..., ii, :] + eta_b[..., None] * delta
