@@ -240,7 +240,7 @@ def array(value: Any, name: str, *, xp=None, ndim: int | None = None, min_ndim: 
     if k in "USOV":
         raise InputTypeError(f"{name} must be an array of numbers; got dtype {arr.dtype}")
     if k == "c":
-        raise InputTypeError(f"{name} must be real; got complex dtype {arr.dtype}")
+        raise InputTypeError(f"{name} must be real; got complex dtype {str(arr.dtype).rsplit('.', 1)[-1]}")
     if k == "b":
         raise InputTypeError(f"{name} must be an array of numbers; got booleans")
     if arr.size == 0 and not empty:

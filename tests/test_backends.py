@@ -95,6 +95,29 @@ def test_feddelavg_simulator_and_period_map(xp):
     _same(a[0], 0.58848729671017, tol=1e-12)
 
 
+@pytest.mark.parametrize("value,checks", [
+    ([1.0, np.nan], {}), ([np.inf], {}), ([True, False], {}), ([1 + 2j], {}), (np.zeros(0), {}),
+    ([1.0, 2.0], {"ndim": 2}), ([[1.0, 2.0]], {"shape": (3,)}), ([-1.0, 2.0], {"low": 0.0}),
+    ([0.0, 2.0], {"low": 0.0, "open_low": True}), ([1.0, 7.0], {"high": 5.0}), ([1.5], {"kind": "integer"}),
+])
+def test_doors_take_backend_arrays_as_numpy_arrays(xp, value, checks):
+    """validation.array refuses a backend array with the error it gives the same NumPy array (naming the parameter),
+    and accepts it into its own namespace otherwise."""
+    from fltheory import validation as V
+
+    errors = []
+    for arr in (np.asarray(value), xp.asarray(np.asarray(value))):
+        with pytest.raises((V.InputError, V.InputTypeError)) as info:
+            V.array(arr, "eta", **checks)
+        errors.append((type(info.value), str(info.value)))
+    assert errors[0] == errors[1] and "eta" in errors[1][1]
+    ok = V.array(xp.asarray([1.0, 2.0]), "eta", low=0.0, ndim=1)
+    assert namespace(ok) is xp
+    asym = xp.asarray([[[1.0, 0.5], [0.0, 1.0]]])
+    with pytest.raises(flt.InputError, match="H must be symmetric"):
+        flt.QuadraticFederation(asym, xp.zeros((1, 2)))
+
+
 def test_keyed_normal_blocked_numpy_path_is_bit_for_bit_the_generic_formula(monkeypatch):
     """The in-place, blocked NumPy path of KeyedStream.normal gives exactly the numbers of the plain
     formula (the one CuPy runs), across block boundaries and for every shape of keys and sizes."""
