@@ -12,7 +12,7 @@ eta_i = 0.25 / lambda_max(H_i), server rate alpha = 1.  Three ways to get Theore
 
 Every path is warmed up once, then timed ``--repeats`` times; the best time is reported.
 
-Run:  python benchmarks/bench_fixed_points.py [--backend cupy] [--B 10000] [--repeats 3]
+Run:  python benchmarks/bench_fixed_points.py [--backend cupy|array_api_strict] [--B 10000] [--repeats 3]
 """
 import argparse
 import time
@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 import fltheory as flt
-from fltheory.backend import get_backend, to_numpy
+from fltheory.backend import get_backend, matvec, synchronize, weighted_sum
 from fltheory.papers.local_adaptivity import exact
 from fltheory.papers.local_adaptivity.algorithm import fedopt
 
@@ -31,15 +31,14 @@ def _best(fn, repeats, xp):
     for _ in range(repeats):
         t0 = time.perf_counter()
         out = fn()
-        if xp.__name__ == "cupy":
-            xp.cuda.Stream.null.synchronize()
+        synchronize(xp)
         best = min(best, time.perf_counter() - t0)
     return best, out
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backend", default="numpy", choices=("numpy", "cupy"))
+    ap.add_argument("--backend", default="numpy", choices=("numpy", "cupy", "array_api_strict"))
     ap.add_argument("--B", type=int, default=10_000)
     ap.add_argument("--M", type=int, default=10)
     ap.add_argument("--d", type=int, default=10)
@@ -61,10 +60,10 @@ def main(argv=None):
     x0 = xp.zeros((a.B, a.d))
     t_sim, x_sim = _best(lambda: fedopt(fed, x0=x0, rounds=rounds, client_opt="precond", alpha=1.0,
                                         record_every=rounds, **kw).x, a.repeats, xp)
-    err_it = float(to_numpy(xp.abs(it.x - x_cf).max()))
-    err_sim = float(to_numpy(xp.abs(x_sim - x_cf).max()))
+    err_it = float(xp.max(xp.abs(it.x - x_cf)))
+    err_sim = float(xp.max(xp.abs(x_sim - x_cf)))
     print(f"backend={a.backend} B={a.B} M={a.M} d={a.d} tau={a.tau}; best of {a.repeats} after a warm-up")
-    err_nv = float(to_numpy(xp.abs(x_nv - x_cf).max()))
+    err_nv = float(xp.max(xp.abs(x_nv - x_cf)))
     print(f"closed form        : {t_cf:7.3f} s -> {a.B / t_cf:12,.0f} fixed points/s "
           f"(with the condition number; {t_rho:.3f} s when the spectral radius is asked for too)")
     print(f"naive numpy        : {t_nv:7.3f} s -> {a.B / t_nv:12,.0f} fixed points/s "
@@ -76,12 +75,12 @@ def main(argv=None):
 
     # a sweep of eta over ONE federation of local-GD clients (the common grid): eigh once per client
     fed1 = flt.random_quadratic_federation(M=a.M, d=a.d, kappa=10.0, weights="dirichlet", seed=0, backend=a.backend)
-    etas = xp.linspace(0.01, 0.2, a.B)[:, None] / float(to_numpy(xp.linalg.eigvalsh(fed1.H)[..., -1].max()))
+    etas = xp.linspace(0.01, 0.2, a.B)[:, None] / float(xp.max(xp.linalg.eigvalsh(fed1.H)[..., -1]))
     t_sw, x_sw = _best(lambda: exact.fixed_point(fed1, eta=etas, tau=a.tau).x, a.repeats, xp)
     Hb = xp.broadcast_to(fed1.H, (a.B,) + fed1.H.shape)
     t_sn, x_sn = _best(lambda: naive_fixed_point(Hb, fed1.x_opt, fed1.weights, None, etas, a.tau, xp), a.repeats, xp)
     print(f"eta sweep, one federation, B={a.B}: closed form {t_sw:.3f} s, naive numpy {t_sn:.3f} s "
-          f"({t_sn / t_sw:.1f}x; max |diff| {float(to_numpy(xp.abs(x_sw - x_sn).max())):.1e})")
+          f"({t_sn / t_sw:.1f}x; max |diff| {float(xp.max(xp.abs(x_sw - x_sn))):.1e})")
 
 
 def naive_fixed_point(H, x_opt, w, P, eta, tau, xp):
@@ -91,6 +90,8 @@ def naive_fixed_point(H, x_opt, w, P, eta, tau, xp):
     PH = H if P is None else P @ H
     K = xp.linalg.matrix_power(xp.eye(d) - eta * PH, tau)
     ImK = xp.eye(d) - K
+    if xp is not np:   # the same sums in the array API standard
+        return xp.linalg.solve(weighted_sum(w, ImK, 2), weighted_sum(w, matvec(ImK, x_opt))[..., None])[..., 0]
     C = xp.einsum("...m,...mij->...ij", w, ImK)
     c = xp.einsum("...m,...mij,...mj->...i", w, ImK, x_opt)
     return xp.linalg.solve(C, c[..., None])[..., 0]

@@ -46,6 +46,7 @@ from .validation import InputError, InputTypeError
 __all__ = [
     "namespace",
     "get_backend",
+    "synchronize",
     "is_cupy",
     "is_numpy",
     "to_numpy",
@@ -129,6 +130,14 @@ def namespace(*arrays: Any, backend: str | None = None) -> ModuleType:
     if is_numpy_namespace(compat):
         return np
     return compat
+
+
+def synchronize(xp: ModuleType) -> None:
+    """Wait until the device of namespace ``xp`` has finished its queued work (CuPy; nothing elsewhere), for timings."""
+    if "cupy" in xp.__name__:   # pragma: no cover - GPU machines
+        import cupy  # noqa: PLC0415
+
+        cupy.cuda.Stream.null.synchronize()
 
 
 def dtype_kind(x: Any, xp: ModuleType | None = None) -> str:

@@ -379,7 +379,7 @@ def random_quadratic_federation(
     if sigma2 is not None:
         sigma2 = V.real(sigma2, "sigma2", low=0.0)
     seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
-    V.choice(backend, "backend", ("numpy", "cupy"))
+    V.choice(backend, "backend", ("numpy", "cupy", "array_api_strict"))
     cfg = np.arange(B)[:, None]
     cli = np.arange(M)[None, :] if hessian != "common" else np.zeros((1, M), dtype=np.int64)
     G = KeyedStream(seed, "hessian-basis").normal(config=cfg, client=cli, size=(d, d))

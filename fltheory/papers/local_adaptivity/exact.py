@@ -498,7 +498,7 @@ def _fixed_point_sweep(fed, eta, tau, correction, xp):
     M, d = fed.M, fed.d
     lam, U = xp.linalg.eigh(fed.H)                                  # (M, d), (M, d, d): once
     x = eta[..., None] * lam                                         # (..., M, d)
-    g = _one_minus_pow(x, tau[..., None], xp)
+    g = _one_minus_pow(x, _real(tau, xp)[..., None], xp)
     if correction == "local":
         g = g / (eta * _real(tau, xp))[..., None]
     w = fed.weights
