@@ -306,30 +306,47 @@ class RegisterMoments:
         u, kappa, v = (asarray(a, xp) for a in (participation.u, participation.kappa, participation.v))
         alpha = kappa * u * u
         beta = alpha + v
-        rows = self._rows(np.asarray(lag_regs)[:, None])                 # (L, d)
-        S_LL = self.second[..., rows.reshape(-1)[:, None], rows.reshape(-1)[None, :]]
-        S_LL = S_LL.reshape(S_LL.shape[:-2] + (L, d, L, d))
-        m_L = self.mean[..., rows]                                       # (.., L, d)
-        S_diag = xp.einsum("...kakb->...kab", S_LL)
-        S_hat = xp.einsum("ik,il,...kalb->...iab", p, p, S_LL)           # (.., N, d, d)
-        S_til = xp.einsum("ik,...kab->...iab", p, S_diag)
-        m_hat = xp.einsum("ik,...ka->...ia", p, m_L)                     # (.., N, d)
-        G = xp.einsum("i,ik,...iab->...kab", u, p, P)                    # (.., L, d, d) mean coefficients
-        rbar = xp.einsum("i,...ia->...a", u, r)
-        # E[ybar ybar^T] of the aggregate
-        GS = xp.einsum("...kab,...kblc->...alc", G, S_LL)                 # (.., d, L, d)
-        agg = xp.einsum("...alc,...ldc->...ad", GS, G)
-        Gm = xp.einsum("...kab,...kb->...a", G, m_L)
+        rows = xp.asarray(self._rows(np.asarray(lag_regs)[:, None]).reshape(-1))   # (L d,)
+        batch = self.second.shape[:-2]
+        S_LL = xp.reshape(xp.take(xp.take(self.second, rows, axis=-2), rows, axis=-1), batch + (L, d, L, d))
+        m_L = xp.reshape(xp.take(self.mean, rows, axis=-1), batch + (L, d))   # (.., L, d)
+        if xp is np:
+            S_diag = np.einsum("...kakb->...kab", S_LL)
+            S_hat = np.einsum("ik,il,...kalb->...iab", p, p, S_LL)           # (.., N, d, d)
+            S_til = np.einsum("ik,...kab->...iab", p, S_diag)
+            m_hat = np.einsum("ik,...ka->...ia", p, m_L)                     # (.., N, d)
+            G = np.einsum("i,ik,...iab->...kab", u, p, P)                    # (.., L, d, d) mean coefficients
+            rbar = np.einsum("i,...ia->...a", u, r)
+            # E[ybar ybar^T] of the aggregate
+            GS = np.einsum("...kab,...kblc->...alc", G, S_LL)                 # (.., d, L, d)
+            agg = np.einsum("...alc,...ldc->...ad", GS, G)
+            Gm = np.einsum("...kab,...kb->...a", G, m_L)
+        else:   # the same sums as matrix products of the standard
+            nb = len(batch)
+            ax = tuple(range(nb))
+            S_ab = xp.permute_dims(S_LL, ax + (nb + 1, nb + 3, nb, nb + 2))  # (.., a, b, k, l)
+            S_diag = xp.permute_dims(xp.linalg.diagonal(S_ab), ax + (nb + 2, nb, nb + 1))       # (.., k, a, b)
+            S_hat = xp.sum(mT(p) * (S_ab @ mT(p)), axis=-2)                  # (.., a, b, i)
+            S_hat = xp.permute_dims(S_hat, ax + (nb + 2, nb, nb + 1))       # (.., N, d, d)
+            S_til = xp.reshape(p @ xp.reshape(S_diag, batch + (L, d * d)), batch + (N, d, d))
+            m_hat = p @ m_L                                                  # (.., N, d)
+            G = xp.reshape(mT(u[:, None] * p) @ xp.reshape(P, P.shape[:-2] + (d * d,)), P.shape[:-3] + (L, d, d))
+            rbar = weighted_sum(u, r)
+            nG = G.ndim - 3
+            Gf = xp.reshape(xp.permute_dims(G, tuple(range(nG)) + (nG + 1, nG, nG + 2)), G.shape[:-3] + (d, L * d))
+            GS = Gf @ xp.reshape(S_LL, batch + (L * d, L * d))               # (.., d, (l c))
+            agg = GS @ mT(Gf)                                                # sum_{l, c} GS[a, l c] G[l, d', c]
+            Gm = xp.sum(matvec(G, m_L), axis=-2)
         agg = agg + Gm[..., :, None] * rbar[..., None, :] + rbar[..., :, None] * Gm[..., None, :] \
             + rbar[..., :, None] * rbar[..., None, :]
         mid = beta[:, None, None] * S_til - alpha[:, None, None] * S_hat
-        per = P @ mid @ P.swapaxes(-1, -2)
+        per = P @ mid @ mT(P)
         Pm = (P @ m_hat[..., None])[..., 0]
         cross = Pm[..., :, None] * r[..., None, :]
-        per = per + v[:, None, None] * (cross + cross.swapaxes(-1, -2) + r[..., :, None] * r[..., None, :])
+        per = per + v[:, None, None] * (cross + mT(cross) + r[..., :, None] * r[..., None, :])
         per = per + beta[:, None, None] * Q
-        extra = (kappa - 1.0) * agg + per.sum(axis=-3)
-        mats = xp.concatenate([xp.broadcast_to(xp.eye(d), G.shape[:-3] + (1, d, d)), -eta * G], axis=-3)
+        extra = (kappa - 1.0) * agg + xp.sum(per, axis=-3)
+        mats = xp.concat([xp.broadcast_to(xp.eye(d), G.shape[:-3] + (1, d, d)), -eta * G], axis=-3)
         self.assign([dst], [[base] + list(lag_regs)], mats[..., None, :, :, :], (-eta * rbar)[..., None, :],
                     None, eta**2 * extra)
 
@@ -601,7 +618,7 @@ def random_participation_moments(fed, local: LocalSGD, *, eta: float, T: int, x0
     if len(np.asarray(participation.u)) != fed.M:
         raise ScheduleError("participation must be over the federation's M clients")
     runs = local.affine(fed)
-    P, Q = runs.P[0], runs.Q[0]
+    P, Q = runs.P[0, ...], runs.Q[0, ...]
     L = p.shape[-1]
     R = L
     d = fed.d
@@ -609,7 +626,7 @@ def random_participation_moments(fed, local: LocalSGD, *, eta: float, T: int, x0
     x_star = fed.x_star
     V.check_size((T + 1) * int(np.prod(batch or (1,))) * d * d + int(np.prod(batch or (1,))) * (R * d) ** 2,
                  "the exact moments")
-    r = runs.q[0] + (P @ x_star[..., None, :, None])[..., 0]        # Delta = P y + r, y = x - x*
+    r = runs.q[0, ...] + (P @ x_star[..., None, :, None])[..., 0]        # Delta = P y + r, y = x - x*
 
     def step(eng, t, cur, new):
         eng.assign_random(new, cur, [(t - k) % R for k in range(L)], participation, p, P, r, Q, eta)

@@ -318,11 +318,11 @@ class QuadraticFederation(_Federation):
         xp = self.xp
         p = xp.asarray(perm)
         return QuadraticFederation(
-            self.H[..., p, :, :],
-            self.x_opt[..., p, :],
-            self.weights[..., p],
-            None if self.noise_cov is None else self.noise_cov[..., p, :, :],
-            const=None if self.const is None else asarray(self.const, xp)[..., p],
+            xp.take(self.H, p, axis=-3),
+            xp.take(self.x_opt, p, axis=-2),
+            xp.take(self.weights, p, axis=-1),
+            None if self.noise_cov is None else xp.take(self.noise_cov, p, axis=-3),
+            const=None if self.const is None else xp.take(asarray(self.const, xp), p, axis=-1),
         )
 
     def take(self, index):

@@ -180,49 +180,6 @@ def _truth(parts, args, rtol):
     return ok
 
 
-class _StandardNames:
-    """The names ``lambdify``'s NumPy printer writes (``numpy.sqrt``, ``numpy.select``, ...), answered by a
-    namespace of the array API standard: the same name where the standard has it, else its standard form."""
-
-    _RENAMED = {"power": "pow", "mod": "remainder", "arctan": "atan", "arctan2": "atan2", "arcsin": "asin",
-                "arccos": "acos", "arctanh": "atanh", "arcsinh": "asinh", "arccosh": "acosh", "fmin": "minimum",
-                "fmax": "maximum"}
-
-    def __init__(self, xp):
-        self._xp = xp
-
-    def __getattr__(self, name):
-        xp = self._xp
-        if name in ("logical_and", "logical_or"):
-            return _Reducible(getattr(xp, name))
-        if name in ("pi", "e", "inf", "nan"):
-            return float(getattr(np, name))
-        return getattr(xp, self._RENAMED.get(name, name))
-
-    def select(self, condlist, choicelist, default=0.0):
-        out = default
-        for cond, value in zip(reversed(condlist), reversed(choicelist)):
-            out = self._xp.where(cond, value, out)
-        return out
-
-
-class _Reducible:
-    """A binary function with NumPy's ``.reduce`` over a sequence (``numpy.logical_and.reduce``)."""
-
-    def __init__(self, f):
-        self._f = f
-
-    def __call__(self, a, b):
-        return self._f(a, b)
-
-    def reduce(self, items):
-        items = list(items)
-        out = items[0]
-        for item in items[1:]:
-            out = self._f(out, item)
-        return out
-
-
 _BLOCK = 1 << 15  # elements per block of a blocked evaluation (a few arrays of it stay in the CPU cache)
 _SCOPE: contextvars.ContextVar = contextvars.ContextVar("fltheory_evaluation_scope", default=None)
 
@@ -633,6 +590,49 @@ class Statement:
         fields = {f: getattr(self, f) for f in self.__dataclass_fields__ if f != "_cache"}
         fields.update(changes)
         return Statement(**fields)
+
+
+class _StandardNames:
+    """The names ``lambdify``'s NumPy printer writes (``numpy.sqrt``, ``numpy.select``, ...), answered by a
+    namespace of the array API standard: the same name where the standard has it, else its standard form."""
+
+    _RENAMED = {"power": "pow", "mod": "remainder", "arctan": "atan", "arctan2": "atan2", "arcsin": "asin",
+                "arccos": "acos", "arctanh": "atanh", "arcsinh": "asinh", "arccosh": "acosh", "fmin": "minimum",
+                "fmax": "maximum"}
+
+    def __init__(self, xp):
+        self._xp = xp
+
+    def __getattr__(self, name):
+        xp = self._xp
+        if name in ("logical_and", "logical_or"):
+            return _Reducible(getattr(xp, name))
+        if name in ("pi", "e", "inf", "nan"):
+            return float(getattr(np, name))
+        return getattr(xp, self._RENAMED.get(name, name))
+
+    def select(self, condlist, choicelist, default=0.0):
+        out = default
+        for cond, value in zip(reversed(condlist), reversed(choicelist)):
+            out = self._xp.where(cond, value, out)
+        return out
+
+
+class _Reducible:
+    """A binary function with NumPy's ``.reduce`` over a sequence (``numpy.logical_and.reduce``)."""
+
+    def __init__(self, f):
+        self._f = f
+
+    def __call__(self, a, b):
+        return self._f(a, b)
+
+    def reduce(self, items):
+        items = list(items)
+        out = items[0]
+        for item in items[1:]:
+            out = self._f(out, item)
+        return out
 
 
 def conditions(*pairs: Iterable) -> tuple:

@@ -13,12 +13,12 @@ from fltheory.papers import feddelavg as fd
 from fltheory.papers.local_adaptivity import algorithm as la_alg
 from fltheory.papers.local_adaptivity import bounds as la_bounds
 from fltheory.papers.local_adaptivity import exact as la_exact
+from conftest import on_backend
 
 
 def _fed(xp, **kw):
     f = flt.random_quadratic_federation(M=4, d=3, batch=5, kappa=8.0, weights="dirichlet", seed=3, **kw)
-    cov = None if f.noise_cov is None else xp.asarray(f.noise_cov)
-    return f, flt.QuadraticFederation(xp.asarray(f.H), xp.asarray(f.x_opt), xp.asarray(f.weights), noise_cov=cov)
+    return f, on_backend(f, xp)
 
 
 def _same(a, b, tol=1e-10):
@@ -32,6 +32,12 @@ def test_federation_constants(xp):
         _same(getattr(fed, name), getattr(ref, name))
     pts = xp.asarray(np.random.default_rng(0).normal(size=(5, 7, 3)))
     _same(fed.delta_at(pts), ref.delta_at(to_numpy(pts)))
+    _same(fed.delta_ball(2.0), ref.delta_ball(2.0))
+    perm = [2, 0, 3, 1]
+    moved = fed.permuted(perm)
+    _same(moved.H, ref.permuted(perm).H, tol=0)
+    _same(moved.x_star, ref.x_star)
+    _same(fed.take(3).zeta2, ref.take(3).zeta2)
 
 
 def test_affine_maps(xp):

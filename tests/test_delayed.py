@@ -209,17 +209,27 @@ def test_random_participation_exact_over_draws(kind):
     assert z.max() <= Z_TOL
 
 
-def test_random_participation_reduces_to_the_deterministic_schedule():
-    fed = flt.random_quadratic_federation(M=4, d=3, seed=9, sigma2=0.1)
+def test_random_participation_reduces_to_the_deterministic_schedule(xp):
+    ref = flt.random_quadratic_federation(M=4, d=3, seed=9, sigma2=0.1)
+    fed = on_backend(ref, xp)
     loc = D.LocalSGD(eta_local=0.05, K=2)
     T, lag = 15, 2
     pdel = np.eye(3)[lag]                       # every client always delay 2
-    rnd = D.random_participation_moments(fed, loc, eta=0.9, T=T, x0=np.ones(3),
-                                         participation=D.RandomParticipation.full(weights=fed.weights), delay_probs=pdel)
+    rnd = D.random_participation_moments(fed, loc, eta=0.9, T=T, x0=xp.ones(3),
+                                         participation=D.RandomParticipation.full(weights=ref.weights), delay_probs=pdel)
     sched = S.from_delays(clients=np.tile(np.arange(4), (T, 1)), delays=np.full((T, 4), lag), N=4,
-                          weights=np.tile(fed.weights, (T, 1)))
-    det = D.schedule_moments(fed, sched, loc, eta=0.9, x0=np.ones(3))
-    assert np.allclose(rnd.mse, det.mse[:, 0], rtol=1e-12) and np.allclose(rnd.mean, det.mean[:, 0], atol=1e-13)
+                          weights=np.tile(ref.weights, (T, 1)))
+    det = D.schedule_moments(fed, sched, loc, eta=0.9, x0=xp.ones(3))
+    assert namespace(rnd.mse) is xp
+    rnd_mse, rnd_mean, det_mse, det_mean = (to_numpy(a) for a in (rnd.mse, rnd.mean, det.mse, det.mean))
+    assert np.allclose(rnd_mse, det_mse[:, 0], rtol=1e-12) and np.allclose(rnd_mean, det_mean[:, 0], atol=1e-13)
+    # draws with replacement and random delays: the backend's sums are NumPy's
+    kw = dict(eta=0.9, T=6, participation=D.RandomParticipation.with_replacement(N=4, n=2),
+              delay_probs=[0.5, 0.3, 0.2], record_lags=True)
+    got = D.random_participation_moments(fed, loc, x0=xp.ones(3), **kw)
+    want = D.random_participation_moments(ref, loc, x0=np.ones(3), **kw)
+    for name in ("mean", "mse", "grad_sq", "lag_msd"):
+        np.testing.assert_allclose(to_numpy(getattr(got, name)), getattr(want, name), rtol=1e-12, atol=1e-14)
 
 
 def test_batched_seeds_and_configurations_broadcast(xp):
