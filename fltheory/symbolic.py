@@ -33,6 +33,7 @@ fltheory.symbolic.ConditionError: demo: condition 'eta <= 1/L' fails at L=2, eta
 from __future__ import annotations
 
 import contextvars
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Iterable, Mapping, NamedTuple
@@ -408,7 +409,7 @@ class Statement:
         # another namespace of the array API standard: the NumPy printer's names, read in that namespace
         import importlib  # noqa: PLC0415
 
-        return [{"numpy": _StandardNames(importlib.import_module(module))}, "numpy"]
+        return [_standard_names(importlib.import_module(module)), "numpy"]
 
     def _compiled(self, module: str):
         if module not in self._cache:
@@ -592,34 +593,47 @@ class Statement:
         return Statement(**fields)
 
 
-class _StandardNames:
-    """The names ``lambdify``'s NumPy printer writes (``numpy.sqrt``, ``numpy.select``, ...), answered by a
-    namespace of the array API standard: the same name where the standard has it, else its standard form."""
+_RENAMED = {"power": "pow", "mod": "remainder", "arctan": "atan", "arctan2": "atan2", "arcsin": "asin",
+            "arccos": "acos", "arctanh": "atanh", "arcsinh": "asinh", "arccosh": "acosh", "fmin": "minimum",
+            "fmax": "maximum"}
 
-    _RENAMED = {"power": "pow", "mod": "remainder", "arctan": "atan", "arctan2": "atan2", "arcsin": "asin",
-                "arccos": "acos", "arctanh": "atanh", "arcsinh": "asinh", "arccosh": "acosh", "fmin": "minimum",
-                "fmax": "maximum"}
 
-    def __init__(self, xp):
-        self._xp = xp
+def _standard_names(xp) -> dict:
+    """The names ``lambdify``'s NumPy printer writes (``sqrt``, ``greater``, ``select``, ...) answered by a
+    namespace of the array API standard: the same name where the standard has it, else its standard form.
+    A name missing here falls through to NumPy's, which refuses the namespace's arrays (so it shows)."""
+    def lifted(f):   # the standard's functions take arrays: a call on numbers alone (sqrt(2)) gets 0-d arrays
+        def g(*args, **kw):
+            if any(hasattr(a, "shape") for a in args):
+                return f(*args, **kw)
+            return f(*(xp.asarray(float(a)) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
+                       for a in args), **kw)
 
-    def __getattr__(self, name):
-        xp = self._xp
-        if name in ("logical_and", "logical_or"):
-            return _Reducible(getattr(xp, name))
-        if name in ("pi", "e", "inf", "nan"):
-            return float(getattr(np, name))
-        return getattr(xp, self._RENAMED.get(name, name))
+        return g
 
-    def select(self, condlist, choicelist, default=0.0):
+    names = {name: getattr(xp, name) for name in dir(xp) if not name.startswith("_")}
+    names.update({old: getattr(xp, new) for old, new in _RENAMED.items()})
+    names = {k: lifted(f) if callable(f) and not isinstance(f, type) else f for k, f in names.items()}
+    names.update(pi=math.pi, e=math.e, inf=math.inf, nan=math.nan,
+                 logical_and=_Reducible(xp.logical_and), logical_or=_Reducible(xp.logical_or))
+
+    def select(condlist, choicelist, default=0.0):
         out = default
         for cond, value in zip(reversed(condlist), reversed(choicelist)):
-            out = self._xp.where(cond, value, out)
+            if isinstance(cond, bool):
+                out = value if cond else out
+                continue
+            if not hasattr(value, "shape") and not hasattr(out, "shape"):   # where takes one scalar at most
+                value = xp.asarray(float(value))
+            out = xp.where(cond, value, out)
         return out
+
+    names["select"] = select
+    return names
 
 
 class _Reducible:
-    """A binary function with NumPy's ``.reduce`` over a sequence (``numpy.logical_and.reduce``)."""
+    """A binary function with NumPy's ``.reduce`` over a sequence (``logical_and.reduce``)."""
 
     def __init__(self, f):
         self._f = f

@@ -89,6 +89,18 @@ def test_statements_evaluate_on_the_backend(xp):
     _same(out, st.grid(alpha=np.linspace(0.1, 1.0, 7), hbar=0.5, Cq=0.01, r_t=1.0))
 
 
+def test_every_statement_evaluates_on_the_backend_as_on_numpy(xp):
+    """All statements of all papers, value and conditions (mask=True), named quantities included: the backend's
+    numbers are NumPy's (the standard's names stand in for the NumPy printer's)."""
+    for name, st in flt.statements().items():
+        vals = {sym.name: np.array([0.3, 0.7, 2.0]) + (0.05 + 0.1 * (i % 3)) * i for i, sym in enumerate(st.symbols)}
+        want = st(mask=True, **vals)
+        got = st(mask=True, **{k: xp.asarray(v) for k, v in vals.items()})
+        assert namespace(got.value) is xp, name
+        np.testing.assert_array_equal(to_numpy(got.holds), want.holds, err_msg=name)
+        np.testing.assert_allclose(to_numpy(got.value), want.value, rtol=1e-12, atol=0, equal_nan=True, err_msg=name)
+
+
 def test_feddelavg_simulator_and_period_map(xp):
     ref, fed = _fed(xp)
     kw = dict(eta=0.05, tau=4, Delta=2, alpha=0.5)

@@ -439,7 +439,7 @@ def _num_alpha_closed(eta_, beta_, L_, delta_, tau_, D_):
 def _num_delta_th(eta_, beta_, L_, tau_, D_):
     xp = namespace(eta_, beta_, L_, tau_, D_)
     _, _, num, den = _scaled(xp, eta_, beta_, L_, 0.0 * eta_, tau_, D_)
-    inf = xp.where(num < 0, -xp.inf, xp.inf)
+    inf = xp.where(num < 0, xp.asarray(-math.inf), math.inf)   # the standard's where takes one scalar at most
     return xp.where(den > 0, eta_ * beta_ * L_ * num / xp.where(den > 0, den, 1.0), inf)
 
 

@@ -360,7 +360,7 @@ def _omega(s: _Setup, w, t, sampling, sampling_scheme, aggregation):
         counts = xp.astype(rank < sampling, xp.float64)
     else:  # |S| i.i.d. draws proportional to w_i (with replacement; multiplicities count)
         u = stream.uniform(config=s.config[..., None], round=t, client=xp.arange(sampling))  # (..., S)
-        cum = xp.cumsum(w, axis=-1)
+        cum = np.cumsum(w, axis=-1) if xp is np else xp.cumulative_sum(w, axis=-1)
         idx = xp.clip(xp.sum(xp.astype(cum[..., None, :] < u[..., :, None], xp.int64), axis=-1), 0, s.M - 1)
         counts = xp.astype(xp.sum(xp.astype(idx[..., :, None] == xp.arange(s.M), xp.int64), axis=-2), xp.float64)
     if aggregation == "uniform":
