@@ -1,19 +1,33 @@
 """Array backends and keyed random streams.
 
 The array namespace of every computation is taken from its inputs: NumPy arrays in, NumPy
-arrays out; CuPy arrays in, CuPy arrays out; ``array_api_strict`` arrays in, ``array_api_strict``
-arrays out.  Detection goes through ``array-api-compat``: NumPy inputs get ``numpy`` itself (a
-fast path; NumPy >= 2 carries the standard's names in its main namespace), CuPy inputs get
-``array_api_compat.cupy`` (CuPy with the standard's names it lacks added), other standard
-arrays their own namespace.  The batched paths of the core (federations, affine maps, the
-delayed and schedule simulators, keyed noise) and the papers' simulators and exact maps that the
-backend tests cover use only the array API standard, so they run on every such namespace;
-``array_api_strict`` in the test matrix keeps them there.  What the standard lacks goes
-through one helper each in this module: a general eigen-solver (:func:`eigvals`, on the host,
-NumPy), and ``einsum``-free small products (:func:`matvec`, :func:`mT`, :func:`weighted_sum`).
-Other paths (symbolic statements are lambdified for NumPy or CuPy, the logistic and
-non-quadratic problems, plotting) are NumPy-compatible code for NumPy and CuPy.  CuPy is
-imported only when a CuPy array is seen or the backend is asked for by name.
+arrays out; CuPy arrays in, CuPy arrays out; arrays of another array API namespace (such as
+``array_api_strict``) in, arrays of that namespace out.  Detection goes through
+``array-api-compat``: NumPy inputs get ``numpy`` itself (NumPy >= 2 has the standard's names
+in its main namespace, and the NumPy paths keep their own fast forms: ``einsum``, ``out=``,
+in-place blocks), CuPy inputs get ``array_api_compat.cupy`` (CuPy plus the standard's names it
+lacks), other inputs their own namespace.  CuPy is imported only when a CuPy array is seen or
+the backend is asked for by name.
+
+What runs on every namespace (only the array API standard is used; the test suite runs these
+paths on ``array_api_strict``, which has the standard's names and nothing else): keyed streams;
+``QuadraticFederation`` and its constants; the doors of :mod:`fltheory.validation`; affine maps
+(:mod:`fltheory.linear`); the schedule engine of :mod:`fltheory.delayed` (``RegisterMoments``,
+``schedule_moments``, ``random_participation_moments``, ``simulate_schedule``,
+``simulate_schedule_general`` on quadratic clients, step and period maps); the vectorised
+evaluation of every statement; and the papers' batched simulators and exact maps on quadratics
+(FedOpt and its closed forms, FedDelAvg's simulator, period map, exact trajectory and alpha*,
+AFL-DGA's simulator, DeFedAvg's and TDMA's runs and exact moments through the core).  What the
+standard lacks goes through one helper each here: batched products without ``einsum``
+(:func:`mT`, :func:`matvec`, :func:`weighted_sum`, :func:`trace`, :func:`trace_product`),
+gathers by integer arrays (:func:`gather`), and a general eigen-solver (:func:`eigvals`, solved on
+the host by NumPy and sent back: neither CuPy nor the standard before 2025 has one).
+
+NumPy (and CuPy through NumPy-compatible calls) only: the logistic, pseudo-Huber, separable and
+linear federations of :mod:`fltheory.problems`; FedDelAvg's ``exact_optimal_alpha`` and its
+structured period map for large ``M d`` (ARPACK); AFL-DGA's exact register program and
+diagnostics, TDMA's lemma terms and DeFedAvg's assumption constants (host computations on one
+configuration); plotting and the checks.
 
 Randomness is *keyed*: every draw is a pure function of ``(seed, purpose, configuration,
 round, client, counter)`` computed with a SplitMix64-style hash on unsigned 64-bit integers.
