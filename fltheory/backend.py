@@ -62,7 +62,6 @@ __all__ = [
     "get_backend",
     "synchronize",
     "is_cupy",
-    "is_numpy",
     "to_numpy",
     "asarray",
     "dtype_kind",
@@ -81,11 +80,6 @@ def is_cupy(x: Any) -> bool:
     """True when ``x`` is a CuPy array (without importing CuPy otherwise)."""
     mod = type(x).__module__
     return mod.startswith("cupy")
-
-
-def is_numpy(xp: ModuleType) -> bool:
-    """True when ``xp`` is NumPy itself (the namespace of the fast paths)."""
-    return xp is np
 
 
 def get_backend(name: str) -> ModuleType:
