@@ -64,6 +64,7 @@ __all__ = [
     "is_cupy",
     "to_numpy",
     "asarray",
+    "copy_of",
     "dtype_kind",
     "mT",
     "matvec",
@@ -182,6 +183,15 @@ def to_numpy(x: Any) -> np.ndarray:
     if is_cupy(x):
         return x.get()
     return np.asarray(x)
+
+
+def copy_of(x: Any) -> Any:
+    """A fresh, writable copy of array ``x``: NumPy's ``x.copy()`` (C order, whatever the strides of ``x``;
+    ``asarray(x, copy=True)`` keeps their order, which a broadcast view makes odd), ``asarray(x, copy=True)``
+    elsewhere."""
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    return namespace(x).asarray(x, copy=True)
 
 
 # --------------------------------------------------------------------------------------

@@ -66,7 +66,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .backend import KeyedStream, asarray, gather, matvec, mT, namespace, to_numpy, trace, trace_product, weighted_sum
+from .backend import (
+    KeyedStream, asarray, copy_of, gather, mT, matvec, namespace, to_numpy, trace, trace_product, weighted_sum,
+)
 from .linear import AffineMap
 from . import validation as V
 from .schedules import Schedule, ScheduleError
@@ -150,7 +152,7 @@ class LocalSGD:
         H, d = fed.H, fed.d
         A = xp.eye(d) - self.eta_local * H
         Sig = fed.noise_cov
-        Ak = xp.asarray(xp.broadcast_to(xp.eye(d), H.shape), copy=True)
+        Ak = copy_of(xp.broadcast_to(xp.eye(d), H.shape))
         noise = xp.zeros(H.shape)
         Ps, Qs = [], []
         for k in range(1, max(self.Ks) + 1):
@@ -201,8 +203,8 @@ class RegisterMoments:
             second = m[..., :, None] * m[..., None, :]
         S = asarray(second, xp)
         batch = np.broadcast_shapes(m.shape[:-1], S.shape[:-2])
-        self.mean = xp.asarray(xp.broadcast_to(m, batch + (nd,)), copy=True)
-        self.second = xp.asarray(xp.broadcast_to(S, batch + (nd, nd)), copy=True)
+        self.mean = copy_of(xp.broadcast_to(m, batch + (nd,)))
+        self.second = copy_of(xp.broadcast_to(S, batch + (nd, nd)))
 
     @property
     def batch_shape(self) -> tuple:
@@ -238,17 +240,23 @@ class RegisterMoments:
         A2 = xp.reshape(xp.permute_dims(A, tuple(range(n4 - 4)) + (n4 - 4, n4 - 2, n4 - 3, n4 - 1)),
                         A.shape[:-4] + (W, d, k * d))                    # (.., W, i, (k j))
         rows = self._rows(src)                                           # (W, k*d)
-        flat = xp.asarray(rows.reshape(-1))
-        Sg = xp.reshape(xp.take(self.second, flat, axis=-2),
-                        self.second.shape[:-2] + (W, k * d, self.n * d))  # (.., W, k*d, n*d)
+
+        def pick(X, axis):   # X's rows (axis -2) or columns (axis -1) of the source registers, (.., W, k*d) there
+            if xp is np:     # NumPy's own indexing (its layout, hence its einsum's summation order)
+                return X[..., rows, :] if axis == -2 else X[..., rows]
+            got = xp.take(X, xp.asarray(rows.reshape(-1)), axis=axis)
+            return xp.reshape(got, X.shape[:-2] + (W, k * d, X.shape[-1])) if axis == -2 else \
+                xp.reshape(got, X.shape[:-1] + (W, k * d))
+
+        Sg = pick(self.second, -2)                                       # (.., W, k*d, n*d)
         Row = A2 @ Sg                                                    # E[y'_w y_a^T] without offset
-        mnew = (A2 @ xp.reshape(xp.take(self.mean, flat, axis=-1), self.mean.shape[:-1] + (W, k * d, 1)))[..., 0]
+        mnew = (A2 @ pick(self.mean, -1)[..., None])[..., 0]             # (.., W, d)
         if offset is not None:
             b = asarray(offset, xp)
             Row = Row + b[..., :, :, None] * self.mean[..., None, None, :]
             mnew = mnew + b
         # corner: E[y'_w y'_v^T] = sum_j Row[w, src_v j] A_vj^T + mnew_w b_v^T + delta Q_w
-        Rg = xp.reshape(xp.take(Row, flat, axis=-1), Row.shape[:-1] + (W, k * d))   # (.., W, d, W, k*d)
+        Rg = pick(Row, -1)                                               # (.., W, d, W, k*d)
         if xp is np:
             corner = np.einsum("...wivc,...vec->...wive", Rg, A2)
         else:
@@ -265,8 +273,8 @@ class RegisterMoments:
         Row = xp.reshape(Row, Row.shape[:-3] + (W * d, self.n * d))
         batch = np.broadcast_shapes(Row.shape[:-2], self.second.shape[:-2])
         if batch != self.second.shape[:-2]:
-            self.second = xp.asarray(xp.broadcast_to(self.second, batch + self.second.shape[-2:]), copy=True)
-            self.mean = xp.asarray(xp.broadcast_to(self.mean, batch + self.mean.shape[-1:]), copy=True)
+            self.second = copy_of(xp.broadcast_to(self.second, batch + self.second.shape[-2:]))
+            self.mean = copy_of(xp.broadcast_to(self.mean, batch + self.mean.shape[-1:]))
         corner = 0.5 * (corner + mT(corner))
         # the written registers are blocks of d rows and columns: slices (the standard has no scatter)
         blocks = [(slice(w * d, (w + 1) * d), slice(int(r) * d, (int(r) + 1) * d)) for w, r in enumerate(dst)]
@@ -794,7 +802,7 @@ def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x
     bidx = np.arange(B)[:, None]
     slots = np.arange(U)[None, :]
     kpos = None if schedule.local_steps is None else schedule.local_steps
-    traj = [xp.asarray(ring[:, 0, :], copy=True)] if return_trajectory else None
+    traj = [copy_of(ring[:, 0, :])] if return_trajectory else None
     for t in range(T):
         cc, lag, w, Ks, valid = _step_local_runs(schedule, kpos, local, t, B)
         anchor = gather(ring, bidx, np.where(valid, (t - lag) % R, 0))    # (B, U, d)
@@ -810,8 +818,8 @@ def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x
         delta = (anchor - x) * xp.asarray(np.broadcast_to(scale, Ks.shape))[..., None]
         ring[:, (t + 1) % R, :] = ring[:, t % R, :] - eta * weighted_sum(xp.asarray(w), delta)
         if return_trajectory:
-            traj.append(xp.asarray(ring[:, (t + 1) % R, :], copy=True))
-    out = xp.stack(traj) if return_trajectory else xp.asarray(ring[:, T % R, :], copy=True)
+            traj.append(copy_of(ring[:, (t + 1) % R, :]))
+    out = xp.stack(traj) if return_trajectory else copy_of(ring[:, T % R, :])
     _warn_diverged("simulate_schedule", xp.reshape(out, (-1, B, d)), xp)
     return out
 
@@ -927,7 +935,7 @@ def simulate_schedule_general(fed, schedule: Schedule, local: LocalSGD, *, eta: 
     slots = np.arange(U)[None, :]
     kpos = schedule.local_steps
     first = ring[:, 0, :]
-    record = [xp.asarray(first, copy=True)] if returns == "trajectory" else [fed.loss(first)] if returns == "loss" else None
+    record = [copy_of(first)] if returns == "trajectory" else [fed.loss(first)] if returns == "loss" else None
     for t in range(T):
         cc, lag, w, Ks, valid = _step_local_runs(schedule, kpos, local, t, B)
         anchor = gather(ring, bidx, np.where(valid, (t - lag) % R, 0))    # (B, U, d)
@@ -945,7 +953,7 @@ def simulate_schedule_general(fed, schedule: Schedule, local: LocalSGD, *, eta: 
         ring[:, (t + 1) % R, :] = ring[:, t % R, :] - eta * weighted_sum(xp.asarray(w), delta)
         if record is not None:
             new = ring[:, (t + 1) % R, :]
-            record.append(xp.asarray(new, copy=True) if returns == "trajectory" else fed.loss(new))
-    final = xp.asarray(ring[:, T % R, :], copy=True)
+            record.append(copy_of(new) if returns == "trajectory" else fed.loss(new))
+    final = copy_of(ring[:, T % R, :])
     _warn_diverged("simulate_schedule_general", final[None, ...], xp)
     return final if record is None else xp.stack(record)

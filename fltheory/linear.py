@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .backend import asarray, eigvals, mT, namespace, trace
+from .backend import asarray, copy_of, eigvals, mT, namespace, trace
 from . import validation as V
 from .validation import InputError
 
@@ -144,7 +144,7 @@ def one_minus_power(E, tau):
             t >>= 1
             if t:
                 base = _compose(base, base, xp)
-        return result if result is not E else xp.asarray(E, copy=True)
+        return result if result is not E else copy_of(E)
     t = xp.astype(asarray(tau, xp), xp.int64)
     result = xp.zeros(np.broadcast_shapes(E.shape, t.shape + (n, n)), dtype=E.dtype)
     base = E
@@ -172,7 +172,7 @@ def matrix_power(A, t: int):
     xp = namespace(A)
     t = V.integer(t, "t", low=0, high=2**62)
     n = A.shape[-1]
-    result = xp.asarray(xp.broadcast_to(xp.eye(n), A.shape), copy=True)
+    result = copy_of(xp.broadcast_to(xp.eye(n), A.shape))
     base = A
     while t:
         if t & 1:
@@ -233,7 +233,7 @@ class AffineMap:
         """The map applied ``t`` times, by binary powering (O(log t) products)."""
         t = V.integer(t, "t", low=0, high=2**62)
         xp = self.xp
-        result = AffineMap(xp.asarray(xp.broadcast_to(xp.eye(self.n), self.A.shape), copy=True), xp.zeros(self.b.shape))
+        result = AffineMap(copy_of(xp.broadcast_to(xp.eye(self.n), self.A.shape)), xp.zeros(self.b.shape))
         base = self
         while t:
             if t & 1:

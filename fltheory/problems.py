@@ -108,7 +108,7 @@ class _Federation:
 
     def grad(self, x):
         """grad F(x) = sum_i w_i grad F_i(x) at points ``x`` (..., d)."""
-        return weighted_sum(self.weights, self.grad_clients_at(x))
+        return self.xp.sum(self.weights[..., None] * self.grad_clients_at(x), axis=-2)
 
     def loss(self, x):
         """F(x) = sum_i w_i F_i(x) at points ``x`` (..., d)."""
@@ -297,7 +297,10 @@ class QuadraticFederation(_Federation):
         D = self.H - self.Hbar[..., None, :, :]  # (..., M, d, d)
         c = self.grad_at_star  # (..., M, d)
         u = pts - self.x_star[..., None, :]
-        diff = matvec(D[..., None, :, :, :], u[..., :, None, :]) + c[..., None, :, :]   # (..., P, M, d)
+        if xp is np:
+            diff = np.einsum("...mij,...pj->...pmi", D, u) + c[..., None, :, :]
+        else:   # (..., P, M, d)
+            diff = matvec(D[..., None, :, :, :], u[..., :, None, :]) + c[..., None, :, :]
         return xp.max(xp.sqrt(xp.sum(diff * diff, axis=-1)), axis=-2)
 
     def delta_average_at(self, points):

@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from ... import validation as V
-from ...backend import KeyedStream, asarray, matvec, mT, gather, to_numpy
+from ...backend import KeyedStream, asarray, copy_of, gather, mT, matvec, to_numpy
 from ...problems import LinearFederation, LogisticFederation, PseudoHuberFederation, QuadraticFederation, \
     SeparableCosineFederation
 from ...schedules import Participation
@@ -244,8 +244,8 @@ def afl_dga(fed, part: Participation, *, eta, w0, mode: str = "analysis", runs: 
         if N else np.zeros((0, 1), int)
     Cprev = np.concatenate([np.zeros((N, 1), np.int64), C[:, :-1]], axis=1)
 
-    w = xp.asarray(xp.broadcast_to(w0, batch + (d,)), copy=True)
-    clients = xp.asarray(xp.broadcast_to(w[..., None, :], batch + (N, d)), copy=True)
+    w = copy_of(xp.broadcast_to(w0, batch + (d,)))
+    clients = copy_of(xp.broadcast_to(w[..., None, :], batch + (N, d)))
     Gc = xp.zeros((N, T + 1) + batch + (d,))          # sum_{h' < h} alpha_{i,h'} gbar^{h'}
     Sc = xp.zeros((N, T + 1) + batch + (d,))          # sum_{h' < h} beta_{i,h'} S_i^{h'}
     stored = xp.zeros(batch + (N, d))

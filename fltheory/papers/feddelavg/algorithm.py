@@ -73,7 +73,7 @@ from typing import Any
 
 import numpy as np
 
-from ...backend import KeyedStream, asarray, matvec, mT, namespace, to_numpy, weighted_sum
+from ...backend import KeyedStream, asarray, copy_of, mT, matvec, namespace, to_numpy, weighted_sum
 from ... import validation as V
 from ...problems import ProblemError, QuadraticFederation
 
@@ -332,7 +332,7 @@ def feddelavg(
     alpha_b = xp.broadcast_to(alpha, shape)
     Delta_b = xp.broadcast_to(Delta, shape)
     x0 = xp.zeros(d) if w_init is None else asarray(w_init, xp)
-    W = xp.asarray(xp.broadcast_to(x0[..., None, :], shape + (M, d)), copy=True)
+    W = copy_of(xp.broadcast_to(x0[..., None, :], shape + (M, d)))
     wbar = weighted_sum(rho, W)
     stream = KeyedStream(seed, "feddelavg")
     rep = xp.reshape(xp.arange(lead[0] if lead else 1), (lead[0] if lead else 1,) + (1,) * (len(cfg) + 1))

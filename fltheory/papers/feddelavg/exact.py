@@ -56,7 +56,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ... import validation as V
-from ...backend import asarray, matvec, namespace, to_numpy, weighted_sum
+from ...backend import asarray, copy_of, matvec, namespace, to_numpy, weighted_sum
 from ...linear import AffineMap
 from ...problems import ProblemError, QuadraticFederation
 from .algorithm import check_parameters
@@ -117,9 +117,9 @@ def _affine_power(S, s, j, xp):
     S = xp.broadcast_to(S, shape + S.shape[len(shape):])
     s = xp.broadcast_to(s, shape + s.shape[len(shape):])
     extra = S.ndim - len(shape) - 2                      # the client axis
-    P = xp.asarray(xp.broadcast_to(xp.eye(S.shape[-1]), S.shape), copy=True)
+    P = copy_of(xp.broadcast_to(xp.eye(S.shape[-1]), S.shape))
     b = xp.zeros(s.shape)
-    e = xp.asarray(j, dtype=xp.int64, copy=True)
+    e = copy_of(xp.asarray(j, dtype=xp.int64))
     BS, Bs = S, s
     while bool(xp.any(e > 0)):
         odd = xp.reshape((e & 1) == 1, shape + (1,) * (extra + 2))
@@ -425,7 +425,7 @@ def exact_trajectory(fed, *, eta, tau, Delta, alpha, K: int, w_init=None) -> Exa
         zs.append(nxt)
     nb = len(z.shape) - 1
     Z = xp.reshape(xp.stack(zs, axis=nb), z.shape[:-1] + (int(K) + 1, M, d))
-    w_bar = weighted_sum(fed.weights[..., None, :], Z)
+    w_bar = np.einsum("...m,...kmi->...ki", fed.weights, Z) if xp is np else weighted_sum(fed.weights[..., None, :], Z)
     losses = xp.stack([fed.loss(w_bar[..., k, :]) for k in range(int(K) + 1)], axis=nb)
     return ExactTrajectory(Z, w_bar, losses)
 

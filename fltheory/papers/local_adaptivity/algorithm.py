@@ -67,7 +67,7 @@ from typing import Any
 import numpy as np
 
 from ... import validation as V
-from ...backend import KeyedStream, asarray, is_cupy, matvec, mT, namespace, to_numpy, weighted_sum
+from ...backend import KeyedStream, asarray, copy_of, is_cupy, mT, matvec, namespace, to_numpy, weighted_sum
 from ...problems import validate_weights
 
 __all__ = [
@@ -259,7 +259,7 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
 def _local_runs(problem, x, s: _Setup, t: int, record: bool = False) -> ClientUpdate:
     xp, b1, b2, opt = s.xp, s.beta1, s.beta2, s.client_opt
     shape = s.batch + (s.M, s.d)
-    y = xp.asarray(xp.broadcast_to(x[..., None, :], shape), copy=True)
+    y = copy_of(xp.broadcast_to(x[..., None, :], shape))
     eta = s.eta[..., None]
     m = xp.zeros(shape)
     v = xp.full(shape, s.v0)
@@ -449,7 +449,7 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
         raise V.InputError(f"server_eps and server_v0 must not both be 0 for server_opt={server_opt!r}")
     xp = s.xp
     a = alpha[..., None]
-    x = xp.astype(xp.broadcast_to(x, s.batch + (s.d,)), xp.float64, copy=True)
+    x = copy_of(xp.astype(xp.broadcast_to(x, s.batch + (s.d,)), xp.float64, copy=False))
     sm = xp.zeros_like(x)
     sv = xp.full(x.shape, server_v0)
     traj, recorded = [x], [0]
@@ -519,8 +519,6 @@ def fedopt_loop(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None
     >>> bool(np.allclose(a, b, rtol=0, atol=1e-13))
     True
     """
-    from ...backend import to_numpy  # noqa: PLC0415
-
     if not (hasattr(problem, "H") and hasattr(problem, "x_opt")):
         raise V.InputTypeError("fedopt_loop needs a QuadraticFederation (H, x_opt)")
     _choice("client_opt", client_opt, ("sgd", "precond", "adagrad"))

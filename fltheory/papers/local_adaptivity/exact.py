@@ -62,7 +62,7 @@ from typing import Any
 
 import numpy as np
 
-from ...backend import asarray, matvec, mT, to_numpy, trace, weighted_sum
+from ...backend import asarray, mT, matvec, to_numpy, trace, weighted_sum
 from ...linear import AffineMap, Deferred, FixedPoint, Moments, one_minus_power, spectral_radius
 from ... import validation as V
 from ...problems import ProblemError, QuadraticFederation
@@ -505,7 +505,7 @@ def _fixed_point_sweep(fed, eta, tau, correction, xp):
     Ut = mT(U)                                                          # (M, k, i): eigenvector k of client m
     outer = Ut[:, :, :, None] * Ut[:, :, None, :]                       # u u^T per (client, eigenvector)
     Wmat = xp.reshape(w[:, None, None, None] * outer, (M * d, d * d))
-    proj = matvec(Ut, fed.x_opt)                                        # u^T x_i*
+    proj = np.einsum("mik,mi->mk", U, fed.x_opt) if xp is np else matvec(Ut, fed.x_opt)   # u^T x_i*
     Vmat = xp.reshape(w[:, None, None] * Ut * proj[..., None], (M * d, d))
     bshape = g.shape[:-2]
     G = xp.reshape(g, (-1, 1, M * d))   # one row-vector product per configuration: the same bits whatever the batch size
