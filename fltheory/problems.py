@@ -510,34 +510,34 @@ class SeparableCosineFederation(_Federation):
     def loss_clients(self, X):
         """F_i(X_i) for one point per client, ``X`` (..., M, d) -> (..., M)."""
         X = self._check_per_client(X)
-        return (0.5 * self.a * (X - self.c) ** 2 + self.b * self.xp.cos(X)).sum(axis=-1)
+        return self.xp.sum(0.5 * self.a * (X - self.c) ** 2 + self.b * self.xp.cos(X), axis=-1)
 
     @property
     def L_i(self):
         """max_j (a_ij + b_ij): smoothness constant of client i."""
-        return (self.a + self.b).max(axis=-1)
+        return self.xp.max(self.a + self.b, axis=-1)
 
     @property
     def L(self):
         """max_ij (a_ij + b_ij): common smoothness constant (local adaptivity's Assumption 3)."""
-        return self.L_i.max(axis=-1)
+        return self.xp.max(self.L_i, axis=-1)
 
     def F_inf_bound(self, grid: int = 4097):
         """Certified lower bound on inf F (class docstring) from a ``grid``-point search per coordinate."""
         xp = self.xp
         w = self.weights[..., None]
-        A = (w * self.a).sum(axis=-2)  # (..., d)
-        B = (w * self.b).sum(axis=-2)
-        C = (w * self.a * self.c).sum(axis=-2) / A
+        A = xp.sum(w * self.a, axis=-2)  # (..., d)
+        B = xp.sum(w * self.b, axis=-2)
+        C = xp.sum(w * self.a * self.c, axis=-2) / A
         r = B / A
         s = xp.linspace(-1.0, 1.0, grid)
         u = C[..., None] + r[..., None] * s  # (..., d, G)
-        a, b, c = (xp.swapaxes(v, -1, -2)[..., None] for v in (self.a, self.b, self.c))  # (..., d, M, 1)
+        a, b, c = (mT(v)[..., None] for v in (self.a, self.b, self.c))  # (..., d, M, 1)
         ww = self.weights[..., None, :, None]
         uu = u[..., None, :]
-        phi = (ww * (0.5 * a * (uu - c) ** 2 + b * xp.cos(uu))).sum(axis=-2)  # (..., d, G)
+        phi = xp.sum(ww * (0.5 * a * (uu - c) ** 2 + b * xp.cos(uu)), axis=-2)  # (..., d, G)
         h = 2.0 * r / (grid - 1)
-        return (phi.min(axis=-1) - (A + B) * h * h / 8.0).sum(axis=-1)
+        return xp.sum(xp.min(phi, axis=-1) - (A + B) * h * h / 8.0, axis=-1)
 
     @property
     def F_inf(self):
@@ -552,7 +552,7 @@ def _noise_cov_checked(cov, xp, M: int, d: int):
     cov = V.array(cov, "noise_cov", xp=xp, min_ndim=3)
     if cov.shape[-3:] != (M, d, d):
         raise ProblemError(f"noise_cov must have shape (..., M={M}, d={d}, d={d}); got {tuple(cov.shape)}")
-    if bool(xp.any(xp.abs(cov - cov.swapaxes(-1, -2)) > 1e-12 * (1.0 + xp.abs(cov)))):
+    if bool(xp.any(xp.abs(cov - mT(cov)) > 1e-12 * (1.0 + xp.abs(cov)))):
         raise ProblemError("noise_cov must be symmetric")
     if bool(xp.any(xp.linalg.eigvalsh(_sym(cov))[..., 0] < -1e-12)):
         raise ProblemError("noise_cov must be positive semidefinite")
@@ -633,7 +633,7 @@ class PseudoHuberFederation(_Federation):
         X = self._check_per_client(X)
         u = X - self.b
         dl = self._delta_col()
-        q = self.xp.sqrt(1.0 + (u * u).sum(axis=-1, keepdims=True) / (dl * dl))
+        q = self.xp.sqrt(1.0 + self.xp.sum(u * u, axis=-1, keepdims=True) / (dl * dl))
         s = self.scale[..., None, None] if self.scale.ndim else self.scale
         return s * u / q
 
@@ -642,7 +642,7 @@ class PseudoHuberFederation(_Federation):
         X = self._check_per_client(X)
         u = X - self.b
         dl = self.delta
-        r2 = (u * u).sum(axis=-1)
+        r2 = self.xp.sum(u * u, axis=-1)
         s = self.scale[..., None] if self.scale.ndim else self.scale
         return s * dl * dl * (self.xp.sqrt(1.0 + r2 / (dl * dl)) - 1.0)
 
@@ -655,14 +655,14 @@ class PseudoHuberFederation(_Federation):
     def G(self):
         """``s max_i delta_i``: a bound on every gradient norm (noise-free)."""
         dl = self.delta if self.delta.ndim else self.delta[None]
-        return self.scale * dl.max(axis=-1)
+        return self.scale * self.xp.max(dl, axis=-1)
 
     def hess_clients_at(self, x):
         """``Hess F_i(x) = s (I / q - u u^T / (delta_i^2 q^3))``, ``u = x - b_i``, ``q = sqrt(1 + |u|^2/delta_i^2)``."""
         xp = self.xp
         u = self._at(x) - self.b
         dl = self._delta_col()
-        q = xp.sqrt(1.0 + (u * u).sum(axis=-1, keepdims=True) / (dl * dl))           # (..., M, 1)
+        q = xp.sqrt(1.0 + xp.sum(u * u, axis=-1, keepdims=True) / (dl * dl))         # (..., M, 1)
         s = self.scale[..., None, None, None] if self.scale.ndim else self.scale
         eye = xp.eye(self.d)
         return s * (eye / q[..., None] - u[..., :, None] * u[..., None, :] / ((dl * dl) * q**3)[..., None])
@@ -675,28 +675,28 @@ class PseudoHuberFederation(_Federation):
         if cached is not None:
             return cached
         xp = self.xp
-        x = xp.einsum("...m,...mi->...i", self.weights, xp.broadcast_to(self.b, self.weights.shape + (self.d,)))
-        scale = float(xp.max(self.scale * (1.0 + xp.abs(self.b).max())))
-        active = xp.ones(x.shape[:-1], dtype=bool)
+        x = weighted_sum(self.weights, xp.broadcast_to(self.b, self.weights.shape + (self.d,)))
+        scale = float(xp.max(self.scale * (1.0 + xp.max(xp.abs(self.b)))))
+        active = xp.ones(x.shape[:-1], dtype=xp.bool)
         for _ in range(200):
             g = self.grad(x)
-            g0 = (g * g).sum(axis=-1)
+            g0 = xp.sum(g * g, axis=-1)
             active = active & (xp.sqrt(g0) > 1e-14 * scale)
             if not bool(xp.any(active)):
                 break
-            Hs = (self.weights[..., None, None] * self.hess_clients_at(x)).sum(axis=-3)
+            Hs = xp.sum(self.weights[..., None, None] * self.hess_clients_at(x), axis=-3)
             step = xp.linalg.solve(Hs, g[..., None])[..., 0]
             t = xp.ones(x.shape[:-1])
             for _ in range(60):   # halve until |grad F| decreases (the Newton step is a descent direction for it)
                 g1 = self.grad(x - t[..., None] * step)
-                worse = ((g1 * g1).sum(axis=-1) >= g0) & active
+                worse = (xp.sum(g1 * g1, axis=-1) >= g0) & active
                 if not bool(xp.any(worse)):
                     break
                 t = xp.where(worse, 0.5 * t, t)
             active = active & ~worse                  # no step decreases |grad F| any more: round-off reached
             x = x - xp.where(active, t, 0.0)[..., None] * step
         g = self.grad(x)
-        worst = float(xp.max(xp.sqrt((g * g).sum(axis=-1))))
+        worst = float(xp.max(xp.sqrt(xp.sum(g * g, axis=-1))))
         if worst > 1e-8 * scale:
             raise ProblemError(f"PseudoHuberFederation.x_star: Newton's method stopped at |grad F| = {worst:.3g} "
                                "(delta_i very small against the spread of the b_i makes F nearly non-smooth)")
@@ -756,7 +756,7 @@ class LinearFederation(_Federation):
 
     def loss_clients(self, X):
         X = self._check_per_client(X)
-        return (self.c * X).sum(axis=-1)
+        return self.xp.sum(self.c * X, axis=-1)
 
     @property
     def L(self):
@@ -765,7 +765,7 @@ class LinearFederation(_Federation):
     @property
     def G(self):
         """``max_i ||c_i||``."""
-        return self.xp.sqrt((self.c * self.c).sum(axis=-1)).max(axis=-1)
+        return self.xp.max(self.xp.sqrt(self.xp.sum(self.c * self.c, axis=-1)), axis=-1)
 
 
 # --------------------------------------------------------------------------------------

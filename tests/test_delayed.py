@@ -362,15 +362,19 @@ def test_general_simulator_on_the_xp_backend(xp):
     assert np.allclose(to_numpy(tr), ref, rtol=0, atol=1e-12)
 
 
-def test_general_simulator_K_steps_by_a_plain_loop_on_pseudo_huber():
+def test_general_simulator_K_steps_by_a_plain_loop_on_pseudo_huber(xp):
     # per-update local steps (schedule.local_steps), stale anchors, additive noise: written out slot by slot
-    fed = flt.problems.PseudoHuberFederation(b=[[0.0, 1.0], [2.0, -1.0], [1.0, 3.0]], delta=[1.0, 0.5, 2.0])
+    b, delta = [[0.0, 1.0], [2.0, -1.0], [1.0, 3.0]], [1.0, 0.5, 2.0]
+    fed = flt.problems.PseudoHuberFederation(b=b, delta=delta)
     sched = S.first_n_arrivals(N=3, n=2, T=12, K=1, compute=np.array([1.0, 1.7, 2.9]))
     steps = np.where(sched.mask, 1 + (sched.client + np.arange(12)[None, :, None]) % 3, 1)
     sched = S.Schedule(sched.client, sched.start, sched.weight, sched.time, 3, local_steps=steps)
     loc = D.LocalSGD(eta_local=0.2, K=(1, 2, 3))
-    tr = D.simulate_schedule_general(fed, sched, loc, eta=0.9, x0=np.array([3.0, 3.0]), seed=7, sigma2=0.04,
+    on_xp = flt.problems.PseudoHuberFederation(b=xp.asarray(b), delta=xp.asarray(delta))
+    tr = D.simulate_schedule_general(on_xp, sched, loc, eta=0.9, x0=xp.asarray([3.0, 3.0]), seed=7, sigma2=0.04,
                                      returns="trajectory")
+    assert namespace(tr) is xp
+    tr = to_numpy(tr)
     noise = flt.backend.KeyedStream(7, "local noise")
     x = [np.array([3.0, 3.0])]
     for t in range(12):

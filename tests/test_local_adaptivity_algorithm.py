@@ -338,10 +338,17 @@ def test_separable_cosine_gradient_smoothness_and_lower_bound():
     assert fed.F_inf <= fine <= fed.F_inf + 1e-5
 
 
-def test_separable_cosine_batched_and_errors():
+def test_separable_cosine_batched_and_errors(xp):
     fed = _cos_fed(batch=(4,))
     assert fed.batch_shape == (4,) and fed.F_inf.shape == (4,)
     np.testing.assert_allclose(fed.F_inf[2], _cos_fed(batch=(4,)).F_inf[2])
+    # the backend: the same bound, gradients and a FedOpt run
+    on_xp = SeparableCosineFederation(*(xp.asarray(v) for v in (fed.a, fed.b, fed.c)), weights=xp.asarray(fed.weights))
+    assert namespace(on_xp.F_inf) is xp
+    np.testing.assert_allclose(to_numpy(on_xp.F_inf), fed.F_inf, rtol=1e-13)
+    kw = dict(rounds=3, eta=0.01, tau=2, client_opt="adagrad", correction="local")
+    np.testing.assert_allclose(to_numpy(fedopt(on_xp, x0=xp.zeros(2), **kw).x), fedopt(fed, x0=np.zeros(2), **kw).x,
+                               rtol=1e-13)
     ones = np.ones((2, 2))
     with pytest.raises(ProblemError, match="a must satisfy a > 0"):
         SeparableCosineFederation(-ones, ones, ones)
