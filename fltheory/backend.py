@@ -11,23 +11,25 @@ the backend is asked for by name.
 
 What runs on every namespace (only the array API standard is used; the test suite runs these
 paths on ``array_api_strict``, which has the standard's names and nothing else): keyed streams;
-``QuadraticFederation`` and its constants; the doors of :mod:`fltheory.validation`; affine maps
+the federations of :mod:`fltheory.problems` (quadratic, logistic, pseudo-Huber, separable cosine,
+linear: gradients, losses, constants); the doors of :mod:`fltheory.validation`; affine maps
 (:mod:`fltheory.linear`); the schedule engine of :mod:`fltheory.delayed` (``RegisterMoments``,
 ``schedule_moments``, ``random_participation_moments``, ``simulate_schedule``,
-``simulate_schedule_general`` on quadratic clients, step and period maps); the vectorised
-evaluation of every statement; and the papers' batched simulators and exact maps on quadratics
-(FedOpt and its closed forms, FedDelAvg's simulator, period map, exact trajectory and alpha*,
-AFL-DGA's simulator, DeFedAvg's and TDMA's runs and exact moments through the core).  What the
+``simulate_schedule_general``, step and period maps); the vectorised evaluation of every
+statement; the papers' batched simulators (FedOpt, FedDelAvg, AFL-DGA; DeFedAvg's runs and TDMA's
+quadratic runs through the core) and their exact maps on quadratics (FedOpt's closed forms and
+moments, FedDelAvg's period map, fixed point, exact trajectory and alpha*, DeFedAvg's and TDMA's
+exact moments through the core).  What the
 standard lacks goes through one helper each here: batched products without ``einsum``
 (:func:`mT`, :func:`matvec`, :func:`weighted_sum`, :func:`trace`, :func:`trace_product`),
 gathers by integer arrays (:func:`gather`), and a general eigen-solver (:func:`eigvals`, solved on
 the host by NumPy and sent back: neither CuPy nor the standard before 2025 has one).
 
-NumPy (and CuPy through NumPy-compatible calls) only: the logistic, pseudo-Huber, separable and
-linear federations of :mod:`fltheory.problems`; FedDelAvg's ``exact_optimal_alpha`` and its
-structured period map for large ``M d`` (ARPACK); AFL-DGA's exact register program and
-diagnostics, TDMA's lemma terms and DeFedAvg's assumption constants (host computations on one
-configuration); plotting and the checks.
+NumPy (and CuPy through NumPy-compatible calls) only: the logistic federation's Hessian and its
+reference minimiser (SciPy, on the host); FedDelAvg's ``exact_optimal_alpha`` and its structured
+period map for large ``M d`` (ARPACK); AFL-DGA's exact register program and diagnostics, TDMA's
+lemma terms and DeFedAvg's assumption constants (host computations on one configuration);
+plotting and the checks.
 
 Randomness is *keyed*: every draw is a pure function of ``(seed, purpose, configuration,
 round, client, counter)`` computed with a SplitMix64-style hash on unsigned 64-bit integers.
@@ -49,6 +51,7 @@ True
 """
 from __future__ import annotations
 
+import math
 import zlib
 from types import ModuleType
 from typing import Any
@@ -235,9 +238,9 @@ def trace(A: Any) -> Any:
 
 
 def gather(A: Any, *index: Any) -> Any:
-    """``A[i0, i1, ...]`` for integer NumPy index arrays that broadcast against each other, one per leading axis of
-    ``A`` (a gather over those axes).  Off NumPy it is the standard's ``take`` on those axes flattened: the
-    standard indexes by integer arrays only when every axis gets one.
+    """``A[i0, i1, ...]`` for integer index arrays (NumPy's or ``A``'s namespace) that broadcast against each
+    other, one per leading axis of ``A`` (a gather over those axes).  Off NumPy it is the standard's ``take``
+    on those axes flattened: the standard indexes by integer arrays only when every axis gets one.
 
     >>> import numpy as np
     >>> gather(np.arange(12.0).reshape(2, 3, 2), np.array([[0], [1]]), np.array([[2, 0], [1, 1]]))[..., 0].tolist()
@@ -246,12 +249,13 @@ def gather(A: Any, *index: Any) -> Any:
     if isinstance(A, np.ndarray):
         return A[index]
     xp = namespace(A)
-    index = np.broadcast_arrays(*(np.asarray(i) for i in index))
-    lead = tuple(A.shape[:len(index)])
-    flat = xp.reshape(A, (int(np.prod(lead)),) + tuple(A.shape[len(index):]))
-    pos = np.ravel_multi_index(tuple(index), lead) if index[0].size else np.zeros(index[0].shape, dtype=np.int64)
-    out = xp.take(flat, xp.asarray(np.reshape(pos, -1)), axis=0)
-    return xp.reshape(out, index[0].shape + tuple(A.shape[len(index):]))
+    lead, rest = tuple(A.shape[:len(index)]), tuple(A.shape[len(index):])
+    pos = None
+    for size, i in zip(lead, index):
+        i = xp.astype(xp.asarray(i), xp.int64)
+        pos = i if pos is None else pos * size + i
+    flat = xp.reshape(A, (math.prod(lead),) + rest)
+    return xp.reshape(xp.take(flat, xp.reshape(pos, (-1,)), axis=0), tuple(pos.shape) + rest)
 
 
 def trace_product(A: Any, B: Any) -> Any:

@@ -26,12 +26,13 @@ array([ 91., 370.])
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .backend import KeyedStream, asarray, mT, matvec, namespace, trace, weighted_sum
+from .backend import KeyedStream, asarray, dtype_kind, gather, mT, matvec, namespace, trace, weighted_sum
 from . import validation as V
 from .validation import InputError
 
@@ -833,24 +834,24 @@ class LogisticFederation(_Federation):
             raise ProblemError(f"X must have shape (M, n_max, m); got {tuple(X.shape)}")
         M, n, m = X.shape
         y = xp.asarray(self.y)
-        if tuple(y.shape) != (M, n) or y.dtype.kind not in "iu":
+        if tuple(y.shape) != (M, n) or dtype_kind(y, xp) not in "iu":
             raise ProblemError(f"y must be an integer array of shape (M={M}, n_max={n}); got {tuple(y.shape)} {y.dtype}")
-        mask = xp.ones((M, n), dtype=bool) if self.mask is None else xp.asarray(self.mask).astype(bool)
+        mask = xp.ones((M, n), dtype=xp.bool) if self.mask is None else xp.astype(xp.asarray(self.mask), xp.bool)
         if tuple(mask.shape) != (M, n):
             raise ProblemError(f"mask must have shape (M={M}, n_max={n}); got {tuple(mask.shape)}")
-        sizes = mask.sum(axis=-1)
+        sizes = xp.sum(xp.astype(mask, xp.int64), axis=-1)
         if bool(xp.any(sizes < 1)):
             raise ProblemError("every client must hold at least one sample (mask row sums must be >= 1)")
         prefix = xp.arange(n)[None, :] < sizes[:, None]
         if bool(xp.any(prefix != mask)):
             raise ProblemError("mask must mark the valid samples first in each row (pad at the end)")
-        s = int(y[mask].max()) + 1 if self.n_classes is None else int(self.n_classes)
+        s = int(xp.max(y[mask])) + 1 if self.n_classes is None else int(self.n_classes)
         if bool(xp.any((y[mask] < 0) | (y[mask] >= s))):
             raise ProblemError(f"labels y must lie in 0..n_classes-1 = 0..{s - 1}")
         if not float(self.reg) >= 0:
             raise ProblemError(f"reg must be >= 0; got {self.reg}")
         if self.weights is None:
-            w = sizes.astype(xp.float64) / float(sizes.sum())
+            w = xp.astype(sizes, xp.float64) / float(xp.sum(sizes))
         else:
             w = validate_weights(self.weights, xp)
             if tuple(w.shape) != (M,):
@@ -864,7 +865,8 @@ class LogisticFederation(_Federation):
         object.__setattr__(self, "reg", float(self.reg))
         object.__setattr__(self, "weights", w)
         object.__setattr__(self, "sizes", sizes)
-        object.__setattr__(self, "_onehot", (y[..., None] == xp.arange(s)).astype(xp.float64) * mask[..., None])
+        object.__setattr__(self, "_onehot", xp.astype(y[..., None] == xp.arange(s), xp.float64)
+                           * xp.astype(mask[..., None], xp.float64))
 
     @classmethod
     def from_client_data(cls, Xs, ys, *, n_classes=None, reg: float = 0.0, weights=None) -> "LogisticFederation":
@@ -879,11 +881,11 @@ class LogisticFederation(_Federation):
         n = max(int(x.shape[0]) for x in Xs)
         X = xp.zeros((len(Xs), n, m))
         y = xp.zeros((len(Xs), n), dtype=xp.int64)
-        mask = xp.zeros((len(Xs), n), dtype=bool)
+        mask = xp.zeros((len(Xs), n), dtype=xp.bool)
         for i, (xi, yi) in enumerate(zip(Xs, ys)):  # construction only, not a hot path
             if xi.shape[-1] != m or xi.shape[0] != yi.shape[0]:
                 raise ProblemError(f"client {i}: X must be (D_i, m={m}) and y (D_i,); got {xi.shape}, {yi.shape}")
-            X[i, : xi.shape[0]] = asarray(xi, xp)
+            X[i, : xi.shape[0], :] = asarray(xi, xp)
             y[i, : xi.shape[0]] = xp.asarray(yi)
             mask[i, : xi.shape[0]] = True
         return cls(X, y, mask, n_classes=n_classes, reg=reg, weights=weights)
@@ -912,16 +914,18 @@ class LogisticFederation(_Federation):
         return ()
 
     def _logits(self, W, X):
-        Wr = W.reshape(W.shape[:-1] + (self.n_classes, self.m))
+        xp = self.xp
+        Wr = xp.reshape(W, W.shape[:-1] + (self.n_classes, self.m))
         # a contiguous transpose: OpenBLAS is far slower on a transposed view here
-        return X @ self.xp.ascontiguousarray(Wr.swapaxes(-1, -2))
+        return X @ (np.ascontiguousarray(mT(Wr)) if xp is np else mT(Wr))
 
     # ------------------------------------------------------------------ objective
     def _ce_grad(self, W, X, Y, scale):
+        xp = self.xp
         Z = self._logits(W, X)
-        P = self.xp.exp(Z - Z.max(axis=-1, keepdims=True))
-        R = (P / P.sum(axis=-1, keepdims=True) - Y) * scale  # padded rows of X are zero: no contribution
-        G = (self.xp.ascontiguousarray(R.swapaxes(-1, -2)) @ X).reshape(R.shape[:-2] + (self.d,))
+        P = xp.exp(Z - xp.max(Z, axis=-1, keepdims=True))
+        R = (P / xp.sum(P, axis=-1, keepdims=True) - Y) * scale  # padded rows of X are zero: no contribution
+        G = xp.reshape((np.ascontiguousarray(mT(R)) if xp is np else mT(R)) @ X, R.shape[:-2] + (self.d,))
         return G + self.reg * W if self.reg else G
 
     def grad_clients(self, W, idx=None):
@@ -933,9 +937,9 @@ class LogisticFederation(_Federation):
         xp = self.xp
         W = self._check_per_client(W)
         if idx is None:
-            return self._ce_grad(W, self.X, self._onehot, (1.0 / self.sizes.astype(xp.float64))[:, None, None])
-        rows = xp.arange(self.M)[:, None]
-        return self._ce_grad(W, self.X[rows, idx], self._onehot[rows, idx], 1.0 / idx.shape[-1])
+            return self._ce_grad(W, self.X, self._onehot, (1.0 / xp.astype(self.sizes, xp.float64))[:, None, None])
+        rows = np.arange(self.M)[:, None] if xp is np else xp.arange(self.M)[:, None]
+        return self._ce_grad(W, gather(self.X, rows, idx), gather(self._onehot, rows, idx), 1.0 / idx.shape[-1])
 
     def grad_client(self, i: int, W, idx=None):
         """grad F_i at ``W`` (d,) for the single client ``i`` (minibatch positions ``idx`` (b,) optional)."""
@@ -949,22 +953,25 @@ class LogisticFederation(_Federation):
         xp = self.xp
         W = self._check_per_client(W)
         Z = self._logits(W, self.X)
-        zmax = Z.max(axis=-1, keepdims=True)
-        lse = (zmax[..., 0] + xp.log(xp.exp(Z - zmax).sum(axis=-1)))
-        zy = (Z * self._onehot).sum(axis=-1)
-        val = ((lse - zy) * self.mask).sum(axis=-1) / self.sizes
-        return val + 0.5 * self.reg * (W * W).sum(axis=-1) if self.reg else val
+        zmax = xp.max(Z, axis=-1, keepdims=True)
+        lse = (zmax[..., 0] + xp.log(xp.sum(xp.exp(Z - zmax), axis=-1)))
+        zy = xp.sum(Z * self._onehot, axis=-1)
+        if xp is np:
+            val = ((lse - zy) * self.mask).sum(axis=-1) / self.sizes
+        else:   # the standard promotes neither booleans nor integers with floats
+            val = xp.sum((lse - zy) * xp.astype(self.mask, xp.float64), axis=-1) / xp.astype(self.sizes, xp.float64)
+        return val + 0.5 * self.reg * xp.sum(W * W, axis=-1) if self.reg else val
 
     def predict(self, W, X):
         """Predicted classes for features ``X`` (n, m) under parameters ``W`` (..., d) -> (..., n)."""
-        return self._logits(asarray(W, self.xp), asarray(X, self.xp)).argmax(axis=-1)
+        return self.xp.argmax(self._logits(asarray(W, self.xp), asarray(X, self.xp)), axis=-1)
 
     def accuracy(self, W, X=None, y=None):
         """Fraction of correct predictions on ``(X, y)`` (default: the pooled training data), (...)."""
         xp = self.xp
         if X is None:
             X, y = self.X[self.mask], self.y[self.mask]
-        return (self.predict(W, X) == xp.asarray(y)).mean(axis=-1)
+        return xp.mean(xp.astype(self.predict(W, X) == xp.asarray(y), xp.float64), axis=-1)
 
     def _pooled(self):
         xp = self.xp
@@ -1002,12 +1009,12 @@ class LogisticFederation(_Federation):
     def L_i(self):
         """Per-client Lipschitz constants sqrt(2) max_{x in D_i} ||x|| (data term)."""
         xp = self.xp
-        return np.sqrt(2.0) * xp.sqrt((self.X * self.X).sum(axis=-1)).max(axis=-1)
+        return math.sqrt(2.0) * xp.max(xp.sqrt(xp.sum(self.X * self.X, axis=-1)), axis=-1)
 
     @property
     def L(self):
         """sqrt(2) max ||x||: Lipschitz constant of every F_i (data term; FedDelAvg's Assumption 1)."""
-        return self.L_i.max()
+        return self.xp.max(self.L_i)
 
     lipschitz = L
 
@@ -1019,13 +1026,13 @@ class LogisticFederation(_Federation):
     def beta_i(self):
         """Per-client smoothness lambda_max(X_i^T X_i) / (2 D_i) + reg."""
         xp = self.xp
-        G = self.X.swapaxes(-1, -2) @ self.X
-        return xp.linalg.eigvalsh(G)[..., -1] / (2.0 * self.sizes) + self.reg
+        G = mT(self.X) @ self.X
+        return xp.linalg.eigvalsh(G)[..., -1] / (2.0 * xp.astype(self.sizes, xp.float64)) + self.reg
 
     @property
     def beta(self):
         """max_i beta_i: smoothness constant of every F_i (FedDelAvg's beta)."""
-        return self.beta_i.max()
+        return self.xp.max(self.beta_i)
 
     smoothness = beta
 
@@ -1033,9 +1040,9 @@ class LogisticFederation(_Federation):
         """Per-client dissimilarity max_p ||grad F_i(p) - grad F(p)|| over ``points`` (..., P, d) -> (..., M)."""
         xp = self.xp
         g = self.grad_clients_at(asarray(points, xp))  # (..., P, M, d)
-        gbar = xp.einsum("m,...mi->...i", self.weights, g)
+        gbar = np.einsum("m,...mi->...i", self.weights, g) if xp is np else weighted_sum(self.weights, g)
         diff = g - gbar[..., None, :]
-        return xp.sqrt((diff * diff).sum(axis=-1)).max(axis=-2)
+        return xp.max(xp.sqrt(xp.sum(diff * diff, axis=-1)), axis=-2)
 
     @cached_property
     def _reference(self):
@@ -1088,5 +1095,7 @@ class LogisticFederation(_Federation):
     # ------------------------------------------------------------------ transformations
     def permuted(self, perm):
         """The same federation with clients reordered by ``perm``."""
-        p = self.xp.asarray(perm)
-        return LogisticFederation(self.X[p], self.y[p], self.mask[p], self.n_classes, self.reg, self.weights[p])
+        xp = self.xp
+        p = xp.asarray(perm)
+        return LogisticFederation(*(xp.take(v, p, axis=0) for v in (self.X, self.y, self.mask)), self.n_classes, self.reg,
+                                  xp.take(self.weights, p, axis=0))

@@ -390,19 +390,25 @@ def test_general_simulator_K_steps_by_a_plain_loop_on_pseudo_huber(xp):
     assert np.allclose(tr[:, 0], np.array(x), rtol=0, atol=1e-12)
 
 
-def test_general_simulator_permuting_clients_changes_nothing():
-    fed = small_logistic()
+def test_general_simulator_permuting_clients_changes_nothing(xp):
+    ref = small_logistic()
+    fed = flt.problems.LogisticFederation(xp.asarray(ref.X), xp.asarray(ref.y), xp.asarray(ref.mask), ref.n_classes,
+                                          ref.reg, xp.asarray(ref.weights))
     perm = np.array([2, 0, 1])
     inv = np.argsort(perm)                       # old client i is client inv[i] of the permuted federation
     sched = S.first_n_arrivals(N=3, n=2, T=25, K=3, compute=S.compute_times(seeds=[0, 1, 2], N=3))
     relabelled = S.Schedule(np.where(sched.mask, inv[np.maximum(sched.client, 0)], -1), sched.start, sched.weight,
                             sched.time, 3)
     loc = D.LocalSGD(eta_local=0.1, K=3)
-    kw = dict(eta=1.0, x0=np.full(fed.d, 0.3), seed=2, sigma2=0.01, returns="trajectory")
-    a = D.simulate_schedule_general(fed, sched, loc, **kw)
-    b = D.simulate_schedule_general(fed.permuted(perm), relabelled, loc, **kw)
+    kw = dict(eta=1.0, seed=2, sigma2=0.01, returns="trajectory")
+    a = D.simulate_schedule_general(fed, sched, loc, x0=xp.full(fed.d, 0.3), **kw)
+    b = D.simulate_schedule_general(fed.permuted(perm), relabelled, loc, x0=xp.full(fed.d, 0.3), **kw)
+    assert namespace(a) is xp
+    a, b = to_numpy(a), to_numpy(b)
     assert np.allclose(a, b, rtol=0, atol=1e-12)
     assert not np.allclose(a[-1, 0], a[-1, 1])        # the timing seeds differ, and so do the runs
+    np.testing.assert_allclose(a, D.simulate_schedule_general(ref, sched, loc, x0=np.full(ref.d, 0.3), **kw),
+                               rtol=0, atol=1e-12)
 
 
 def test_general_simulator_noise_is_keyed_by_configuration_and_seed():
