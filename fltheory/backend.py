@@ -18,7 +18,8 @@ linear: gradients, losses, constants); the doors of :mod:`fltheory.validation`; 
 ``simulate_schedule_general``, step and period maps); the vectorised evaluation of every
 statement; the papers' batched simulators (FedOpt, FedDelAvg, AFL-DGA; DeFedAvg's runs and TDMA's
 quadratic runs through the core) and their exact maps on quadratics (FedOpt's closed forms and
-moments, FedDelAvg's period map, fixed point, exact trajectory and alpha*, DeFedAvg's and TDMA's
+moments, FedDelAvg's period map, fixed point, exact trajectory, alpha* and exactly optimal alpha,
+DeFedAvg's and TDMA's
 exact moments through the core).  What the
 standard lacks goes through one helper each here: batched products without ``einsum``
 (:func:`mT`, :func:`matvec`, :func:`weighted_sum`, :func:`trace`, :func:`trace_product`),
@@ -26,8 +27,8 @@ gathers by integer arrays (:func:`gather`), and a general eigen-solver (:func:`e
 the host by NumPy and sent back: neither CuPy nor the standard before 2025 has one).
 
 NumPy (and CuPy through NumPy-compatible calls) only: the logistic federation's Hessian and its
-reference minimiser (SciPy, on the host); FedDelAvg's ``exact_optimal_alpha`` and its structured
-period map for large ``M d`` (ARPACK); AFL-DGA's exact register program and diagnostics, TDMA's
+reference minimiser (SciPy, on the host); FedDelAvg's structured period map for large ``M d``
+(ARPACK); AFL-DGA's exact register program and diagnostics, TDMA's
 lemma terms and DeFedAvg's assumption constants (host computations on one configuration);
 plotting and the checks.
 

@@ -141,11 +141,16 @@ def test_hypothesis_exact_equals_simulation(seed, M, d, tau, data):
     np.testing.assert_allclose(ex.clients, sim.trajectory.w_clients[::tau], rtol=0, atol=1e-10)
 
 
-def test_alpha_comparison_uses_bound_alpha_star_when_present(quad):
+def test_alpha_comparison_uses_bound_alpha_star_when_present(quad, xp):
     bounds = pytest.importorskip("fltheory.papers.feddelavg.bounds")
-    cmp = exact.alpha_comparison(quad, eta=0.02 / float(quad.L), tau=10, Deltas=[0, 5, 9])
-    want = bounds.alpha_star(eta=0.02 / float(quad.L), beta=float(quad.L), L=cmp.L, delta=cmp.delta, tau=10,
-                             Delta=np.array([0, 5, 9]))
-    np.testing.assert_allclose(cmp.alpha_bound, want)
+    cmp = exact.alpha_comparison(on_backend(quad, xp), eta=0.02 / float(quad.L), tau=10, Deltas=[0, 5, 9])
+    assert namespace(cmp.alpha_gap) is xp
+    want = bounds.alpha_star(eta=0.02 / float(quad.L), beta=float(quad.L), L=to_numpy(cmp.L), delta=to_numpy(cmp.delta),
+                             tau=10, Delta=np.array([0, 5, 9]))
+    np.testing.assert_allclose(to_numpy(cmp.alpha_bound), want)
     assert float(cmp.alpha_bound[0]) == 1.0  # Delta = 0 -> alpha* = 1
+    # exactly optimal alphas: at least as good as alpha* and as alpha = 1 (golden-section search on the backend)
+    gap = to_numpy(cmp.gap_at_alpha_gap)
+    assert np.all(gap <= to_numpy(cmp.gap_at_alpha_bound) * (1 + 1e-12)) and np.all(gap <= to_numpy(cmp.gap_at_1) * (1 + 1e-12))
+    assert np.all(to_numpy(cmp.rate_at_alpha_rate) <= to_numpy(cmp.rate_at_alpha_bound) + 1e-12)
     assert np.all(cmp.gap_at_alpha_gap <= cmp.gap_at_alpha_bound * (1 + 1e-12))

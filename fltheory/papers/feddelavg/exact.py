@@ -50,6 +50,7 @@ True
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -480,21 +481,21 @@ def exact_optimal_alpha(fed, *, eta, tau, Delta, objective: str = "gap", grid=No
     B = int(np.prod(cfg))
     if B <= per or len(fed.batch_shape) > 1:
         return _optimal_alpha(fed, eta=eta, tau=tau, Delta=Delta, objective=objective, grid=grid, tol=tol)
-    eb = xp.broadcast_to(e, cfg).reshape(-1)
+    eb = xp.reshape(xp.broadcast_to(e, cfg), (-1,))
     Db = np.broadcast_to(to_numpy(D), cfg).reshape(-1)
     fb = fed
     if fed.batch_shape:
-        fb = QuadraticFederation(xp.broadcast_to(fed.H, cfg + fed.H.shape[-3:]).reshape((B,) + fed.H.shape[-3:]),
-                                 xp.broadcast_to(fed.x_opt, cfg + fed.x_opt.shape[-2:]).reshape((B,) + fed.x_opt.shape[-2:]),
-                                 xp.broadcast_to(fed.weights, cfg + (fed.M,)).reshape(B, fed.M))
+        fb = QuadraticFederation(xp.reshape(xp.broadcast_to(fed.H, cfg + fed.H.shape[-3:]), (B,) + fed.H.shape[-3:]),
+                                 xp.reshape(xp.broadcast_to(fed.x_opt, cfg + fed.x_opt.shape[-2:]), (B,) + fed.x_opt.shape[-2:]),
+                                 xp.reshape(xp.broadcast_to(fed.weights, cfg + (fed.M,)), (B, fed.M)))
     parts = []
     for a in range(0, B, per):
         sl = slice(a, min(a + per, B))
         sub = fb.take(sl) if fb.batch_shape else fb
         parts.append(_optimal_alpha(sub, eta=eb[sl], tau=tau_i, Delta=Db[sl], objective=objective, grid=grid, tol=tol))
-    cat = lambda k, axis=0: xp.concatenate([getattr(p_, k) for p_ in parts], axis=axis)  # noqa: E731
-    return OptimalAlpha(cat("alpha").reshape(cfg), cat("value").reshape(cfg), cat("value_at_1").reshape(cfg),
-                        objective, parts[0].grid, cat("grid_values", 1).reshape((-1,) + cfg))
+    cat = lambda k, shape, axis=0: xp.reshape(xp.concat([getattr(p_, k) for p_ in parts], axis=axis), shape)  # noqa: E731
+    return OptimalAlpha(cat("alpha", cfg), cat("value", cfg), cat("value_at_1", cfg),
+                        objective, parts[0].grid, cat("grid_values", (-1,) + cfg, 1))
 
 
 def _optimal_alpha(fed, *, eta, tau, Delta, objective: str = "gap", grid=None, tol: float = 1e-10) -> OptimalAlpha:
@@ -515,14 +516,18 @@ def _optimal_alpha(fed, *, eta, tau, Delta, objective: str = "gap", grid=None, t
     g = xp.asarray(DEFAULT_GRID if grid is None else np.unique(V.array(grid, "grid", xp=np, ndim=1)))
     if bool(xp.any(g <= 0)) or bool(xp.any(g > 1)):
         raise ProblemError("grid values must satisfy 0 < alpha <= 1")
-    vals = _objective(pen, fed, g.reshape((-1,) + (1,) * len(cfg)), objective, xp)  # (G, ...)
+    vals = _objective(pen, fed, xp.reshape(g, (-1,) + (1,) * len(cfg)), objective, xp)  # (G, ...)
     vals = xp.broadcast_to(vals, (g.shape[0],) + cfg)
     j = xp.argmin(vals, axis=0)
     G = g.shape[0]
-    lo = g[xp.clip(j - 1, 0, G - 1)]
-    hi = g[xp.clip(j + 1, 0, G - 1)]
+
+    def grid_at(i):   # g[i] for an index array i (the standard's take)
+        return xp.reshape(xp.take(g, xp.reshape(i, (-1,)), axis=0), i.shape)
+
+    lo = grid_at(xp.clip(j - 1, 0, G - 1))
+    hi = grid_at(xp.clip(j + 1, 0, G - 1))
     lo = xp.where(j == 0, g[0] * 0.5, lo)
-    invphi = (np.sqrt(5.0) - 1.0) / 2.0
+    invphi = (math.sqrt(5.0) - 1.0) / 2.0
     c = hi - invphi * (hi - lo)
     dd = lo + invphi * (hi - lo)
     fc = _objective(pen, fed, c, objective, xp)
@@ -540,7 +545,7 @@ def _optimal_alpha(fed, *, eta, tau, Delta, objective: str = "gap", grid=None, t
     a = 0.5 * (lo + hi)
     fa = _objective(pen, fed, a, objective, xp)
     best_grid = xp.min(vals, axis=0)
-    a = xp.where(best_grid < fa, g[j], a)
+    a = xp.where(best_grid < fa, grid_at(j), a)
     fa = xp.minimum(fa, best_grid)
     f1 = _objective(pen, fed, xp.ones(cfg), objective, xp)
     a = xp.where(f1 <= fa, 1.0, a)
@@ -601,12 +606,12 @@ def quadratic_constants(fed, *, radius=None) -> QuadraticConstants:
     """
     xp = fed.xp
     xs = fed.x_star
-    spread = xp.sqrt(((fed.x_opt - xs[..., None, :]) ** 2).sum(axis=-1))  # (..., M)
+    spread = xp.sqrt(xp.sum((fed.x_opt - xs[..., None, :]) ** 2, axis=-1))  # (..., M)
     if radius is None:
-        radius = xp.maximum(xp.sqrt((xs * xs).sum(axis=-1)), spread.max(axis=-1))
+        radius = xp.maximum(xp.sqrt(xp.sum(xs * xs, axis=-1)), xp.max(spread, axis=-1))
     r = asarray(radius, xp)
-    L = (fed.L_i * (r[..., None] + spread)).max(axis=-1)
-    delta = (fed.weights * fed.delta_ball(r[..., None])).sum(axis=-1)
+    L = xp.max(fed.L_i * (r[..., None] + spread), axis=-1)
+    delta = xp.sum(fed.weights * fed.delta_ball(r[..., None]), axis=-1)
     return QuadraticConstants(fed.L, L, delta)
 
 
@@ -625,7 +630,7 @@ def alpha_comparison(fed, *, eta, tau, Deltas, alpha_bound=None, L=None, delta=N
     """
     _require_quadratic(fed)
     xp = fed.xp
-    D = xp.asarray(np.asarray(Deltas, dtype=np.int64)).reshape((-1,) + (1,) * len(fed.batch_shape))
+    D = xp.reshape(xp.asarray(np.asarray(Deltas, dtype=np.int64)), (-1,) + (1,) * len(fed.batch_shape))
     og = exact_optimal_alpha(fed, eta=eta, tau=tau, Delta=D, objective="gap")
     orate = exact_optimal_alpha(fed, eta=eta, tau=tau, Delta=D, objective="rate")
     beta, L0, d0 = quadratic_constants(fed, radius=radius)
@@ -639,11 +644,11 @@ def alpha_comparison(fed, *, eta, tau, Deltas, alpha_bound=None, L=None, delta=N
     gap_b = rate_b = None
     if alpha_bound is not None:
         ab = asarray(alpha_bound, xp)
-        alpha_bound = xp.broadcast_to(ab.reshape(D.shape) if ab.ndim == 1 else ab, og.alpha.shape)
+        alpha_bound = xp.broadcast_to(xp.reshape(ab, D.shape) if ab.ndim == 1 else ab, og.alpha.shape)
         gap_b = _objective(pen, fed, alpha_bound, "gap", xp)
         rate_b = _objective(pen, fed, alpha_bound, "rate", xp)
     return AlphaComparison(
-        Delta=D.reshape(-1), alpha_gap=og.alpha, alpha_rate=orate.alpha, alpha_bound=alpha_bound,
+        Delta=xp.reshape(D, (-1,)), alpha_gap=og.alpha, alpha_rate=orate.alpha, alpha_bound=alpha_bound,
         gap_at_alpha_gap=og.value, gap_at_alpha_bound=gap_b, gap_at_1=og.value_at_1,
         rate_at_alpha_rate=orate.value, rate_at_alpha_bound=rate_b, rate_at_1=orate.value_at_1,
         L_lipschitz=L, delta=delta, beta=beta,
