@@ -355,7 +355,7 @@ class KeyedStream:
         golden, m1, m2 = _constants(xp)[:3]
         counter = xp.reshape(xp.arange(offset, offset + n, dtype=xp.uint64), size if size else ())
         with np.errstate(over="ignore"):
-            h = xp.full(shape, int(self._base), dtype=xp.uint64)
+            h = xp.broadcast_to(xp.asarray(int(self._base), dtype=xp.uint64), shape)   # a uint64 past int64's range
             for k in keys:
                 h = _mix(h ^ (k * golden + m2), xp)
             h = xp.reshape(h, shape + (1,) * len(size))
