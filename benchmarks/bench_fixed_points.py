@@ -15,7 +15,7 @@ Every path is warmed up once, then timed ``--repeats`` times; the best time is r
 The closed form shares its chunks among ``fltheory.parallel.num_threads()`` threads on NumPy; it is
 timed with one thread too.  The naive version is NumPy's own (one thread for these small matrices).
 
-Run:  python benchmarks/bench_fixed_points.py [--backend cupy] [--B 10000] [--repeats 3] [--threads N]
+Run:  python benchmarks/bench_fixed_points.py [--backend cupy|array_api_strict] [--B 10000] [--repeats 3] [--threads N]
 """
 import argparse
 import time
@@ -24,7 +24,7 @@ import numpy as np
 
 import fltheory as flt
 from fltheory import parallel
-from fltheory.backend import get_backend, to_numpy
+from fltheory.backend import get_backend, matvec, synchronize, weighted_sum
 from fltheory.papers.local_adaptivity import exact
 from fltheory.papers.local_adaptivity.algorithm import fedopt
 
@@ -35,15 +35,14 @@ def _best(fn, repeats, xp):
     for _ in range(repeats):
         t0 = time.perf_counter()
         out = fn()
-        if xp.__name__ == "cupy":
-            xp.cuda.Stream.null.synchronize()
+        synchronize(xp)
         best = min(best, time.perf_counter() - t0)
     return best, out
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backend", default="numpy", choices=("numpy", "cupy"))
+    ap.add_argument("--backend", default="numpy", choices=("numpy", "cupy", "array_api_strict"))
     ap.add_argument("--B", type=int, default=10_000)
     ap.add_argument("--M", type=int, default=10)
     ap.add_argument("--d", type=int, default=10)
@@ -70,11 +69,11 @@ def main(argv=None):
     x0 = xp.zeros((a.B, a.d))
     t_sim, x_sim = _best(lambda: fedopt(fed, x0=x0, rounds=rounds, client_opt="precond", alpha=1.0,
                                         record_every=rounds, **kw).x, a.repeats, xp)
-    err_it = float(to_numpy(xp.abs(it.x - x_cf).max()))
-    err_sim = float(to_numpy(xp.abs(x_sim - x_cf).max()))
+    err_it = float(xp.max(xp.abs(it.x - x_cf)))
+    err_sim = float(xp.max(xp.abs(x_sim - x_cf)))
     print(f"backend={a.backend} B={a.B} M={a.M} d={a.d} tau={a.tau}; best of {a.repeats} after a warm-up; "
           f"{parallel.num_threads()} threads")
-    err_nv = float(to_numpy(xp.abs(x_nv - x_cf).max()))
+    err_nv = float(xp.max(xp.abs(x_nv - x_cf)))
     print(f"closed form        : {t_cf:7.3f} s -> {a.B / t_cf:12,.0f} fixed points/s "
           f"(with the condition number; {t_rho:.3f} s when the spectral radius is asked for too)")
     print(f"  on one thread    : {t_cf1:7.3f} s -> {a.B / t_cf1:12,.0f} fixed points/s")
@@ -88,12 +87,12 @@ def main(argv=None):
 
     # a sweep of eta over ONE federation of local-GD clients (the common grid): eigh once per client
     fed1 = flt.random_quadratic_federation(M=a.M, d=a.d, kappa=10.0, weights="dirichlet", seed=0, backend=a.backend)
-    etas = xp.linspace(0.01, 0.2, a.B)[:, None] / float(to_numpy(xp.linalg.eigvalsh(fed1.H)[..., -1].max()))
+    etas = xp.linspace(0.01, 0.2, a.B)[:, None] / float(xp.max(xp.linalg.eigvalsh(fed1.H)[..., -1]))
     t_sw, x_sw = _best(lambda: exact.fixed_point(fed1, eta=etas, tau=a.tau).x, a.repeats, xp)
     Hb = xp.broadcast_to(fed1.H, (a.B,) + fed1.H.shape)
     t_sn, x_sn = _best(lambda: naive_fixed_point(Hb, fed1.x_opt, fed1.weights, None, etas, a.tau, xp), a.repeats, xp)
     print(f"eta sweep, one federation, B={a.B}: closed form {t_sw:.3f} s, naive numpy {t_sn:.3f} s "
-          f"({t_sn / t_sw:.1f}x; max |diff| {float(to_numpy(xp.abs(x_sw - x_sn).max())):.1e})")
+          f"({t_sn / t_sw:.1f}x; max |diff| {float(xp.max(xp.abs(x_sw - x_sn))):.1e})")
 
 
 def naive_fixed_point(H, x_opt, w, P, eta, tau, xp):
@@ -103,6 +102,8 @@ def naive_fixed_point(H, x_opt, w, P, eta, tau, xp):
     PH = H if P is None else P @ H
     K = xp.linalg.matrix_power(xp.eye(d) - eta * PH, tau)
     ImK = xp.eye(d) - K
+    if xp is not np:   # the same sums in the array API standard
+        return xp.linalg.solve(weighted_sum(w, ImK, 2), weighted_sum(w, matvec(ImK, x_opt))[..., None])[..., 0]
     C = xp.einsum("...m,...mij->...ij", w, ImK)
     c = xp.einsum("...m,...mij,...mj->...i", w, ImK, x_opt)
     return xp.linalg.solve(C, c[..., None])[..., 0]

@@ -9,7 +9,7 @@ steps.  The loop is timed on the first ``--loop-configs`` configurations and its
 extrapolated (it is linear in B); both runs use the same keyed noise, and the script prints how
 far apart their final models are on those configurations.
 
-Run:  python benchmarks/bench_simulator.py [--backend numpy|cupy] [--B 1000] [--client-opt adagrad]
+Run:  python benchmarks/bench_simulator.py [--backend numpy|cupy|array_api_strict] [--B 1000] [--client-opt adagrad]
       [--correction local] [--sigma2 0.1] [--loop-configs 20] [--repeats 3]
 """
 import argparse
@@ -18,13 +18,8 @@ import time
 import numpy as np
 
 import fltheory as flt
-from fltheory.backend import get_backend, to_numpy
+from fltheory.backend import get_backend, synchronize, to_numpy
 from fltheory.papers.local_adaptivity.algorithm import fedopt, fedopt_loop
-
-
-def _sync(xp):
-    if xp.__name__ == "cupy":
-        xp.cuda.Stream.null.synchronize()
 
 
 def _best(fn, repeats, xp):
@@ -32,14 +27,14 @@ def _best(fn, repeats, xp):
     for _ in range(repeats):
         t0 = time.perf_counter()
         out = fn()
-        _sync(xp)
+        synchronize(xp)
         best = min(best, time.perf_counter() - t0)
     return best, out
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backend", default="numpy", choices=("numpy", "cupy"))
+    ap.add_argument("--backend", default="numpy", choices=("numpy", "cupy", "array_api_strict"))
     ap.add_argument("--B", type=int, default=1000, help="configurations")
     ap.add_argument("--M", type=int, default=10, help="clients")
     ap.add_argument("--d", type=int, default=10, help="dimension")

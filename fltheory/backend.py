@@ -1,11 +1,36 @@
 """Array backends and keyed random streams.
 
 The array namespace of every computation is taken from its inputs: NumPy arrays in, NumPy
-arrays out; CuPy arrays in, CuPy arrays out.  Detection goes through ``array-api-compat``;
-the computation itself uses the NumPy-compatible API that NumPy and CuPy share (``einsum``,
-``linalg.solve``, ...), because several operations the papers need (a general eigen-solver,
-batched ``einsum``) are outside the array API standard.  CuPy is imported only when a CuPy
-array is seen or the backend is asked for by name.
+arrays out; CuPy arrays in, CuPy arrays out; arrays of another array API namespace (such as
+``array_api_strict``) in, arrays of that namespace out.  Detection goes through
+``array-api-compat``: NumPy inputs get ``numpy`` itself (NumPy >= 2 has the standard's names
+in its main namespace, and the NumPy paths keep their own fast forms: ``einsum``, ``out=``,
+in-place blocks), CuPy inputs get ``array_api_compat.cupy`` (CuPy plus the standard's names it
+lacks), other inputs their own namespace.  CuPy is imported only when a CuPy array is seen or
+the backend is asked for by name.
+
+What runs on every namespace (only the array API standard is used; the test suite runs these
+paths on ``array_api_strict``, which has the standard's names and nothing else): keyed streams;
+the federations of :mod:`fltheory.problems` (quadratic, logistic, pseudo-Huber, separable cosine,
+linear: gradients, losses, constants); the doors of :mod:`fltheory.validation`; affine maps
+(:mod:`fltheory.linear`); the schedule engine of :mod:`fltheory.delayed` (``RegisterMoments``,
+``schedule_moments``, ``random_participation_moments``, ``simulate_schedule``,
+``simulate_schedule_general``, step and period maps); the vectorised evaluation of every
+statement; the papers' batched simulators (FedOpt, FedDelAvg, AFL-DGA; DeFedAvg's runs and TDMA's
+quadratic runs through the core) and their exact maps on quadratics (FedOpt's closed forms and
+moments, FedDelAvg's period map, fixed point, exact trajectory, alpha* and exactly optimal alpha,
+DeFedAvg's and TDMA's
+exact moments through the core).  What the
+standard lacks goes through one helper each here: batched products without ``einsum``
+(:func:`mT`, :func:`matvec`, :func:`weighted_sum`, :func:`trace`, :func:`trace_product`),
+gathers by integer arrays (:func:`gather`), and a general eigen-solver (:func:`eigvals`, solved on
+the host by NumPy and sent back: neither CuPy nor the standard before 2025 has one).
+
+NumPy (and CuPy through NumPy-compatible calls) only: the logistic federation's Hessian and its
+reference minimiser (SciPy, on the host); FedDelAvg's structured period map for large ``M d``
+(ARPACK); AFL-DGA's exact register program and diagnostics, TDMA's
+lemma terms and DeFedAvg's assumption constants (host computations on one configuration);
+plotting and the checks.
 
 Randomness is *keyed*: every draw is a pure function of ``(seed, purpose, configuration,
 round, client, counter)`` computed with a SplitMix64-style hash on unsigned 64-bit integers.
@@ -27,6 +52,7 @@ True
 """
 from __future__ import annotations
 
+import math
 import zlib
 from types import ModuleType
 from typing import Any
@@ -39,9 +65,19 @@ from .validation import InputError, InputTypeError
 __all__ = [
     "namespace",
     "get_backend",
+    "synchronize",
     "is_cupy",
     "to_numpy",
     "asarray",
+    "copy_of",
+    "dtype_kind",
+    "mT",
+    "matvec",
+    "weighted_sum",
+    "trace",
+    "gather",
+    "trace_product",
+    "eigvals",
     "KeyedStream",
 ]
 
@@ -53,26 +89,41 @@ def is_cupy(x: Any) -> bool:
 
 
 def get_backend(name: str) -> ModuleType:
-    """The array module called ``name``: ``"numpy"`` or ``"cupy"`` (imported lazily)."""
+    """The array namespace called ``name``: ``"numpy"``, ``"cupy"`` (``array_api_compat.cupy``, CuPy with the
+    standard's names) or ``"array_api_strict"`` (the standard and nothing else, for tests); imported lazily.
+
+    >>> get_backend("numpy").__name__
+    'numpy'
+    """
     if name in ("numpy", "np"):
         return np
     if name in ("cupy", "cp"):
         try:
-            import cupy  # noqa: PLC0415 - lazy by design
+            import cupy  # noqa: F401, PLC0415 - lazy by design
         except ImportError as exc:  # pragma: no cover - depends on the machine
             raise ImportError(
                 "backend 'cupy' was requested but CuPy is not installed; "
                 "install the extra: pip install 'fltheory[gpu]'"
             ) from exc
-        return cupy
-    raise InputError(f"backend must be 'numpy' or 'cupy', got {name!r}")
+        import array_api_compat.cupy as cupy_compat  # noqa: PLC0415  # pragma: no cover - GPU machines
+
+        return cupy_compat  # pragma: no cover - GPU machines
+    if name == "array_api_strict":
+        try:
+            import array_api_strict  # noqa: PLC0415
+        except ImportError as exc:  # pragma: no cover - depends on the machine
+            raise ImportError("backend 'array_api_strict' was requested but it is not installed; "
+                              "pip install array-api-strict") from exc
+        return array_api_strict
+    raise InputError(f"backend must be 'numpy', 'cupy' or 'array_api_strict', got {name!r}")
 
 
 def namespace(*arrays: Any, backend: str | None = None) -> ModuleType:
-    """The array module for ``arrays``.
+    """The array namespace for ``arrays``.
 
-    Python scalars and ``None`` are ignored.  With ``backend`` given, that module is returned.
-    Mixing NumPy and CuPy arrays is an error (no silent device transfer).
+    Python scalars and ``None`` are ignored.  With ``backend`` given, that namespace is returned.
+    NumPy arrays give ``numpy``, CuPy arrays ``array_api_compat.cupy``, other arrays of the array
+    API standard their own namespace.  Mixing array libraries is an error (no silent device transfer).
     """
     if backend is not None:
         return get_backend(backend)
@@ -82,32 +133,150 @@ def namespace(*arrays: Any, backend: str | None = None) -> ModuleType:
                    or (hasattr(a, "__array_namespace__") and not isinstance(a, np.generic)))
     if not arrays or all(isinstance(a, np.ndarray) for a in arrays):   # the common case, without the lookup
         return np
-    from array_api_compat import array_namespace, is_cupy_namespace  # noqa: PLC0415
+    from array_api_compat import array_namespace, is_cupy_namespace, is_numpy_namespace  # noqa: PLC0415
 
     try:
         compat = array_namespace(*arrays)
     except TypeError as exc:
         raise InputTypeError(f"inputs mix array libraries: {sorted({type(a).__module__ for a in arrays})}") from exc
-    if is_cupy_namespace(compat):
+    if is_cupy_namespace(compat):   # pragma: no cover - GPU machines
         return get_backend("cupy")
-    return np
+    if is_numpy_namespace(compat):
+        return np
+    return compat
+
+
+def synchronize(xp: ModuleType) -> None:
+    """Wait until the device of namespace ``xp`` has finished its queued work (CuPy; nothing elsewhere), for timings."""
+    if "cupy" in xp.__name__:   # pragma: no cover - GPU machines
+        import cupy  # noqa: PLC0415
+
+        cupy.cuda.Stream.null.synchronize()
+
+
+def dtype_kind(x: Any, xp: ModuleType | None = None) -> str:
+    """NumPy's one-letter kind (``b i u f c``; ``O`` for anything else) of the dtype of array ``x``, for any
+    namespace (the standard's dtypes have no ``.kind``)."""
+    kind = getattr(x.dtype, "kind", None)
+    if kind is not None:
+        return kind
+    xp = namespace(x) if xp is None else xp
+    for name, code in (("bool", "b"), ("signed integer", "i"), ("unsigned integer", "u"),
+                       ("real floating", "f"), ("complex floating", "c")):
+        if xp.isdtype(x.dtype, name):
+            return code
+    return "O"
 
 
 def asarray(x: Any, xp: ModuleType = np, dtype: Any = None) -> Any:
-    """``x`` as an array of module ``xp`` (float64 by default for non-integer input)."""
+    """``x`` as an array of namespace ``xp`` (float64 by default for non-integer input)."""
     if dtype is None:
         arr = xp.asarray(x)
-        if arr.dtype.kind in "biu":
+        kind = dtype_kind(arr, xp)
+        if kind in "biu":
             return arr
-        return arr.astype(xp.float64, copy=False) if arr.dtype.kind == "f" else arr
+        return xp.astype(arr, xp.float64, copy=False) if kind == "f" else arr
     return xp.asarray(x, dtype=dtype)
 
 
 def to_numpy(x: Any) -> np.ndarray:
-    """A NumPy copy of ``x`` (host transfer for CuPy arrays)."""
+    """A NumPy copy of ``x`` (host transfer for CuPy arrays; ``np.asarray`` for other standard arrays).
+
+    >>> to_numpy([1.0, 2.0]).tolist()
+    [1.0, 2.0]
+    """
     if is_cupy(x):
         return x.get()
     return np.asarray(x)
+
+
+def copy_of(x: Any) -> Any:
+    """A fresh, writable copy of array ``x``: NumPy's ``x.copy()`` (C order, whatever the strides of ``x``;
+    ``asarray(x, copy=True)`` keeps their order, which a broadcast view makes odd), ``asarray(x, copy=True)``
+    elsewhere."""
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    return namespace(x).asarray(x, copy=True)
+
+
+# --------------------------------------------------------------------------------------
+# what the batched paths need beyond the standard, in one place
+# --------------------------------------------------------------------------------------
+# On NumPy these keep ``einsum`` (fast, and the numbers the NumPy paths always gave); on every
+# other namespace they are matrix products and broadcast-and-sum of the array API standard.
+def mT(A: Any) -> Any:
+    """The transpose of the last two axes (a batch of matrices)."""
+    if isinstance(A, np.ndarray):
+        return A.swapaxes(-1, -2)
+    return namespace(A).matrix_transpose(A)
+
+
+def matvec(A: Any, x: Any) -> Any:
+    """``A x`` for batches: ``A`` ``(..., n, k)``, ``x`` ``(..., k)`` -> ``(..., n)`` (batch axes broadcast)."""
+    if isinstance(A, np.ndarray) and isinstance(x, np.ndarray):
+        return np.einsum("...ij,...j->...i", A, x)
+    return (A @ x[..., None])[..., 0]
+
+
+def weighted_sum(w: Any, T: Any, ndim: int = 1) -> Any:
+    """``sum_m w[..., m] T[..., m, *rest]``: the axis of ``T`` before its last ``ndim`` axes is weighted by the
+    last axis of ``w`` and summed (client averages: ``ndim=1`` for vectors, ``2`` for matrices).
+
+    >>> import numpy as np
+    >>> weighted_sum(np.array([0.25, 0.75]), np.array([[4.0, 0.0], [0.0, 4.0]])).tolist()
+    [1.0, 3.0]
+    """
+    if isinstance(w, np.ndarray) and isinstance(T, np.ndarray):
+        tail = "ijkl"[:ndim]
+        return np.einsum(f"...m,...m{tail}->...{tail}", w, T)
+    return namespace(w, T).sum(w[(...,) + (None,) * ndim] * T, axis=-(ndim + 1))
+
+
+def trace(A: Any) -> Any:
+    """The trace of a batch of square matrices ``(..., n, n)`` -> ``(...)``."""
+    if isinstance(A, np.ndarray):
+        return np.einsum("...ii->...", A)
+    return namespace(A).linalg.trace(A)
+
+
+def gather(A: Any, *index: Any) -> Any:
+    """``A[i0, i1, ...]`` for integer index arrays (NumPy's or ``A``'s namespace) that broadcast against each
+    other, one per leading axis of ``A`` (a gather over those axes).  Off NumPy it is the standard's ``take``
+    on those axes flattened: the standard indexes by integer arrays only when every axis gets one.
+
+    >>> import numpy as np
+    >>> gather(np.arange(12.0).reshape(2, 3, 2), np.array([[0], [1]]), np.array([[2, 0], [1, 1]]))[..., 0].tolist()
+    [[4.0, 0.0], [8.0, 8.0]]
+    """
+    if isinstance(A, np.ndarray):
+        return A[index]
+    xp = namespace(A)
+    lead, rest = tuple(A.shape[:len(index)]), tuple(A.shape[len(index):])
+    pos = None
+    for size, i in zip(lead, index):
+        i = xp.astype(xp.asarray(i), xp.int64)
+        pos = i if pos is None else pos * size + i
+    flat = xp.reshape(A, (math.prod(lead),) + rest)
+    return xp.reshape(xp.take(flat, xp.reshape(pos, (-1,)), axis=0), tuple(pos.shape) + rest)
+
+
+def trace_product(A: Any, B: Any) -> Any:
+    """``tr(A B)`` for batches of square matrices (batch axes broadcast)."""
+    if isinstance(A, np.ndarray) and isinstance(B, np.ndarray):
+        return np.einsum("...ij,...ji->...", A, B)
+    return namespace(A, B).sum(A * mT(B), axis=(-2, -1))
+
+
+def eigvals(A: Any) -> Any:
+    """Eigenvalues of a batch of general square matrices, in the namespace of ``A``.
+
+    Neither the array API standard (before its 2025 revision) nor CuPy has a general eigen-solver: off NumPy
+    the batch goes to the host, NumPy solves it, and the eigenvalues come back (the one host round trip of
+    the batched paths).  Off NumPy the eigenvalues are always complex (NumPy returns real ones when every imaginary
+    part is zero; the standard's ``real`` and ``imag`` take complex arrays only)."""
+    if isinstance(A, np.ndarray):
+        return np.linalg.eigvals(A)
+    return namespace(A).asarray(np.asarray(np.linalg.eigvals(to_numpy(A)), dtype=np.complex128))
 
 
 # --------------------------------------------------------------------------------------
@@ -118,11 +287,20 @@ _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
 
-def _mix(z):
+def _constants(xp):
+    """The hash's constants (golden, M1, M2) and shifts (11, 27, 30, 31) as uint64 scalars of namespace ``xp``
+    (NumPy scalars on NumPy; 0-d arrays elsewhere: the standard mixes arrays with arrays or Python scalars)."""
+    if xp is np:
+        return _GOLDEN, _M1, _M2, np.uint64(11), np.uint64(27), np.uint64(30), np.uint64(31)
+    return tuple(xp.asarray(int(c), dtype=xp.uint64) for c in (_GOLDEN, _M1, _M2, 11, 27, 30, 31))
+
+
+def _mix(z, xp=np):
     """SplitMix64 finaliser (a bijection of uint64; wraps modulo 2**64)."""
-    z = (z ^ (z >> np.uint64(30))) * _M1
-    z = (z ^ (z >> np.uint64(27))) * _M2
-    return z ^ (z >> np.uint64(31))
+    _, m1, m2, _, s27, s30, s31 = _constants(xp)
+    z = (z ^ (z >> s30)) * m1
+    z = (z ^ (z >> s27)) * m2
+    return z ^ (z >> s31)
 
 
 _NORMAL_BLOCK = 2**16  # numbers per block of the NumPy normal path (a few arrays of it fit in L2)
@@ -130,7 +308,7 @@ _NORMAL_BLOCK = 2**16  # numbers per block of the NumPy normal path (a few array
 
 def _unit(bits, xp):
     """The top 53 bits of uint64 hashes as uniforms in the open interval (0, 1)."""
-    return ((bits >> xp.uint64(11)).astype(xp.float64) + 0.5) * (2.0**-53)
+    return (xp.astype(bits >> _constants(xp)[3], xp.float64) + 0.5) * (2.0**-53)
 
 
 def _mix_inplace(z, tmp):
@@ -172,16 +350,17 @@ class KeyedStream:
     def _bits(self, config, round, client, size, backend, offset=0):
         xp = namespace(config, round, client, backend=backend)
         size = tuple(size) if size is not None else ()
-        keys = [xp.asarray(v).astype(xp.uint64) for v in (config, round, client)]
+        keys = [xp.astype(xp.asarray(v), xp.uint64) for v in (config, round, client)]
         shape = np.broadcast_shapes(*(k.shape for k in keys))
         n = int(np.prod(size)) if size else 1
-        counter = (xp.arange(n, dtype=xp.uint64) + xp.uint64(offset)).reshape(size if size else ())
+        golden, m1, m2 = _constants(xp)[:3]
+        counter = xp.reshape(xp.arange(offset, offset + n, dtype=xp.uint64), size if size else ())
         with np.errstate(over="ignore"):
-            h = xp.full(shape, self._base, dtype=xp.uint64)
+            h = xp.broadcast_to(xp.asarray(int(self._base), dtype=xp.uint64), shape)   # a uint64 past int64's range
             for k in keys:
-                h = _mix(h ^ (k * _GOLDEN + _M2))
-            h = h.reshape(shape + (1,) * len(size))
-            return _mix(h ^ (counter * _M1 + _GOLDEN)), xp
+                h = _mix(h ^ (k * golden + m2), xp)
+            h = xp.reshape(h, shape + (1,) * len(size))
+            return _mix(h ^ (counter * m1 + golden), xp), xp
 
     def uniform(self, *, config=0, round=0, client=0, size=None, backend=None):
         """Uniform numbers in the open interval (0, 1), float64."""

@@ -66,7 +66,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .backend import KeyedStream, asarray, namespace
+from .backend import (
+    KeyedStream, asarray, copy_of, gather, mT, matvec, namespace, to_numpy, trace, trace_product, weighted_sum,
+)
 from .linear import AffineMap
 from . import validation as V
 from .schedules import Schedule, ScheduleError
@@ -150,7 +152,7 @@ class LocalSGD:
         H, d = fed.H, fed.d
         A = xp.eye(d) - self.eta_local * H
         Sig = fed.noise_cov
-        Ak = xp.broadcast_to(xp.eye(d), H.shape).copy()
+        Ak = copy_of(xp.broadcast_to(xp.eye(d), H.shape))
         noise = xp.zeros(H.shape)
         Ps, Qs = [], []
         for k in range(1, max(self.Ks) + 1):
@@ -162,7 +164,7 @@ class LocalSGD:
                 Ps.append(c * (xp.eye(d) - Ak))
                 Qs.append((c * self.eta_local) ** 2 * noise)
         P, Q = xp.stack(Ps), xp.stack(Qs)
-        q = -xp.einsum("s...ij,...j->s...i", P, fed.x_opt)
+        q = -matvec(P, fed.x_opt)
         return LocalRuns(P, q, Q, self.Ks)
 
 
@@ -194,15 +196,15 @@ class RegisterMoments:
         nd = self.n * self.d
         m = xp.zeros(tuple(batch_shape) + (nd,)) if mean is None else asarray(mean, xp)
         if m.ndim >= 2 and m.shape[-1] != nd and m.shape[-2:] == (self.n, self.d):
-            m = m.reshape(m.shape[:-2] + (nd,))           # (..., n, d) -> (..., n*d)
+            m = xp.reshape(m, m.shape[:-2] + (nd,))       # (..., n, d) -> (..., n*d)
         if m.shape[-1] != nd:
             raise ScheduleError(f"mean must have n*d = {nd} entries on its last axis, got {m.shape}")
         if second is None:
             second = m[..., :, None] * m[..., None, :]
         S = asarray(second, xp)
         batch = np.broadcast_shapes(m.shape[:-1], S.shape[:-2])
-        self.mean = xp.broadcast_to(m, batch + (nd,)).copy()
-        self.second = xp.broadcast_to(S, batch + (nd, nd)).copy()
+        self.mean = copy_of(xp.broadcast_to(m, batch + (nd,)))
+        self.second = copy_of(xp.broadcast_to(S, batch + (nd, nd)))
 
     @property
     def batch_shape(self) -> tuple:
@@ -234,37 +236,55 @@ class RegisterMoments:
         src = np.asarray(src, dtype=np.int64).reshape(dst.size, -1)
         W, k = src.shape
         A = asarray(mats, xp)
-        A2 = A.swapaxes(-3, -2).reshape(A.shape[:-4] + (W, d, k * d))   # (.., W, i, (k j))
+        n4 = A.ndim
+        A2 = xp.reshape(xp.permute_dims(A, tuple(range(n4 - 4)) + (n4 - 4, n4 - 2, n4 - 3, n4 - 1)),
+                        A.shape[:-4] + (W, d, k * d))                    # (.., W, i, (k j))
         rows = self._rows(src)                                           # (W, k*d)
-        Sg = self.second[..., rows, :]                                   # (.., W, k*d, n*d)
+
+        def pick(X, axis):   # X's rows (axis -2) or columns (axis -1) of the source registers, (.., W, k*d) there
+            if xp is np:     # NumPy's own indexing (its layout, hence its einsum's summation order)
+                return X[..., rows, :] if axis == -2 else X[..., rows]
+            got = xp.take(X, xp.asarray(rows.reshape(-1)), axis=axis)
+            return xp.reshape(got, X.shape[:-2] + (W, k * d, X.shape[-1])) if axis == -2 else \
+                xp.reshape(got, X.shape[:-1] + (W, k * d))
+
+        Sg = pick(self.second, -2)                                       # (.., W, k*d, n*d)
         Row = A2 @ Sg                                                    # E[y'_w y_a^T] without offset
-        mnew = (A2 @ self.mean[..., rows][..., None])[..., 0]            # (.., W, d)
+        mnew = (A2 @ pick(self.mean, -1)[..., None])[..., 0]             # (.., W, d)
         if offset is not None:
             b = asarray(offset, xp)
             Row = Row + b[..., :, :, None] * self.mean[..., None, None, :]
             mnew = mnew + b
         # corner: E[y'_w y'_v^T] = sum_j Row[w, src_v j] A_vj^T + mnew_w b_v^T + delta Q_w
-        Rg = Row[..., rows]                                              # (.., W, d, W, k*d)
-        corner = xp.einsum("...wivc,...vec->...wive", Rg, A2)
+        Rg = pick(Row, -1)                                               # (.., W, d, W, k*d)
+        if xp is np:
+            corner = np.einsum("...wivc,...vec->...wive", Rg, A2)
+        else:
+            corner = xp.sum(Rg[..., None, :] * A2[..., None, None, :, :, :], axis=-1)
         if offset is not None:
             corner = corner + mnew[..., :, :, None, None] * b[..., None, None, :, :]
-        corner = corner.reshape(corner.shape[:-4] + (W * d, W * d))
+        corner = xp.reshape(corner, corner.shape[:-4] + (W * d, W * d))
         if noise is not None:
             Q = asarray(noise, xp)
             for w in range(W):
                 corner[..., w * d:(w + 1) * d, w * d:(w + 1) * d] += Q[..., w, :, :]
         if extra_second is not None:
             corner = corner + extra_second
-        out = self._rows(dst[:, None]).reshape(-1)                      # (W*d,)
-        Row = Row.reshape(Row.shape[:-3] + (W * d, self.n * d))
+        Row = xp.reshape(Row, Row.shape[:-3] + (W * d, self.n * d))
         batch = np.broadcast_shapes(Row.shape[:-2], self.second.shape[:-2])
         if batch != self.second.shape[:-2]:
-            self.second = xp.broadcast_to(self.second, batch + self.second.shape[-2:]).copy()
-            self.mean = xp.broadcast_to(self.mean, batch + self.mean.shape[-1:]).copy()
-        self.second[..., out, :] = Row
-        self.second[..., :, out] = Row.swapaxes(-1, -2)
-        self.second[..., out[:, None], out[None, :]] = 0.5 * (corner + corner.swapaxes(-1, -2))
-        self.mean[..., out] = mnew.reshape(mnew.shape[:-2] + (W * d,))
+            self.second = copy_of(xp.broadcast_to(self.second, batch + self.second.shape[-2:]))
+            self.mean = copy_of(xp.broadcast_to(self.mean, batch + self.mean.shape[-1:]))
+        corner = 0.5 * (corner + mT(corner))
+        # the written registers are blocks of d rows and columns: slices (the standard has no scatter)
+        blocks = [(slice(w * d, (w + 1) * d), slice(int(r) * d, (int(r) + 1) * d)) for w, r in enumerate(dst)]
+        for mine, theirs in blocks:
+            self.second[..., theirs, :] = Row[..., mine, :]
+            self.second[..., :, theirs] = mT(Row[..., mine, :])
+            self.mean[..., theirs] = mnew[..., mine.start // d, :]
+        for mine, theirs in blocks:
+            for mine2, theirs2 in blocks:
+                self.second[..., theirs, theirs2] = corner[..., mine, mine2]
 
     def assign_random(self, dst: int, base: int, lag_regs: Sequence[int], participation: "RandomParticipation",
                       delay_probs, runs_P, runs_r, runs_Q, eta):
@@ -294,30 +314,47 @@ class RegisterMoments:
         u, kappa, v = (asarray(a, xp) for a in (participation.u, participation.kappa, participation.v))
         alpha = kappa * u * u
         beta = alpha + v
-        rows = self._rows(np.asarray(lag_regs)[:, None])                 # (L, d)
-        S_LL = self.second[..., rows.reshape(-1)[:, None], rows.reshape(-1)[None, :]]
-        S_LL = S_LL.reshape(S_LL.shape[:-2] + (L, d, L, d))
-        m_L = self.mean[..., rows]                                       # (.., L, d)
-        S_diag = xp.einsum("...kakb->...kab", S_LL)
-        S_hat = xp.einsum("ik,il,...kalb->...iab", p, p, S_LL)           # (.., N, d, d)
-        S_til = xp.einsum("ik,...kab->...iab", p, S_diag)
-        m_hat = xp.einsum("ik,...ka->...ia", p, m_L)                     # (.., N, d)
-        G = xp.einsum("i,ik,...iab->...kab", u, p, P)                    # (.., L, d, d) mean coefficients
-        rbar = xp.einsum("i,...ia->...a", u, r)
-        # E[ybar ybar^T] of the aggregate
-        GS = xp.einsum("...kab,...kblc->...alc", G, S_LL)                 # (.., d, L, d)
-        agg = xp.einsum("...alc,...ldc->...ad", GS, G)
-        Gm = xp.einsum("...kab,...kb->...a", G, m_L)
+        rows = xp.asarray(self._rows(np.asarray(lag_regs)[:, None]).reshape(-1))   # (L d,)
+        batch = self.second.shape[:-2]
+        S_LL = xp.reshape(xp.take(xp.take(self.second, rows, axis=-2), rows, axis=-1), batch + (L, d, L, d))
+        m_L = xp.reshape(xp.take(self.mean, rows, axis=-1), batch + (L, d))   # (.., L, d)
+        if xp is np:
+            S_diag = np.einsum("...kakb->...kab", S_LL)
+            S_hat = np.einsum("ik,il,...kalb->...iab", p, p, S_LL)           # (.., N, d, d)
+            S_til = np.einsum("ik,...kab->...iab", p, S_diag)
+            m_hat = np.einsum("ik,...ka->...ia", p, m_L)                     # (.., N, d)
+            G = np.einsum("i,ik,...iab->...kab", u, p, P)                    # (.., L, d, d) mean coefficients
+            rbar = np.einsum("i,...ia->...a", u, r)
+            # E[ybar ybar^T] of the aggregate
+            GS = np.einsum("...kab,...kblc->...alc", G, S_LL)                 # (.., d, L, d)
+            agg = np.einsum("...alc,...ldc->...ad", GS, G)
+            Gm = np.einsum("...kab,...kb->...a", G, m_L)
+        else:   # the same sums as matrix products of the standard
+            nb = len(batch)
+            ax = tuple(range(nb))
+            S_ab = xp.permute_dims(S_LL, ax + (nb + 1, nb + 3, nb, nb + 2))  # (.., a, b, k, l)
+            S_diag = xp.permute_dims(xp.linalg.diagonal(S_ab), ax + (nb + 2, nb, nb + 1))       # (.., k, a, b)
+            S_hat = xp.sum(mT(p) * (S_ab @ mT(p)), axis=-2)                  # (.., a, b, i)
+            S_hat = xp.permute_dims(S_hat, ax + (nb + 2, nb, nb + 1))       # (.., N, d, d)
+            S_til = xp.reshape(p @ xp.reshape(S_diag, batch + (L, d * d)), batch + (N, d, d))
+            m_hat = p @ m_L                                                  # (.., N, d)
+            G = xp.reshape(mT(u[:, None] * p) @ xp.reshape(P, P.shape[:-2] + (d * d,)), P.shape[:-3] + (L, d, d))
+            rbar = weighted_sum(u, r)
+            nG = G.ndim - 3
+            Gf = xp.reshape(xp.permute_dims(G, tuple(range(nG)) + (nG + 1, nG, nG + 2)), G.shape[:-3] + (d, L * d))
+            GS = Gf @ xp.reshape(S_LL, batch + (L * d, L * d))               # (.., d, (l c))
+            agg = GS @ mT(Gf)                                                # sum_{l, c} GS[a, l c] G[l, d', c]
+            Gm = xp.sum(matvec(G, m_L), axis=-2)
         agg = agg + Gm[..., :, None] * rbar[..., None, :] + rbar[..., :, None] * Gm[..., None, :] \
             + rbar[..., :, None] * rbar[..., None, :]
         mid = beta[:, None, None] * S_til - alpha[:, None, None] * S_hat
-        per = P @ mid @ P.swapaxes(-1, -2)
+        per = P @ mid @ mT(P)
         Pm = (P @ m_hat[..., None])[..., 0]
         cross = Pm[..., :, None] * r[..., None, :]
-        per = per + v[:, None, None] * (cross + cross.swapaxes(-1, -2) + r[..., :, None] * r[..., None, :])
+        per = per + v[:, None, None] * (cross + mT(cross) + r[..., :, None] * r[..., None, :])
         per = per + beta[:, None, None] * Q
-        extra = (kappa - 1.0) * agg + per.sum(axis=-3)
-        mats = xp.concatenate([xp.broadcast_to(xp.eye(d), G.shape[:-3] + (1, d, d)), -eta * G], axis=-3)
+        extra = (kappa - 1.0) * agg + xp.sum(per, axis=-3)
+        mats = xp.concat([xp.broadcast_to(xp.eye(d), G.shape[:-3] + (1, d, d)), -eta * G], axis=-3)
         self.assign([dst], [[base] + list(lag_regs)], mats[..., None, :, :, :], (-eta * rbar)[..., None, :],
                     None, eta**2 * extra)
 
@@ -395,7 +432,7 @@ def _gather_runs(runs: LocalRuns, schedule: Schedule, fed, xp):
         kpos = None
     else:
         kpos = runs.index(schedule.local_steps)
-    r = runs.q + xp.einsum("s...ij,...j->s...i", runs.P, fed.x_star[..., None, :])
+    r = runs.q + matvec(runs.P, fed.x_star[..., None, :])
     return kpos, r
 
 
@@ -416,15 +453,20 @@ def _per_step_terms(runs, r, kpos, schedule, t, eta, xp, B, cfg_batch):
     cc, lag, w, kk, valid = _step_arrays(schedule, kpos, t, B)
     if cfg_batch:
         bidx = np.arange(B)[:, None]
-        Pg, rg, Qg = runs.P[kk, bidx, cc], r[kk, bidx, cc], runs.Q[kk, bidx, cc]
+        Pg, rg, Qg = gather(runs.P, kk, bidx, cc), gather(r, kk, bidx, cc), gather(runs.Q, kk, bidx, cc)
     else:
-        Pg, rg, Qg = runs.P[kk, cc], r[kk, cc], runs.Q[kk, cc]
+        Pg, rg, Qg = gather(runs.P, kk, cc), gather(r, kk, cc), gather(runs.Q, kk, cc)
     lags = np.unique(lag[valid]) if valid.any() else np.zeros(0, dtype=np.int64)
     wl = xp.asarray(((lag[..., None] == lags) & valid[..., None]) * w[..., None])     # (B, U, L)
     wx = xp.asarray(w)
-    G = xp.einsum("bul,buij->blij", wl, Pg)
-    b = xp.einsum("bu,bui->bi", wx, rg)
-    Q = xp.einsum("bu,buij->bij", wx * wx, Qg)
+    if xp is np:
+        G = np.einsum("bul,buij->blij", wl, Pg)
+    else:   # sum over the slots u: (B, L, U) @ (B, U, d*d)
+        d = Pg.shape[-1]
+        G = xp.reshape(xp.permute_dims(wl, (0, 2, 1)) @ xp.reshape(Pg, Pg.shape[:2] + (d * d,)),
+                       (wl.shape[0], wl.shape[2], d, d))
+    b = weighted_sum(wx, rg)
+    Q = weighted_sum(wx * wx, Qg, 2)
     return lags, -eta * G, -eta * b, eta * eta * Q
 
 
@@ -500,7 +542,7 @@ def schedule_moments(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0
     def step(eng, t, cur, new):
         lags, G, b, Q = _per_step_terms(runs, r, kpos, schedule, t, eta, xp, B, cfg_batch)
         srcs = [cur] + [(t - int(l)) % R for l in lags]
-        eng.assign([new], [srcs], xp.concatenate([eye, G], axis=1)[:, None], b[:, None], Q[:, None])
+        eng.assign([new], [srcs], xp.concat([eye, G], axis=1)[:, None, ...], b[:, None, ...], Q[:, None, ...])
 
     lag_msd = xp.zeros((T + 1, B, R)) if record_lags else None
     means, blocks = _ring_moments(fed, x0, cov0, R, (B,), T, step, lag_msd=lag_msd)
@@ -521,17 +563,20 @@ def _ring_moments(fed, x0, cov0, R: int, batch: tuple, T: int, step, lag_msd=Non
     eng = RegisterMoments(R, d, mean=xp.tile(y0, reps + (R,)), second=xp.tile(second0, reps + (R, R)), xp=xp)
     blocks = xp.empty((T + 1,) + batch + (d, d))
     means = xp.empty((T + 1,) + batch + (d,))
-    blocks[0], means[0] = eng.block(0, 0), eng.register_mean(0)
+    blocks[0, ...], means[0, ...] = eng.block(0, 0), eng.register_mean(0)
     for t in range(T):
         cur, new = t % R, (t + 1) % R
         step(eng, t, cur, new)
-        blocks[t + 1], means[t + 1] = eng.block(new, new), eng.register_mean(new)
+        blocks[t + 1, ...], means[t + 1, ...] = eng.block(new, new), eng.register_mean(new)
         if lag_msd is not None:
-            row = eng.second[..., new * d:(new + 1) * d, :].reshape(batch + (d, R, d))
-            cross = xp.einsum("...iai->...a", row)                      # tr E[y_new y_a^T], a = 0..R-1
-            own = xp.einsum("...aiai->...a", eng.second.reshape(batch + (R, d, R, d)))
-            lags = (new - np.arange(R)) % R                              # register of x_{t+1-l}
-            lag_msd[t + 1] = own[..., new:new + 1] + own[..., lags] - 2 * cross[..., lags]
+            row = xp.reshape(eng.second[..., new * d:(new + 1) * d, :], batch + (d, R, d))
+            nb = len(batch)
+            # tr E[y_new y_a^T] and tr E[y_a y_a^T], a = 0..R-1
+            cross = trace(xp.permute_dims(row, tuple(range(nb)) + (nb + 1, nb, nb + 2)))
+            own = xp.sum(xp.reshape(xp.linalg.diagonal(eng.second), batch + (R, d)), axis=-1)
+            lags = xp.asarray((new - np.arange(R)) % R)                  # register of x_{t+1-l}
+            lag_msd[t + 1, ...] = (own[..., new:new + 1] + xp.take(own, lags, axis=-1)
+                                   - 2 * xp.take(cross, lags, axis=-1))
     return means, blocks
 
 
@@ -540,9 +585,9 @@ def _moments_result(fed, means, blocks, x_star, record_cov) -> DelayedMoments:
     xp = fed.xp
     Hbar = fed.Hbar
     H2 = Hbar @ Hbar
-    mse = xp.einsum("...ii->...", blocks)
-    gsq = xp.einsum("...ij,...ji->...", H2, blocks)
-    gap = 0.5 * xp.einsum("...ij,...ji->...", Hbar, blocks)
+    mse = trace(blocks)
+    gsq = trace_product(H2, blocks)
+    gap = 0.5 * trace_product(Hbar, blocks)
     cov = blocks - means[..., :, None] * means[..., None, :] if record_cov else None
     return DelayedMoments(means + x_star, mse, gsq, gap, cov)
 
@@ -581,7 +626,7 @@ def random_participation_moments(fed, local: LocalSGD, *, eta: float, T: int, x0
     if len(np.asarray(participation.u)) != fed.M:
         raise ScheduleError("participation must be over the federation's M clients")
     runs = local.affine(fed)
-    P, Q = runs.P[0], runs.Q[0]
+    P, Q = runs.P[0, ...], runs.Q[0, ...]
     L = p.shape[-1]
     R = L
     d = fed.d
@@ -589,7 +634,7 @@ def random_participation_moments(fed, local: LocalSGD, *, eta: float, T: int, x0
     x_star = fed.x_star
     V.check_size((T + 1) * int(np.prod(batch or (1,))) * d * d + int(np.prod(batch or (1,))) * (R * d) ** 2,
                  "the exact moments")
-    r = runs.q[0] + (P @ x_star[..., None, :, None])[..., 0]        # Delta = P y + r, y = x - x*
+    r = runs.q[0, ...] + (P @ x_star[..., None, :, None])[..., 0]        # Delta = P y + r, y = x - x*
 
     def step(eng, t, cur, new):
         eng.assign_random(new, cur, [(t - k) % R for k in range(L)], participation, p, P, r, Q, eta)
@@ -626,7 +671,7 @@ def step_maps(fed, schedule: Schedule, local: LocalSGD, *, eta: float, steps: Se
         A = xp.zeros((B, n, n))
         A[:, :d, :d] = xp.eye(d)
         for j, l in enumerate(lags):
-            A[:, :d, int(l) * d:(int(l) + 1) * d] += G[:, j]
+            A[:, :d, int(l) * d:(int(l) + 1) * d] += G[:, j, ...]
         for j in range(lam):
             A[:, (j + 1) * d:(j + 2) * d, j * d:(j + 1) * d] = xp.eye(d)
         bb = xp.zeros((B, n))
@@ -757,32 +802,32 @@ def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x
     bidx = np.arange(B)[:, None]
     slots = np.arange(U)[None, :]
     kpos = None if schedule.local_steps is None else schedule.local_steps
-    traj = [ring[:, 0].copy()] if return_trajectory else None
+    traj = [copy_of(ring[:, 0, :])] if return_trajectory else None
     for t in range(T):
         cc, lag, w, Ks, valid = _step_local_runs(schedule, kpos, local, t, B)
-        anchor = ring[bidx, np.where(valid, (t - lag) % R, 0)]            # (B, U, d)
-        Hc, xc = H[bidx, cc], xo[bidx, cc]
+        anchor = gather(ring, bidx, np.where(valid, (t - lag) % R, 0))    # (B, U, d)
+        Hc, xc = gather(H, bidx, cc), gather(xo, bidx, cc)
         x = anchor
         for k in range(int(Ks.max(initial=0))):
-            g = xp.einsum("buij,buj->bui", Hc, x - xc)
+            g = matvec(Hc, x - xc)
             if root is not None:
                 z = xp.asarray(noise.normal(config=bidx, round=t, client=slots + U * k, size=(d,)))
-                g = g + xp.einsum("buij,buj->bui", root[bidx, cc], z)
+                g = g + matvec(gather(root, bidx, cc), z)
             x = xp.where(xp.asarray(k < Ks)[..., None], x - local.eta_local * g, x)
         scale = _OUTPUT_SCALE[local.output](local.eta_local, np.maximum(Ks, 1))
         delta = (anchor - x) * xp.asarray(np.broadcast_to(scale, Ks.shape))[..., None]
-        ring[:, (t + 1) % R] = ring[:, t % R] - eta * xp.einsum("bu,bui->bi", xp.asarray(w), delta)
+        ring[:, (t + 1) % R, :] = ring[:, t % R, :] - eta * weighted_sum(xp.asarray(w), delta)
         if return_trajectory:
-            traj.append(ring[:, (t + 1) % R].copy())
-    out = xp.stack(traj) if return_trajectory else ring[:, T % R].copy()
-    _warn_diverged("simulate_schedule", out.reshape(-1, B, d), xp)
+            traj.append(copy_of(ring[:, (t + 1) % R, :]))
+    out = xp.stack(traj) if return_trajectory else copy_of(ring[:, T % R, :])
+    _warn_diverged("simulate_schedule", xp.reshape(out, (-1, B, d)), xp)
     return out
 
 
 def _noise_root(cov, B: int, xp):
     """The symmetric square roots (B, M, d, d) of the noise covariances (which may be singular)."""
     lam_, evec = xp.linalg.eigh(xp.broadcast_to(cov, (B,) + cov.shape[-3:]))
-    return (evec * xp.sqrt(xp.clip(lam_, 0, None))[..., None, :]) @ evec.swapaxes(-1, -2)
+    return (evec * xp.sqrt(xp.clip(lam_, 0.0, None))[..., None, :]) @ mT(evec)
 
 
 def _step_local_runs(schedule: Schedule, kpos, local: LocalSGD, t: int, B: int):
@@ -798,7 +843,7 @@ def _step_local_runs(schedule: Schedule, kpos, local: LocalSGD, t: int, B: int):
 def _warn_diverged(who: str, models, xp):
     """Warn (naming the configurations) when some of the models (..., B, d) are not finite."""
     if not bool(xp.all(xp.isfinite(models))):
-        bad = np.flatnonzero(~np.asarray(xp.all(xp.isfinite(models), axis=(0, 2))))
+        bad = np.flatnonzero(~to_numpy(xp.all(xp.isfinite(models), axis=(0, 2))))
         import warnings  # noqa: PLC0415
 
         warnings.warn(f"{who}: configurations {bad[:10].tolist()} diverged (non-finite models); "
@@ -889,25 +934,26 @@ def simulate_schedule_general(fed, schedule: Schedule, local: LocalSGD, *, eta: 
     bidx = np.arange(B)[:, None]
     slots = np.arange(U)[None, :]
     kpos = schedule.local_steps
-    record = [ring[:, 0].copy()] if returns == "trajectory" else [fed.loss(ring[:, 0])] if returns == "loss" else None
+    first = ring[:, 0, :]
+    record = [copy_of(first)] if returns == "trajectory" else [fed.loss(first)] if returns == "loss" else None
     for t in range(T):
         cc, lag, w, Ks, valid = _step_local_runs(schedule, kpos, local, t, B)
-        anchor = ring[bidx, np.where(valid, (t - lag) % R, 0)]            # (B, U, d)
+        anchor = gather(ring, bidx, np.where(valid, (t - lag) % R, 0))    # (B, U, d)
         pick = xp.asarray(cc.T)[:, :, None, None]                         # (U, B, 1, 1)
         x = anchor
         for k in range(int(Ks.max(initial=0))):
-            G = fed.grad_clients(xp.broadcast_to(x.swapaxes(0, 1)[:, :, None, :], (U, B, M, d)))
-            g = xp.take_along_axis(G, xp.broadcast_to(pick, (U, B, 1, d)), axis=2)[:, :, 0].swapaxes(0, 1)
+            G = fed.grad_clients(xp.broadcast_to(xp.permute_dims(x, (1, 0, 2))[:, :, None, :], (U, B, M, d)))
+            g = xp.permute_dims(xp.take_along_axis(G, xp.broadcast_to(pick, (U, B, 1, d)), axis=2)[:, :, 0, :], (1, 0, 2))
             if noisy:
                 z = xp.asarray(noise.normal(config=bidx, round=t, client=slots + U * k, size=(d,)))
-                g = g + (scalar_root * z if root is None else xp.einsum("buij,buj->bui", root[bidx, cc], z))
+                g = g + (scalar_root * z if root is None else matvec(gather(root, bidx, cc), z))
             x = xp.where(xp.asarray(k < Ks)[..., None], x - local.eta_local * g, x)
         scale = _OUTPUT_SCALE[local.output](local.eta_local, np.maximum(Ks, 1))
         delta = (anchor - x) * xp.asarray(np.broadcast_to(scale, Ks.shape))[..., None]
-        ring[:, (t + 1) % R] = ring[:, t % R] - eta * xp.einsum("bu,bui->bi", xp.asarray(w), delta)
+        ring[:, (t + 1) % R, :] = ring[:, t % R, :] - eta * weighted_sum(xp.asarray(w), delta)
         if record is not None:
-            new = ring[:, (t + 1) % R]
-            record.append(new.copy() if returns == "trajectory" else fed.loss(new))
-    final = ring[:, T % R].copy()
-    _warn_diverged("simulate_schedule_general", final[None], xp)
+            new = ring[:, (t + 1) % R, :]
+            record.append(copy_of(new) if returns == "trajectory" else fed.loss(new))
+    final = copy_of(ring[:, T % R, :])
+    _warn_diverged("simulate_schedule_general", final[None, ...], xp)
     return final if record is None else xp.stack(record)

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .backend import asarray, is_cupy, namespace, to_numpy
+from .backend import asarray, copy_of, eigvals, mT, namespace, trace
 from . import validation as V
 from .validation import InputError
 
@@ -101,22 +101,13 @@ class Moments:
         """E||x_t - target||^2 = ||mean_t - target||^2 + tr cov_t, for every t."""
         xp = namespace(self.mean)
         e = self.mean - asarray(target, xp)
-        return (e * e).sum(axis=-1) + xp.einsum("...ii->...", self.cov)
-
-
-def _eigvals(A):
-    """Eigenvalues of a batch of general square matrices (CuPy has no general eigensolver:
-    the batch goes to the host and comes back)."""
-    if is_cupy(A):
-        import cupy  # noqa: PLC0415
-
-        return cupy.asarray(np.linalg.eigvals(to_numpy(A)))
-    return np.linalg.eigvals(A)
+        return xp.sum(e * e, axis=-1) + trace(self.cov)
 
 
 def spectral_radius(A):
-    """max |lambda(A)| for a batch of square matrices ``(..., n, n)``."""
-    return namespace(A).abs(_eigvals(A)).max(axis=-1)
+    """max |lambda(A)| for a batch of square matrices ``(..., n, n)`` (eigenvalues by :func:`fltheory.backend.eigvals`)."""
+    xp = namespace(A)
+    return xp.max(xp.abs(eigvals(A)), axis=-1)
 
 
 def one_minus_power(E, tau):
@@ -153,8 +144,8 @@ def one_minus_power(E, tau):
             t >>= 1
             if t:
                 base = _compose(base, base, xp)
-        return result if result is not E else E.copy()
-    t = asarray(tau, xp).astype(np.int64)
+        return result if result is not E else copy_of(E)
+    t = xp.astype(asarray(tau, xp), xp.int64)
     result = xp.zeros(np.broadcast_shapes(E.shape, t.shape + (n, n)), dtype=E.dtype)
     base = E
     while bool(xp.any(t > 0)):
@@ -169,7 +160,9 @@ def one_minus_power(E, tau):
 def _compose(Da, Db, xp):
     """``I - (I - Da)(I - Db) = Da + Db - Da Db`` (in place on the product: one new array)."""
     out = Da @ Db
-    xp.subtract(Da, out, out=out)
+    if xp is not np:
+        return Da - out + Db
+    np.subtract(Da, out, out=out)
     out += Db
     return out
 
@@ -179,7 +172,7 @@ def matrix_power(A, t: int):
     xp = namespace(A)
     t = V.integer(t, "t", low=0, high=2**62)
     n = A.shape[-1]
-    result = xp.broadcast_to(xp.eye(n), A.shape).copy()
+    result = copy_of(xp.broadcast_to(xp.eye(n), A.shape))
     base = A
     while t:
         if t & 1:
@@ -240,7 +233,7 @@ class AffineMap:
         """The map applied ``t`` times, by binary powering (O(log t) products)."""
         t = V.integer(t, "t", low=0, high=2**62)
         xp = self.xp
-        result = AffineMap(xp.broadcast_to(xp.eye(self.n), self.A.shape).copy(), xp.zeros(self.b.shape))
+        result = AffineMap(copy_of(xp.broadcast_to(xp.eye(self.n), self.A.shape)), xp.zeros(self.b.shape))
         base = self
         while t:
             if t & 1:
@@ -271,7 +264,7 @@ class AffineMap:
             raise LinearMapError("I - A is singular: the map has no unique fixed point (1 is an eigenvalue of A)")
         r = self(x) - x
         rho = self.spectral_radius()
-        return FixedPoint(x, xp.sqrt((r * r).sum(axis=-1)), spectral_radius=rho, converges=rho < 1)
+        return FixedPoint(x, xp.sqrt(xp.sum(r * r, axis=-1)), spectral_radius=rho, converges=rho < 1)
 
     def iterate_to_fixed_point(self, x0=None, *, tol: float = 1e-10, max_iter: int = 100_000) -> FixedPoint:
         """Iterate from ``x0`` until every configuration's step ``||x_{t+1} - x_t||`` <= tol."""
@@ -281,10 +274,10 @@ class AffineMap:
         x = xp.zeros(self.b.shape) if x0 is None else xp.broadcast_to(asarray(x0, xp), self.b.shape)
         for k in range(1, max_iter + 1):
             y = self(x)
-            step = xp.sqrt(((y - x) ** 2).sum(axis=-1))
+            step = xp.sqrt(xp.sum((y - x) ** 2, axis=-1))
             x = y
             if bool(xp.all(step <= tol)):
-                return FixedPoint(x, step, k, "iteration", converges=xp.ones(step.shape, dtype=bool))
+                return FixedPoint(x, step, k, "iteration", converges=xp.ones(step.shape, dtype=xp.bool))
             if not bool(xp.all(xp.isfinite(x))):
                 raise LinearMapError(f"the iteration diverged (non-finite iterate after {k} steps): the spectral "
                                      "radius is >= 1 for some configuration")
@@ -320,7 +313,7 @@ class AffineMap:
         S = xp.zeros(m.shape + (self.n,)) if cov0 is None else asarray(cov0, xp)
         Q = xp.zeros(self.A.shape) if Q is None else asarray(Q, xp)
         means, covs = [m], [S]
-        At = self.A.swapaxes(-1, -2)
+        At = mT(self.A)
         for _ in range(T):
             m = self(m)
             S = self.A @ S @ At + Q
@@ -339,7 +332,7 @@ class AffineMap:
         S = asarray(Q, xp) + xp.zeros(self.A.shape)
         Ak = self.A
         for _ in range(max_doublings):
-            inc = Ak @ S @ Ak.swapaxes(-1, -2)
+            inc = Ak @ S @ mT(Ak)
             S = S + inc
             Ak = Ak @ Ak
             if float(xp.max(xp.abs(inc))) <= tol * max(float(xp.max(xp.abs(S))), 1e-300):

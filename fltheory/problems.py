@@ -26,12 +26,13 @@ array([ 91., 370.])
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .backend import KeyedStream, asarray, namespace
+from .backend import KeyedStream, asarray, dtype_kind, gather, mT, matvec, namespace, trace, weighted_sum
 from . import validation as V
 from .validation import InputError
 
@@ -50,8 +51,8 @@ def validate_weights(weights, xp=np, name: str = "weights", atol: float | None =
     """
     w = V.array(weights, name, xp=xp, min_ndim=1)
     if bool(xp.any(w < 0)):
-        raise ProblemError(f"{name} must be >= 0; smallest is {float(w.min())}")
-    s = w.sum(axis=-1)
+        raise ProblemError(f"{name} must be >= 0; smallest is {float(xp.min(w))}")
+    s = xp.sum(w, axis=-1)
     err = float(xp.max(xp.abs(s - 1.0))) if s.size else 0.0
     tol = V.tolerance_for(w.dtype, w.shape[-1]) if atol is None else atol
     if err > tol:
@@ -66,12 +67,12 @@ def weights_from_sizes(sizes, xp=np):
     >>> weights_from_sizes([10, 30, 60]).tolist()
     [0.1, 0.3, 0.6]
     """
-    n = V.array(sizes, "sizes", xp=xp, min_ndim=1, low=0.0, open_low=True).astype(xp.float64)
-    return n / n.sum(axis=-1, keepdims=True)
+    n = xp.astype(V.array(sizes, "sizes", xp=xp, min_ndim=1, low=0.0, open_low=True), xp.float64)
+    return n / xp.sum(n, axis=-1, keepdims=True)
 
 
 def _sym(A):
-    return 0.5 * (A + A.swapaxes(-1, -2))
+    return 0.5 * (A + mT(A))
 
 
 class _Federation:
@@ -108,11 +109,11 @@ class _Federation:
 
     def grad(self, x):
         """grad F(x) = sum_i w_i grad F_i(x) at points ``x`` (..., d)."""
-        return (self.weights[..., None] * self.grad_clients_at(x)).sum(axis=-2)
+        return self.xp.sum(self.weights[..., None] * self.grad_clients_at(x), axis=-2)
 
     def loss(self, x):
         """F(x) = sum_i w_i F_i(x) at points ``x`` (..., d)."""
-        return (self.weights * self.loss_clients_at(x)).sum(axis=-1)
+        return self.xp.sum(self.weights * self.loss_clients_at(x), axis=-1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -157,7 +158,7 @@ class QuadraticFederation(_Federation):
             raise ProblemError(f"the batch axes of H {tuple(H.shape[:-3])} and x_opt {tuple(x_opt.shape[:-2])} "
                                "do not broadcast") from None
         batch = np.broadcast_shapes(H.shape[:-3], x_opt.shape[:-2])
-        asym = float(xp.max(xp.abs(H - H.swapaxes(-1, -2)))) if H.size else 0.0
+        asym = float(xp.max(xp.abs(H - mT(H)))) if H.size else 0.0
         scale = float(xp.max(xp.abs(H))) if H.size else 1.0
         if asym > 1e-10 * max(scale, 1.0):
             raise ProblemError(f"H must be symmetric: max |H - H^T| = {asym:.3g}")
@@ -165,7 +166,7 @@ class QuadraticFederation(_Federation):
         lam = xp.linalg.eigvalsh(H)
         if bool(xp.any(lam[..., 0] <= 0)):
             raise ProblemError(
-                f"H must be positive definite: smallest eigenvalue {float(lam[..., 0].min()):.3g} <= 0"
+                f"H must be positive definite: smallest eigenvalue {float(xp.min(lam[..., 0])):.3g} <= 0"
             )
         w = xp.full(batch + (M,), 1.0 / M) if self.weights is None else validate_weights(self.weights, xp)
         if self.const is not None:
@@ -186,7 +187,7 @@ class QuadraticFederation(_Federation):
             cov = V.array(cov, "noise_cov", xp=xp, min_ndim=3)
             if cov.shape[-3:] != (M, d, d):
                 raise ProblemError(f"noise_cov must have shape (..., M={M}, d={d}, d={d}); got {tuple(cov.shape)}")
-            if float(xp.max(xp.abs(cov - cov.swapaxes(-1, -2)))) > 1e-10 * max(float(xp.max(xp.abs(cov))), 1.0):
+            if float(xp.max(xp.abs(cov - mT(cov)))) > 1e-10 * max(float(xp.max(xp.abs(cov))), 1.0):
                 raise ProblemError("noise_cov must be symmetric")
             if bool(xp.any(xp.linalg.eigvalsh(_sym(cov))[..., 0] < -1e-12)):
                 raise ProblemError("noise_cov must be positive semidefinite")
@@ -217,25 +218,27 @@ class QuadraticFederation(_Federation):
     @property
     def Hbar(self):
         """sum_i w_i H_i, the Hessian of F."""
-        return self.xp.einsum("...m,...mij->...ij", self.weights, self.H)
+        return weighted_sum(self.weights, self.H, 2)
 
     @property
     def x_star(self):
         """The minimiser of F: Hbar^{-1} sum_i w_i H_i x_i*."""
         xp = self.xp
-        rhs = xp.einsum("...m,...mij,...mj->...i", self.weights, self.H, self.x_opt)
+        rhs = (xp.einsum("...m,...mij,...mj->...i", self.weights, self.H, self.x_opt) if xp is np
+               else weighted_sum(self.weights, matvec(self.H, self.x_opt)))
         return xp.linalg.solve(self.Hbar, rhs[..., None])[..., 0]
 
     def grad_clients(self, X):
         """grad F_i(X_i) = H_i (X_i - x_i*) for one point per client, ``X`` (..., M, d)."""
         X = self._check_per_client(X)
-        return self.xp.einsum("...mij,...mj->...mi", self.H, X - self.x_opt)
+        return matvec(self.H, X - self.x_opt)
 
     def loss_clients(self, X):
         """F_i(X_i) for one point per client, ``X`` (..., M, d) -> (..., M)."""
         xp = self.xp
         e = self._check_per_client(X) - self.x_opt
-        val = 0.5 * xp.einsum("...mi,...mij,...mj->...m", e, self.H, e)
+        val = (0.5 * xp.einsum("...mi,...mij,...mj->...m", e, self.H, e) if xp is np
+               else 0.5 * xp.sum(e * matvec(self.H, e), axis=-1))
         return val if self.const is None else val + asarray(self.const, xp)
 
     # ------------------------------------------------------------------ constants
@@ -250,12 +253,12 @@ class QuadraticFederation(_Federation):
     @property
     def L(self):
         """max_i lambda_max(H_i): common smoothness constant (local adaptivity's Assumption 3, FedDelAvg's beta)."""
-        return self.L_i.max(axis=-1)
+        return self.xp.max(self.L_i, axis=-1)
 
     @property
     def mu(self):
         """min_i lambda_min(H_i): common strong-convexity constant."""
-        return self.mu_i.min(axis=-1)
+        return self.xp.min(self.mu_i, axis=-1)
 
     @property
     def mu_F(self):
@@ -274,14 +277,15 @@ class QuadraticFederation(_Federation):
     def zeta2(self):
         """Heterogeneity at the optimum: sum_i w_i ||grad F_i(x*)||^2."""
         g = self.grad_at_star
-        return (self.weights * (g * g).sum(axis=-1)).sum(axis=-1)
+        xp = self.xp
+        return xp.sum(self.weights * xp.sum(g * g, axis=-1), axis=-1)
 
     @property
     def noise_trace(self):
         """tr Sigma_i per client (..., M); zeros without noise. Assumption-2 sigma^2 is its max."""
         if self.noise_cov is None:
             return self.xp.zeros(self.batch_shape + (self.M,))
-        return self.xp.einsum("...ii->...", self.noise_cov)
+        return trace(self.noise_cov)
 
     def delta_at(self, points):
         """Per-client dissimilarity max_p ||grad F_i(p) - grad F(p)|| over ``points`` (..., P, d).
@@ -294,20 +298,23 @@ class QuadraticFederation(_Federation):
         D = self.H - self.Hbar[..., None, :, :]  # (..., M, d, d)
         c = self.grad_at_star  # (..., M, d)
         u = pts - self.x_star[..., None, :]
-        diff = xp.einsum("...mij,...pj->...pmi", D, u) + c[..., None, :, :]
-        return xp.sqrt((diff * diff).sum(axis=-1)).max(axis=-2)
+        if xp is np:
+            diff = np.einsum("...mij,...pj->...pmi", D, u) + c[..., None, :, :]
+        else:   # (..., P, M, d)
+            diff = matvec(D[..., None, :, :, :], u[..., :, None, :]) + c[..., None, :, :]
+        return xp.max(xp.sqrt(xp.sum(diff * diff, axis=-1)), axis=-2)
 
     def delta_average_at(self, points):
         """Average dissimilarity delta = sum_i w_i delta_i over ``points`` (see :meth:`delta_at`)."""
-        return (self.weights * self.delta_at(points)).sum(axis=-1)
+        return self.xp.sum(self.weights * self.delta_at(points), axis=-1)
 
     def delta_ball(self, radius):
         """Upper bound on sup_{||x - x*|| <= radius} ||grad F_i(x) - grad F(x)||: ||H_i - Hbar|| r + ||grad F_i(x*)||."""
         xp = self.xp
         D = self.H - self.Hbar[..., None, :, :]
-        normD = xp.abs(xp.linalg.eigvalsh(D)).max(axis=-1)
+        normD = xp.max(xp.abs(xp.linalg.eigvalsh(D)), axis=-1)
         g = self.grad_at_star
-        return normD * radius + xp.sqrt((g * g).sum(axis=-1))
+        return normD * radius + xp.sqrt(xp.sum(g * g, axis=-1))
 
     # ------------------------------------------------------------------ transformations
     def permuted(self, perm):
@@ -315,11 +322,11 @@ class QuadraticFederation(_Federation):
         xp = self.xp
         p = xp.asarray(perm)
         return QuadraticFederation(
-            self.H[..., p, :, :],
-            self.x_opt[..., p, :],
-            self.weights[..., p],
-            None if self.noise_cov is None else self.noise_cov[..., p, :, :],
-            const=None if self.const is None else asarray(self.const, xp)[..., p],
+            xp.take(self.H, p, axis=-3),
+            xp.take(self.x_opt, p, axis=-2),
+            xp.take(self.weights, p, axis=-1),
+            None if self.noise_cov is None else xp.take(self.noise_cov, p, axis=-3),
+            const=None if self.const is None else xp.take(asarray(self.const, xp), p, axis=-1),
         )
 
     def take(self, index):
@@ -327,6 +334,7 @@ class QuadraticFederation(_Federation):
         b = self.batch_shape
         if not b:
             raise ProblemError("take() needs a batched federation")
+        index = (index, ...)   # the standard indexes every axis
         H = _broadcast(self.H, b + (self.M, self.d, self.d))[index]
         xo = _broadcast(self.x_opt, b + (self.M, self.d))[index]
         w = _broadcast(self.weights, b + (self.M,))[index]
@@ -375,7 +383,7 @@ def random_quadratic_federation(
     if sigma2 is not None:
         sigma2 = V.real(sigma2, "sigma2", low=0.0)
     seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
-    V.choice(backend, "backend", ("numpy", "cupy"))
+    V.choice(backend, "backend", ("numpy", "cupy", "array_api_strict"))
     cfg = np.arange(B)[:, None]
     cli = np.arange(M)[None, :] if hessian != "common" else np.zeros((1, M), dtype=np.int64)
     G = KeyedStream(seed, "hessian-basis").normal(config=cfg, client=cli, size=(d, d))
@@ -503,34 +511,34 @@ class SeparableCosineFederation(_Federation):
     def loss_clients(self, X):
         """F_i(X_i) for one point per client, ``X`` (..., M, d) -> (..., M)."""
         X = self._check_per_client(X)
-        return (0.5 * self.a * (X - self.c) ** 2 + self.b * self.xp.cos(X)).sum(axis=-1)
+        return self.xp.sum(0.5 * self.a * (X - self.c) ** 2 + self.b * self.xp.cos(X), axis=-1)
 
     @property
     def L_i(self):
         """max_j (a_ij + b_ij): smoothness constant of client i."""
-        return (self.a + self.b).max(axis=-1)
+        return self.xp.max(self.a + self.b, axis=-1)
 
     @property
     def L(self):
         """max_ij (a_ij + b_ij): common smoothness constant (local adaptivity's Assumption 3)."""
-        return self.L_i.max(axis=-1)
+        return self.xp.max(self.L_i, axis=-1)
 
     def F_inf_bound(self, grid: int = 4097):
         """Certified lower bound on inf F (class docstring) from a ``grid``-point search per coordinate."""
         xp = self.xp
         w = self.weights[..., None]
-        A = (w * self.a).sum(axis=-2)  # (..., d)
-        B = (w * self.b).sum(axis=-2)
-        C = (w * self.a * self.c).sum(axis=-2) / A
+        A = xp.sum(w * self.a, axis=-2)  # (..., d)
+        B = xp.sum(w * self.b, axis=-2)
+        C = xp.sum(w * self.a * self.c, axis=-2) / A
         r = B / A
         s = xp.linspace(-1.0, 1.0, grid)
         u = C[..., None] + r[..., None] * s  # (..., d, G)
-        a, b, c = (xp.swapaxes(v, -1, -2)[..., None] for v in (self.a, self.b, self.c))  # (..., d, M, 1)
+        a, b, c = (mT(v)[..., None] for v in (self.a, self.b, self.c))  # (..., d, M, 1)
         ww = self.weights[..., None, :, None]
         uu = u[..., None, :]
-        phi = (ww * (0.5 * a * (uu - c) ** 2 + b * xp.cos(uu))).sum(axis=-2)  # (..., d, G)
+        phi = xp.sum(ww * (0.5 * a * (uu - c) ** 2 + b * xp.cos(uu)), axis=-2)  # (..., d, G)
         h = 2.0 * r / (grid - 1)
-        return (phi.min(axis=-1) - (A + B) * h * h / 8.0).sum(axis=-1)
+        return xp.sum(xp.min(phi, axis=-1) - (A + B) * h * h / 8.0, axis=-1)
 
     @property
     def F_inf(self):
@@ -545,7 +553,7 @@ def _noise_cov_checked(cov, xp, M: int, d: int):
     cov = V.array(cov, "noise_cov", xp=xp, min_ndim=3)
     if cov.shape[-3:] != (M, d, d):
         raise ProblemError(f"noise_cov must have shape (..., M={M}, d={d}, d={d}); got {tuple(cov.shape)}")
-    if bool(xp.any(xp.abs(cov - cov.swapaxes(-1, -2)) > 1e-12 * (1.0 + xp.abs(cov)))):
+    if bool(xp.any(xp.abs(cov - mT(cov)) > 1e-12 * (1.0 + xp.abs(cov)))):
         raise ProblemError("noise_cov must be symmetric")
     if bool(xp.any(xp.linalg.eigvalsh(_sym(cov))[..., 0] < -1e-12)):
         raise ProblemError("noise_cov must be positive semidefinite")
@@ -626,7 +634,7 @@ class PseudoHuberFederation(_Federation):
         X = self._check_per_client(X)
         u = X - self.b
         dl = self._delta_col()
-        q = self.xp.sqrt(1.0 + (u * u).sum(axis=-1, keepdims=True) / (dl * dl))
+        q = self.xp.sqrt(1.0 + self.xp.sum(u * u, axis=-1, keepdims=True) / (dl * dl))
         s = self.scale[..., None, None] if self.scale.ndim else self.scale
         return s * u / q
 
@@ -635,7 +643,7 @@ class PseudoHuberFederation(_Federation):
         X = self._check_per_client(X)
         u = X - self.b
         dl = self.delta
-        r2 = (u * u).sum(axis=-1)
+        r2 = self.xp.sum(u * u, axis=-1)
         s = self.scale[..., None] if self.scale.ndim else self.scale
         return s * dl * dl * (self.xp.sqrt(1.0 + r2 / (dl * dl)) - 1.0)
 
@@ -648,14 +656,14 @@ class PseudoHuberFederation(_Federation):
     def G(self):
         """``s max_i delta_i``: a bound on every gradient norm (noise-free)."""
         dl = self.delta if self.delta.ndim else self.delta[None]
-        return self.scale * dl.max(axis=-1)
+        return self.scale * self.xp.max(dl, axis=-1)
 
     def hess_clients_at(self, x):
         """``Hess F_i(x) = s (I / q - u u^T / (delta_i^2 q^3))``, ``u = x - b_i``, ``q = sqrt(1 + |u|^2/delta_i^2)``."""
         xp = self.xp
         u = self._at(x) - self.b
         dl = self._delta_col()
-        q = xp.sqrt(1.0 + (u * u).sum(axis=-1, keepdims=True) / (dl * dl))           # (..., M, 1)
+        q = xp.sqrt(1.0 + xp.sum(u * u, axis=-1, keepdims=True) / (dl * dl))         # (..., M, 1)
         s = self.scale[..., None, None, None] if self.scale.ndim else self.scale
         eye = xp.eye(self.d)
         return s * (eye / q[..., None] - u[..., :, None] * u[..., None, :] / ((dl * dl) * q**3)[..., None])
@@ -668,28 +676,28 @@ class PseudoHuberFederation(_Federation):
         if cached is not None:
             return cached
         xp = self.xp
-        x = xp.einsum("...m,...mi->...i", self.weights, xp.broadcast_to(self.b, self.weights.shape + (self.d,)))
-        scale = float(xp.max(self.scale * (1.0 + xp.abs(self.b).max())))
-        active = xp.ones(x.shape[:-1], dtype=bool)
+        x = weighted_sum(self.weights, xp.broadcast_to(self.b, self.weights.shape + (self.d,)))
+        scale = float(xp.max(self.scale * (1.0 + xp.max(xp.abs(self.b)))))
+        active = xp.ones(x.shape[:-1], dtype=xp.bool)
         for _ in range(200):
             g = self.grad(x)
-            g0 = (g * g).sum(axis=-1)
+            g0 = xp.sum(g * g, axis=-1)
             active = active & (xp.sqrt(g0) > 1e-14 * scale)
             if not bool(xp.any(active)):
                 break
-            Hs = (self.weights[..., None, None] * self.hess_clients_at(x)).sum(axis=-3)
+            Hs = xp.sum(self.weights[..., None, None] * self.hess_clients_at(x), axis=-3)
             step = xp.linalg.solve(Hs, g[..., None])[..., 0]
             t = xp.ones(x.shape[:-1])
             for _ in range(60):   # halve until |grad F| decreases (the Newton step is a descent direction for it)
                 g1 = self.grad(x - t[..., None] * step)
-                worse = ((g1 * g1).sum(axis=-1) >= g0) & active
+                worse = (xp.sum(g1 * g1, axis=-1) >= g0) & active
                 if not bool(xp.any(worse)):
                     break
                 t = xp.where(worse, 0.5 * t, t)
             active = active & ~worse                  # no step decreases |grad F| any more: round-off reached
             x = x - xp.where(active, t, 0.0)[..., None] * step
         g = self.grad(x)
-        worst = float(xp.max(xp.sqrt((g * g).sum(axis=-1))))
+        worst = float(xp.max(xp.sqrt(xp.sum(g * g, axis=-1))))
         if worst > 1e-8 * scale:
             raise ProblemError(f"PseudoHuberFederation.x_star: Newton's method stopped at |grad F| = {worst:.3g} "
                                "(delta_i very small against the spread of the b_i makes F nearly non-smooth)")
@@ -749,7 +757,7 @@ class LinearFederation(_Federation):
 
     def loss_clients(self, X):
         X = self._check_per_client(X)
-        return (self.c * X).sum(axis=-1)
+        return self.xp.sum(self.c * X, axis=-1)
 
     @property
     def L(self):
@@ -758,7 +766,7 @@ class LinearFederation(_Federation):
     @property
     def G(self):
         """``max_i ||c_i||``."""
-        return self.xp.sqrt((self.c * self.c).sum(axis=-1)).max(axis=-1)
+        return self.xp.max(self.xp.sqrt(self.xp.sum(self.c * self.c, axis=-1)), axis=-1)
 
 
 # --------------------------------------------------------------------------------------
@@ -826,24 +834,24 @@ class LogisticFederation(_Federation):
             raise ProblemError(f"X must have shape (M, n_max, m); got {tuple(X.shape)}")
         M, n, m = X.shape
         y = xp.asarray(self.y)
-        if tuple(y.shape) != (M, n) or y.dtype.kind not in "iu":
+        if tuple(y.shape) != (M, n) or dtype_kind(y, xp) not in "iu":
             raise ProblemError(f"y must be an integer array of shape (M={M}, n_max={n}); got {tuple(y.shape)} {y.dtype}")
-        mask = xp.ones((M, n), dtype=bool) if self.mask is None else xp.asarray(self.mask).astype(bool)
+        mask = xp.ones((M, n), dtype=xp.bool) if self.mask is None else xp.astype(xp.asarray(self.mask), xp.bool)
         if tuple(mask.shape) != (M, n):
             raise ProblemError(f"mask must have shape (M={M}, n_max={n}); got {tuple(mask.shape)}")
-        sizes = mask.sum(axis=-1)
+        sizes = xp.sum(xp.astype(mask, xp.int64), axis=-1)
         if bool(xp.any(sizes < 1)):
             raise ProblemError("every client must hold at least one sample (mask row sums must be >= 1)")
         prefix = xp.arange(n)[None, :] < sizes[:, None]
         if bool(xp.any(prefix != mask)):
             raise ProblemError("mask must mark the valid samples first in each row (pad at the end)")
-        s = int(y[mask].max()) + 1 if self.n_classes is None else int(self.n_classes)
+        s = int(xp.max(y[mask])) + 1 if self.n_classes is None else int(self.n_classes)
         if bool(xp.any((y[mask] < 0) | (y[mask] >= s))):
             raise ProblemError(f"labels y must lie in 0..n_classes-1 = 0..{s - 1}")
         if not float(self.reg) >= 0:
             raise ProblemError(f"reg must be >= 0; got {self.reg}")
         if self.weights is None:
-            w = sizes.astype(xp.float64) / float(sizes.sum())
+            w = xp.astype(sizes, xp.float64) / float(xp.sum(sizes))
         else:
             w = validate_weights(self.weights, xp)
             if tuple(w.shape) != (M,):
@@ -857,7 +865,8 @@ class LogisticFederation(_Federation):
         object.__setattr__(self, "reg", float(self.reg))
         object.__setattr__(self, "weights", w)
         object.__setattr__(self, "sizes", sizes)
-        object.__setattr__(self, "_onehot", (y[..., None] == xp.arange(s)).astype(xp.float64) * mask[..., None])
+        object.__setattr__(self, "_onehot", xp.astype(y[..., None] == xp.arange(s), xp.float64)
+                           * xp.astype(mask[..., None], xp.float64))
 
     @classmethod
     def from_client_data(cls, Xs, ys, *, n_classes=None, reg: float = 0.0, weights=None) -> "LogisticFederation":
@@ -872,11 +881,11 @@ class LogisticFederation(_Federation):
         n = max(int(x.shape[0]) for x in Xs)
         X = xp.zeros((len(Xs), n, m))
         y = xp.zeros((len(Xs), n), dtype=xp.int64)
-        mask = xp.zeros((len(Xs), n), dtype=bool)
+        mask = xp.zeros((len(Xs), n), dtype=xp.bool)
         for i, (xi, yi) in enumerate(zip(Xs, ys)):  # construction only, not a hot path
             if xi.shape[-1] != m or xi.shape[0] != yi.shape[0]:
                 raise ProblemError(f"client {i}: X must be (D_i, m={m}) and y (D_i,); got {xi.shape}, {yi.shape}")
-            X[i, : xi.shape[0]] = asarray(xi, xp)
+            X[i, : xi.shape[0], :] = asarray(xi, xp)
             y[i, : xi.shape[0]] = xp.asarray(yi)
             mask[i, : xi.shape[0]] = True
         return cls(X, y, mask, n_classes=n_classes, reg=reg, weights=weights)
@@ -905,16 +914,18 @@ class LogisticFederation(_Federation):
         return ()
 
     def _logits(self, W, X):
-        Wr = W.reshape(W.shape[:-1] + (self.n_classes, self.m))
+        xp = self.xp
+        Wr = xp.reshape(W, W.shape[:-1] + (self.n_classes, self.m))
         # a contiguous transpose: OpenBLAS is far slower on a transposed view here
-        return X @ self.xp.ascontiguousarray(Wr.swapaxes(-1, -2))
+        return X @ (np.ascontiguousarray(mT(Wr)) if xp is np else mT(Wr))
 
     # ------------------------------------------------------------------ objective
     def _ce_grad(self, W, X, Y, scale):
+        xp = self.xp
         Z = self._logits(W, X)
-        P = self.xp.exp(Z - Z.max(axis=-1, keepdims=True))
-        R = (P / P.sum(axis=-1, keepdims=True) - Y) * scale  # padded rows of X are zero: no contribution
-        G = (self.xp.ascontiguousarray(R.swapaxes(-1, -2)) @ X).reshape(R.shape[:-2] + (self.d,))
+        P = xp.exp(Z - xp.max(Z, axis=-1, keepdims=True))
+        R = (P / xp.sum(P, axis=-1, keepdims=True) - Y) * scale  # padded rows of X are zero: no contribution
+        G = xp.reshape((np.ascontiguousarray(mT(R)) if xp is np else mT(R)) @ X, R.shape[:-2] + (self.d,))
         return G + self.reg * W if self.reg else G
 
     def grad_clients(self, W, idx=None):
@@ -926,9 +937,9 @@ class LogisticFederation(_Federation):
         xp = self.xp
         W = self._check_per_client(W)
         if idx is None:
-            return self._ce_grad(W, self.X, self._onehot, (1.0 / self.sizes.astype(xp.float64))[:, None, None])
-        rows = xp.arange(self.M)[:, None]
-        return self._ce_grad(W, self.X[rows, idx], self._onehot[rows, idx], 1.0 / idx.shape[-1])
+            return self._ce_grad(W, self.X, self._onehot, (1.0 / xp.astype(self.sizes, xp.float64))[:, None, None])
+        rows = np.arange(self.M)[:, None] if xp is np else xp.arange(self.M)[:, None]
+        return self._ce_grad(W, gather(self.X, rows, idx), gather(self._onehot, rows, idx), 1.0 / idx.shape[-1])
 
     def grad_client(self, i: int, W, idx=None):
         """grad F_i at ``W`` (d,) for the single client ``i`` (minibatch positions ``idx`` (b,) optional)."""
@@ -942,22 +953,25 @@ class LogisticFederation(_Federation):
         xp = self.xp
         W = self._check_per_client(W)
         Z = self._logits(W, self.X)
-        zmax = Z.max(axis=-1, keepdims=True)
-        lse = (zmax[..., 0] + xp.log(xp.exp(Z - zmax).sum(axis=-1)))
-        zy = (Z * self._onehot).sum(axis=-1)
-        val = ((lse - zy) * self.mask).sum(axis=-1) / self.sizes
-        return val + 0.5 * self.reg * (W * W).sum(axis=-1) if self.reg else val
+        zmax = xp.max(Z, axis=-1, keepdims=True)
+        lse = (zmax[..., 0] + xp.log(xp.sum(xp.exp(Z - zmax), axis=-1)))
+        zy = xp.sum(Z * self._onehot, axis=-1)
+        if xp is np:
+            val = ((lse - zy) * self.mask).sum(axis=-1) / self.sizes
+        else:   # the standard promotes neither booleans nor integers with floats
+            val = xp.sum((lse - zy) * xp.astype(self.mask, xp.float64), axis=-1) / xp.astype(self.sizes, xp.float64)
+        return val + 0.5 * self.reg * xp.sum(W * W, axis=-1) if self.reg else val
 
     def predict(self, W, X):
         """Predicted classes for features ``X`` (n, m) under parameters ``W`` (..., d) -> (..., n)."""
-        return self._logits(asarray(W, self.xp), asarray(X, self.xp)).argmax(axis=-1)
+        return self.xp.argmax(self._logits(asarray(W, self.xp), asarray(X, self.xp)), axis=-1)
 
     def accuracy(self, W, X=None, y=None):
         """Fraction of correct predictions on ``(X, y)`` (default: the pooled training data), (...)."""
         xp = self.xp
         if X is None:
             X, y = self.X[self.mask], self.y[self.mask]
-        return (self.predict(W, X) == xp.asarray(y)).mean(axis=-1)
+        return xp.mean(xp.astype(self.predict(W, X) == xp.asarray(y), xp.float64), axis=-1)
 
     def _pooled(self):
         xp = self.xp
@@ -995,12 +1009,12 @@ class LogisticFederation(_Federation):
     def L_i(self):
         """Per-client Lipschitz constants sqrt(2) max_{x in D_i} ||x|| (data term)."""
         xp = self.xp
-        return np.sqrt(2.0) * xp.sqrt((self.X * self.X).sum(axis=-1)).max(axis=-1)
+        return math.sqrt(2.0) * xp.max(xp.sqrt(xp.sum(self.X * self.X, axis=-1)), axis=-1)
 
     @property
     def L(self):
         """sqrt(2) max ||x||: Lipschitz constant of every F_i (data term; FedDelAvg's Assumption 1)."""
-        return self.L_i.max()
+        return self.xp.max(self.L_i)
 
     lipschitz = L
 
@@ -1012,13 +1026,13 @@ class LogisticFederation(_Federation):
     def beta_i(self):
         """Per-client smoothness lambda_max(X_i^T X_i) / (2 D_i) + reg."""
         xp = self.xp
-        G = self.X.swapaxes(-1, -2) @ self.X
-        return xp.linalg.eigvalsh(G)[..., -1] / (2.0 * self.sizes) + self.reg
+        G = mT(self.X) @ self.X
+        return xp.linalg.eigvalsh(G)[..., -1] / (2.0 * xp.astype(self.sizes, xp.float64)) + self.reg
 
     @property
     def beta(self):
         """max_i beta_i: smoothness constant of every F_i (FedDelAvg's beta)."""
-        return self.beta_i.max()
+        return self.xp.max(self.beta_i)
 
     smoothness = beta
 
@@ -1026,9 +1040,9 @@ class LogisticFederation(_Federation):
         """Per-client dissimilarity max_p ||grad F_i(p) - grad F(p)|| over ``points`` (..., P, d) -> (..., M)."""
         xp = self.xp
         g = self.grad_clients_at(asarray(points, xp))  # (..., P, M, d)
-        gbar = xp.einsum("m,...mi->...i", self.weights, g)
+        gbar = np.einsum("m,...mi->...i", self.weights, g) if xp is np else weighted_sum(self.weights, g)
         diff = g - gbar[..., None, :]
-        return xp.sqrt((diff * diff).sum(axis=-1)).max(axis=-2)
+        return xp.max(xp.sqrt(xp.sum(diff * diff, axis=-1)), axis=-2)
 
     @cached_property
     def _reference(self):
@@ -1081,5 +1095,7 @@ class LogisticFederation(_Federation):
     # ------------------------------------------------------------------ transformations
     def permuted(self, perm):
         """The same federation with clients reordered by ``perm``."""
-        p = self.xp.asarray(perm)
-        return LogisticFederation(self.X[p], self.y[p], self.mask[p], self.n_classes, self.reg, self.weights[p])
+        xp = self.xp
+        p = xp.asarray(perm)
+        return LogisticFederation(*(xp.take(v, p, axis=0) for v in (self.X, self.y, self.mask)), self.n_classes, self.reg,
+                                  xp.take(self.weights, p, axis=0))

@@ -33,6 +33,7 @@ fltheory.symbolic.ConditionError: demo: condition 'eta <= 1/L' fails at L=2, eta
 from __future__ import annotations
 
 import contextvars
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Iterable, Mapping, NamedTuple
@@ -406,11 +407,16 @@ class Statement:
     # ------------------------------------------------------------------ vectorised mode
     @staticmethod
     def _modules(module: str) -> list:
-        if module == "cupy":
+        if module == "numpy":
+            return ["numpy"]
+        if "cupy" in module:
             import cupy  # noqa: PLC0415
 
             return [cupy, "numpy"]
-        return ["numpy"]
+        # another namespace of the array API standard: the NumPy printer's names, read in that namespace
+        import importlib  # noqa: PLC0415
+
+        return [_standard_names(importlib.import_module(module)), "numpy"]
 
     def _compiled(self, module: str):
         if module not in self._cache:
@@ -448,14 +454,14 @@ class Statement:
             xp = namespace(*arrays, backend=backend)
         except TypeError as exc:
             raise InputTypeError(f"{self.name}: {exc}") from None
-        module = "cupy" if xp.__name__ == "cupy" else "numpy"
+        module = "numpy" if xp is np else xp.__name__
         args = []
         for sym in self.symbols:
             v = values[sym.name]
             if isinstance(v, Fraction):
                 v = float(v)
             try:
-                args.append(_array(v, sym.name, xp=xp).astype(xp.float64, copy=False))
+                args.append(xp.astype(_array(v, sym.name, xp=xp), xp.float64, copy=False))
             except InputTypeError:
                 raise
             except InputError as exc:
@@ -477,7 +483,7 @@ class Statement:
             elif not bool(ok.all()):
                 out = None  # the loop below names the first failing condition
         if out is None and (check or mask):
-            holds = xp.ones(shape, dtype=bool)
+            holds = xp.ones(shape, dtype=xp.bool)
             for c in self.conditions:
                 ok = xp.asarray(self._relaxed(c, args, module, rtol))
                 if mask:
@@ -578,7 +584,7 @@ class Statement:
                 shape = [1] * k
                 shape[j] = -1
                 try:
-                    vals[name] = _array(v, name, xp=xp).astype(xp.float64).reshape(shape)
+                    vals[name] = xp.reshape(xp.astype(_array(v, name, xp=xp), xp.float64), tuple(shape))
                 except InputTypeError:
                     raise
                 except InputError as exc:
@@ -592,6 +598,62 @@ class Statement:
         fields = {f: getattr(self, f) for f in self.__dataclass_fields__ if f != "_cache"}
         fields.update(changes)
         return Statement(**fields)
+
+
+_RENAMED = {"power": "pow", "mod": "remainder", "arctan": "atan", "arctan2": "atan2", "arcsin": "asin",
+            "arccos": "acos", "arctanh": "atanh", "arcsinh": "asinh", "arccosh": "acosh", "fmin": "minimum",
+            "fmax": "maximum"}
+
+
+def _standard_names(xp) -> dict:
+    """The names ``lambdify``'s NumPy printer writes (``sqrt``, ``greater``, ``select``, ...) answered by a
+    namespace of the array API standard: the same name where the standard has it, else its standard form.
+    A name missing here falls through to NumPy's, which refuses the namespace's arrays (so it shows)."""
+    def lifted(f):   # the standard's functions take arrays: a call on numbers alone (sqrt(2)) gets 0-d arrays
+        def g(*args, **kw):
+            if any(hasattr(a, "shape") for a in args):
+                return f(*args, **kw)
+            return f(*(xp.asarray(float(a)) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
+                       for a in args), **kw)
+
+        return g
+
+    names = {name: getattr(xp, name) for name in dir(xp) if not name.startswith("_")}
+    names.update({old: getattr(xp, new) for old, new in _RENAMED.items()})
+    names = {k: lifted(f) if callable(f) and not isinstance(f, type) else f for k, f in names.items()}
+    names.update(pi=math.pi, e=math.e, inf=math.inf, nan=math.nan,
+                 logical_and=_Reducible(xp.logical_and), logical_or=_Reducible(xp.logical_or))
+
+    def select(condlist, choicelist, default=0.0):
+        out = default
+        for cond, value in zip(reversed(condlist), reversed(choicelist)):
+            if isinstance(cond, bool):
+                out = value if cond else out
+                continue
+            if not hasattr(value, "shape") and not hasattr(out, "shape"):   # where takes one scalar at most
+                value = xp.asarray(float(value))
+            out = xp.where(cond, value, out)
+        return out
+
+    names["select"] = select
+    return names
+
+
+class _Reducible:
+    """A binary function with NumPy's ``.reduce`` over a sequence (``logical_and.reduce``)."""
+
+    def __init__(self, f):
+        self._f = f
+
+    def __call__(self, a, b):
+        return self._f(a, b)
+
+    def reduce(self, items):
+        items = list(items)
+        out = items[0]
+        for item in items[1:]:
+            out = self._f(out, item)
+        return out
 
 
 def conditions(*pairs: Iterable) -> tuple:

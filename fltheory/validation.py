@@ -87,6 +87,9 @@ def shown(value: Any, limit: int = 60) -> str:
     """A short text for a value in an error message (arrays by shape and dtype)."""
     if isinstance(value, np.ndarray) or type(value).__module__.startswith("cupy"):
         return f"an array of shape {tuple(value.shape)} and dtype {value.dtype}"
+    if hasattr(value, "__array_namespace__") and hasattr(value, "dtype") and not isinstance(value, np.generic):
+        # another standard array: its dtype by the name NumPy gives it ("float64", not "array_api_strict.float64")
+        return f"an array of shape {tuple(value.shape)} and dtype {str(value.dtype).rsplit('.', 1)[-1]}"
     try:
         text = repr(value)
     except Exception:  # pragma: no cover - exotic objects
@@ -199,7 +202,7 @@ def _all_finite(arr, xp) -> bool:
     """Whether every entry is finite: one pass through a sum (a NaN or inf makes it non-finite) and no
     boolean temporary; the exact elementwise test only when the sum itself overflowed."""
     with np.errstate(over="ignore", invalid="ignore"):
-        total = float(arr.sum())
+        total = float(xp.sum(arr))
     return math.isfinite(total) or bool(xp.all(xp.isfinite(arr)))
 
 
@@ -213,7 +216,7 @@ def array(value: Any, name: str, *, xp=None, ndim: int | None = None, min_ndim: 
     trailing axes.  Text, objects, complex and bool arrays are refused, and so is NaN/inf when
     ``finite``, and an empty array unless ``empty``.
     """
-    from .backend import namespace  # noqa: PLC0415 - avoid an import cycle
+    from .backend import dtype_kind, namespace  # noqa: PLC0415 - avoid an import cycle
 
     if _is_text(value):
         raise InputTypeError(f"{name} must be an array of numbers; got {shown(value)}")
@@ -225,14 +228,19 @@ def array(value: Any, name: str, *, xp=None, ndim: int | None = None, min_ndim: 
         except TypeError:
             xp = np
     try:
-        arr = xp.asarray(value)
+        if xp is not np and not hasattr(value, "__array_namespace__") and not type(value).__module__.startswith("cupy"):
+            value = np.asarray(value)   # host data: NumPy reads its dtype (text, objects) as it does on the NumPy path
+            k = value.dtype.kind
+            arr = value if k in "USOV" else xp.asarray(value)
+        else:
+            arr = xp.asarray(value)
     except (ValueError, TypeError) as exc:
         raise InputTypeError(f"{name} must be an array of numbers; got {shown(value)} ({exc})") from None
-    k = arr.dtype.kind
+    k = dtype_kind(arr, xp)
     if k in "USOV":
         raise InputTypeError(f"{name} must be an array of numbers; got dtype {arr.dtype}")
     if k == "c":
-        raise InputTypeError(f"{name} must be real; got complex dtype {arr.dtype}")
+        raise InputTypeError(f"{name} must be real; got complex dtype {str(arr.dtype).rsplit('.', 1)[-1]}")
     if k == "b":
         raise InputTypeError(f"{name} must be an array of numbers; got booleans")
     if arr.size == 0 and not empty:
@@ -243,13 +251,13 @@ def array(value: Any, name: str, *, xp=None, ndim: int | None = None, min_ndim: 
                 raise InputError(f"{name} must be a finite integer (or an array of them); it holds NaN or inf")
             if bool(xp.any(arr != xp.round(arr))):
                 raise InputTypeError(f"{name} must be an integer or an array of integers; got non-integral values")
-        if k in "fu" and arr.size and float(xp.abs(arr).max()) > 2.0**62:
-            raise InputError(f"{name} must hold integers of magnitude <= 2**62; largest is {float(xp.abs(arr).max()):g}")
-        arr = arr.astype(xp.int64)
+        if k in "fu" and arr.size and float(xp.max(xp.abs(arr))) > 2.0**62:
+            raise InputError(f"{name} must hold integers of magnitude <= 2**62; largest is {float(xp.max(xp.abs(arr))):g}")
+        arr = xp.astype(arr, xp.int64)
     elif k in "iu":
-        arr = arr.astype(xp.float64)
+        arr = xp.astype(arr, xp.float64)
     elif arr.dtype not in (xp.float32, xp.float64):
-        arr = arr.astype(xp.float64)
+        arr = xp.astype(arr, xp.float64)
     if ndim is not None and arr.ndim != ndim:
         raise InputError(f"{name} must have {ndim} axes; got shape {tuple(arr.shape)}")
     if min_ndim is not None and arr.ndim < min_ndim:
@@ -262,11 +270,11 @@ def array(value: Any, name: str, *, xp=None, ndim: int | None = None, min_ndim: 
     if finite and kind == "real" and arr.size and not _all_finite(arr, xp):
         raise InputError(f"{name} must be finite; it holds NaN or inf")
     if low is not None and arr.size:
-        m = float(arr.min())
+        m = float(xp.min(arr))
         if m < low or (open_low and m <= low):
             raise InputError(f"{name} must be {'>' if open_low else '>='} {low:g}; smallest entry is {m:g}")
-    if high is not None and arr.size and float(arr.max()) > high:
-        raise InputError(f"{name} must be <= {high:g}; largest entry is {float(arr.max()):g}")
+    if high is not None and arr.size and float(xp.max(arr)) > high:
+        raise InputError(f"{name} must be <= {high:g}; largest entry is {float(xp.max(arr)):g}")
     return arr
 
 
@@ -389,7 +397,11 @@ def configuration_parameter(value: Any, name: str, *, xp=None, **checks) -> Any:
 
 def tolerance_for(dtype, n: int = 1) -> float:
     """A round-off tolerance for a sum of ``n`` numbers of this dtype (float32 gets float32's)."""
-    eps = float(np.finfo(dtype).eps) if np.dtype(dtype).kind == "f" else float(np.finfo(np.float64).eps)
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:   # a dtype of another namespace of the standard: NumPy knows it by its name
+        dtype = np.dtype(str(dtype).rsplit(".", 1)[-1])
+    eps = float(np.finfo(dtype).eps) if dtype.kind == "f" else float(np.finfo(np.float64).eps)
     return max(64.0 * eps * max(n, 1), 1e-12)
 
 

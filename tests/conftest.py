@@ -5,7 +5,8 @@ Profiles: ``ci`` (bounded examples, no deadline; the default), ``dev`` (more exa
 Choose with ``HYPOTHESIS_PROFILE=dev``.  No profile keeps an example database (``database=None``)
 and hypothesis's storage directory is a temporary folder: a test run writes nothing into the
 repository (hypothesis would otherwise create ``.hypothesis/``).  The ``xp`` fixture runs a test on
-NumPy and, when CuPy is importable and a GPU is present, on CuPy too.
+NumPy, on ``array_api_strict`` when it is importable (the array API standard and nothing else: code that
+would fail on CuPy fails there first, on a CPU) and, when CuPy is importable and a GPU is present, on CuPy.
 """
 import atexit
 import importlib.util
@@ -44,6 +45,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 def _backends():
     out = [pytest.param("numpy", id="numpy")]
+    if importlib.util.find_spec("array_api_strict") is not None:
+        out.append(pytest.param("array_api_strict", id="array_api_strict"))
     if importlib.util.find_spec("cupy") is not None:
         try:
             import cupy
@@ -57,16 +60,25 @@ def _backends():
 
 @pytest.fixture(params=_backends())
 def xp(request):
-    """The array module under test (numpy, and cupy where available)."""
+    """The array namespace under test (numpy; array_api_strict and cupy where available)."""
     from fltheory.backend import get_backend
 
     return get_backend(request.param)
 
 
 def to_np(a):
+    """``a`` as a NumPy array, whatever its namespace (for comparisons)."""
     from fltheory.backend import to_numpy
 
     return to_numpy(a)
+
+
+def on_backend(fed, xp):
+    """The quadratic federation ``fed`` with its arrays in namespace ``xp``."""
+    import fltheory as flt
+
+    cov = None if fed.noise_cov is None else xp.asarray(fed.noise_cov)
+    return flt.QuadraticFederation(xp.asarray(fed.H), xp.asarray(fed.x_opt), xp.asarray(fed.weights), noise_cov=cov)
 
 
 @pytest.fixture

@@ -311,14 +311,14 @@ def test_batched_eta_equals_single_runs():
 
 
 def test_batched_federation_and_backend(xp):
-    fed = flt.random_quadratic_federation(M=3, d=2, batch=4, seed=0, weights="uniform")
-    fed = flt.QuadraticFederation(xp.asarray(fed.H), xp.asarray(fed.x_opt), xp.asarray(fed.weights))
+    from conftest import on_backend
+    fed = on_backend(flt.random_quadratic_federation(M=3, d=2, batch=4, seed=0, weights="uniform"), xp)
     part = anarchic_participation(N=3, T=8, t_d=2, p=0.5, K=2, D=3, seed=1)
     res = afl_dga(fed, part, eta=0.05, w0=xp.ones(2))
     assert type(res.w) is type(fed.H) and res.w.shape == (4, 9, 2)
-    one = flt.QuadraticFederation(fed.H[2], fed.x_opt[2], fed.weights[2])
+    one = flt.QuadraticFederation(fed.H[2, ...], fed.x_opt[2, ...], fed.weights[2, ...])
     from conftest import to_np
-    np.testing.assert_allclose(to_np(res.w[2]), to_np(afl_dga(one, part, eta=0.05, w0=xp.ones(2)).w), atol=1e-13)
+    np.testing.assert_allclose(to_np(res.w[2, ...]), to_np(afl_dga(one, part, eta=0.05, w0=xp.ones(2)).w), atol=1e-13)
 
 
 def test_simulator_refuses_mismatches():

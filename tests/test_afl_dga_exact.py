@@ -18,8 +18,10 @@ from hypothesis import strategies as st
 
 import fltheory as flt
 from fltheory import delayed, schedules
+from fltheory.backend import namespace, to_numpy
 from fltheory.papers.afl_dga import MODES, afl_dga, afl_dga_exact, afl_dga_loop
 from fltheory.schedules import Participation, ScheduleError
+from conftest import on_backend
 
 
 def handmade(case):
@@ -76,13 +78,15 @@ def random_instances(draw):
 # ======================================================================================
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("case", CASES)
-def test_exact_simulator_and_loop_agree_handmade(case, mode):
+def test_exact_simulator_and_loop_agree_handmade(case, mode, xp):
     P, K, D = handmade(case)
     fed = make_fed(P.shape[0], 2, seed=11)
     part = make_part(fed, P, K, D)
     w0 = np.array([1.5, -2.0])
     loop = afl_dga_loop(fed, part, eta=0.05, w0=w0, mode=mode)
-    sim = afl_dga(fed, part, eta=0.05, w0=w0, mode=mode).w
+    sim = afl_dga(on_backend(fed, xp), part, eta=0.05, w0=xp.asarray(w0), mode=mode).w     # the batched simulator
+    assert namespace(sim) is xp
+    sim = to_numpy(sim)
     mom = afl_dga_exact(fed, part, eta=0.05, w0=w0, mode=mode)
     assert mom.mean.shape == loop.shape == sim.shape == (P.shape[1] + 1, 2)
     np.testing.assert_allclose(mom.mean, loop, rtol=0, atol=1e-10)

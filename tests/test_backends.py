@@ -13,12 +13,12 @@ from fltheory.papers import feddelavg as fd
 from fltheory.papers.local_adaptivity import algorithm as la_alg
 from fltheory.papers.local_adaptivity import bounds as la_bounds
 from fltheory.papers.local_adaptivity import exact as la_exact
+from conftest import on_backend
 
 
 def _fed(xp, **kw):
     f = flt.random_quadratic_federation(M=4, d=3, batch=5, kappa=8.0, weights="dirichlet", seed=3, **kw)
-    cov = None if f.noise_cov is None else xp.asarray(f.noise_cov)
-    return f, flt.QuadraticFederation(xp.asarray(f.H), xp.asarray(f.x_opt), xp.asarray(f.weights), noise_cov=cov)
+    return f, on_backend(f, xp)
 
 
 def _same(a, b, tol=1e-10):
@@ -32,6 +32,12 @@ def test_federation_constants(xp):
         _same(getattr(fed, name), getattr(ref, name))
     pts = xp.asarray(np.random.default_rng(0).normal(size=(5, 7, 3)))
     _same(fed.delta_at(pts), ref.delta_at(to_numpy(pts)))
+    _same(fed.delta_ball(2.0), ref.delta_ball(2.0))
+    perm = [2, 0, 3, 1]
+    moved = fed.permuted(perm)
+    _same(moved.H, ref.permuted(perm).H, tol=0)
+    _same(moved.x_star, ref.x_star)
+    _same(fed.take(3).zeta2, ref.take(3).zeta2)
 
 
 def test_affine_maps(xp):
@@ -83,6 +89,18 @@ def test_statements_evaluate_on_the_backend(xp):
     _same(out, st.grid(alpha=np.linspace(0.1, 1.0, 7), hbar=0.5, Cq=0.01, r_t=1.0))
 
 
+def test_every_statement_evaluates_on_the_backend_as_on_numpy(xp):
+    """All statements of all papers, value and conditions (mask=True), named quantities included: the backend's
+    numbers are NumPy's (the standard's names stand in for the NumPy printer's)."""
+    for name, st in flt.statements().items():
+        vals = {sym.name: np.array([0.3, 0.7, 2.0]) + (0.05 + 0.1 * (i % 3)) * i for i, sym in enumerate(st.symbols)}
+        want = st(mask=True, **vals)
+        got = st(mask=True, **{k: xp.asarray(v) for k, v in vals.items()})
+        assert namespace(got.value) is xp, name
+        np.testing.assert_array_equal(to_numpy(got.holds), want.holds, err_msg=name)
+        np.testing.assert_allclose(to_numpy(got.value), want.value, rtol=1e-12, atol=0, equal_nan=True, err_msg=name)
+
+
 def test_feddelavg_simulator_and_period_map(xp):
     ref, fed = _fed(xp)
     kw = dict(eta=0.05, tau=4, Delta=2, alpha=0.5)
@@ -93,6 +111,29 @@ def test_feddelavg_simulator_and_period_map(xp):
     a = fd.alpha_star(eta=xp.asarray([0.02, 0.2]), beta=1.0, L=1.0, delta=0.5, tau=10, Delta=9)
     assert namespace(a) is xp
     _same(a[0], 0.58848729671017, tol=1e-12)
+
+
+@pytest.mark.parametrize("value,checks", [
+    ([1.0, np.nan], {}), ([np.inf], {}), ([True, False], {}), ([1 + 2j], {}), (np.zeros(0), {}),
+    ([1.0, 2.0], {"ndim": 2}), ([[1.0, 2.0]], {"shape": (3,)}), ([-1.0, 2.0], {"low": 0.0}),
+    ([0.0, 2.0], {"low": 0.0, "open_low": True}), ([1.0, 7.0], {"high": 5.0}), ([1.5], {"kind": "integer"}),
+])
+def test_doors_take_backend_arrays_as_numpy_arrays(xp, value, checks):
+    """validation.array refuses a backend array with the error it gives the same NumPy array (naming the parameter),
+    and accepts it into its own namespace otherwise."""
+    from fltheory import validation as V
+
+    errors = []
+    for arr in (np.asarray(value), xp.asarray(np.asarray(value))):
+        with pytest.raises((V.InputError, V.InputTypeError)) as info:
+            V.array(arr, "eta", **checks)
+        errors.append((type(info.value), str(info.value)))
+    assert errors[0] == errors[1] and "eta" in errors[1][1]
+    ok = V.array(xp.asarray([1.0, 2.0]), "eta", low=0.0, ndim=1)
+    assert namespace(ok) is xp
+    asym = xp.asarray([[[1.0, 0.5], [0.0, 1.0]]])
+    with pytest.raises(flt.InputError, match="H must be symmetric"):
+        flt.QuadraticFederation(asym, xp.zeros((1, 2)))
 
 
 def test_keyed_normal_blocked_numpy_path_is_bit_for_bit_the_generic_formula(monkeypatch):

@@ -8,9 +8,11 @@ from hypothesis import strategies as st
 
 import fltheory as flt
 from fltheory import schedules
+from fltheory.backend import namespace, to_numpy
 from fltheory.papers.defedavg import algorithm as A
 from fltheory.papers.defedavg import events as E
 from fltheory.papers.defedavg import exact as X
+from conftest import on_backend
 
 
 @settings(max_examples=8)
@@ -50,15 +52,17 @@ def test_asysg_is_one_local_step_with_unit_rate():
     assert np.allclose(g, d, atol=1e-14)
 
 
-def test_simulation_matches_exact_moments_over_the_noise():
-    fed = X.iid_federation(a=[1.0, 0.5], N=6, sigma2=0.5)
+def test_simulation_matches_exact_moments_over_the_noise(xp):
+    fed = on_backend(X.iid_federation(a=[1.0, 0.5], N=6, sigma2=0.5), xp)
     s = schedules.first_n_arrivals(N=6, n=2, T=40, K=3, compute=schedules.compute_times(seeds=[4], N=6),
                                    t_dl=0.1, t_ul=0.1)
     R = 400
     rep = s.take([0] * R)                                   # one schedule, R noise streams
-    kw = dict(K=3, eta=0.6, eta_bar=0.1, x0=np.array([2.0, -1.0]))
+    kw = dict(K=3, eta=0.6, eta_bar=0.1, x0=xp.asarray([2.0, -1.0]))
     sim = A.defedavg(fed, rep, **kw).grad_sq                # (T+1, R)
-    ex = np.asarray(X.moments(fed, s, **kw).grad_sq)[:, 0]
+    exact = X.moments(fed, s, **kw)
+    assert namespace(exact.grad_sq) is xp
+    ex = to_numpy(exact.grad_sq)[:, 0]
     se = sim.std(axis=1) / np.sqrt(R) + 1e-12
     assert np.all(np.abs(sim.mean(axis=1) - ex) <= 5 * se)
 

@@ -9,9 +9,10 @@ from hypothesis import strategies as st
 import fltheory as flt
 from fltheory import delayed as D
 from fltheory import schedules as S
-from fltheory.backend import to_numpy
+from fltheory.backend import namespace, to_numpy
 from fltheory.linear import companion
 from fltheory.schedules import ScheduleError
+from conftest import on_backend
 
 Z_TOL = 5.0  # Monte Carlo tolerance: |mean - exact| <= 5 standard errors (two-sided p ~ 6e-7 per check)
 
@@ -208,31 +209,62 @@ def test_random_participation_exact_over_draws(kind):
     assert z.max() <= Z_TOL
 
 
-def test_random_participation_reduces_to_the_deterministic_schedule():
-    fed = flt.random_quadratic_federation(M=4, d=3, seed=9, sigma2=0.1)
+def test_random_participation_reduces_to_the_deterministic_schedule(xp):
+    ref = flt.random_quadratic_federation(M=4, d=3, seed=9, sigma2=0.1)
+    fed = on_backend(ref, xp)
     loc = D.LocalSGD(eta_local=0.05, K=2)
     T, lag = 15, 2
     pdel = np.eye(3)[lag]                       # every client always delay 2
-    rnd = D.random_participation_moments(fed, loc, eta=0.9, T=T, x0=np.ones(3),
-                                         participation=D.RandomParticipation.full(weights=fed.weights), delay_probs=pdel)
+    rnd = D.random_participation_moments(fed, loc, eta=0.9, T=T, x0=xp.ones(3),
+                                         participation=D.RandomParticipation.full(weights=ref.weights), delay_probs=pdel)
     sched = S.from_delays(clients=np.tile(np.arange(4), (T, 1)), delays=np.full((T, 4), lag), N=4,
-                          weights=np.tile(fed.weights, (T, 1)))
-    det = D.schedule_moments(fed, sched, loc, eta=0.9, x0=np.ones(3))
-    assert np.allclose(rnd.mse, det.mse[:, 0], rtol=1e-12) and np.allclose(rnd.mean, det.mean[:, 0], atol=1e-13)
+                          weights=np.tile(ref.weights, (T, 1)))
+    det = D.schedule_moments(fed, sched, loc, eta=0.9, x0=xp.ones(3))
+    assert namespace(rnd.mse) is xp
+    rnd_mse, rnd_mean, det_mse, det_mean = (to_numpy(a) for a in (rnd.mse, rnd.mean, det.mse, det.mean))
+    assert np.allclose(rnd_mse, det_mse[:, 0], rtol=1e-12) and np.allclose(rnd_mean, det_mean[:, 0], atol=1e-13)
+    # draws with replacement and random delays: the backend's sums are NumPy's
+    kw = dict(eta=0.9, T=6, participation=D.RandomParticipation.with_replacement(N=4, n=2),
+              delay_probs=[0.5, 0.3, 0.2], record_lags=True)
+    got = D.random_participation_moments(fed, loc, x0=xp.ones(3), **kw)
+    want = D.random_participation_moments(ref, loc, x0=np.ones(3), **kw)
+    for name in ("mean", "mse", "grad_sq", "lag_msd"):
+        np.testing.assert_allclose(to_numpy(getattr(got, name)), getattr(want, name), rtol=1e-12, atol=1e-14)
 
 
-def test_batched_seeds_and_configurations_broadcast():
-    fed = flt.random_quadratic_federation(M=4, d=2, seed=1, batch=3, sigma2=0.1)
+def test_batched_seeds_and_configurations_broadcast(xp):
+    fed = on_backend(flt.random_quadratic_federation(M=4, d=2, seed=1, batch=3, sigma2=0.1), xp)
     c = S.compute_times(seeds=np.arange(3), N=4)
     sched = S.first_n_arrivals(N=4, n=2, T=20, K=1, compute=c)
     loc = D.LocalSGD(eta_local=0.1, K=1)
-    both = D.schedule_moments(fed, sched, loc, eta=1.0, x0=np.ones(2))
+    both = D.schedule_moments(fed, sched, loc, eta=1.0, x0=xp.ones(2))
+    assert namespace(both.mse) is xp
     for b in range(3):
-        one = D.schedule_moments(fed.take(b), sched.take(b), loc, eta=1.0, x0=np.ones(2))
-        assert np.allclose(both.mse[:, b], one.mse[:, 0], rtol=1e-13)
-    shared = D.schedule_moments(fed, sched.take(1), loc, eta=1.0, x0=np.ones(2))     # one schedule, 3 configs
+        one = D.schedule_moments(fed.take(b), sched.take(b), loc, eta=1.0, x0=xp.ones(2))
+        assert np.allclose(to_numpy(both.mse)[:, b], to_numpy(one.mse)[:, 0], rtol=1e-13)
+    shared = D.schedule_moments(fed, sched.take(1), loc, eta=1.0, x0=xp.ones(2))     # one schedule, 3 configs
     assert shared.mse.shape == (21, 3)
-    assert np.allclose(shared.mse[:, 1], both.mse[:, 1], rtol=1e-13)
+    assert np.allclose(to_numpy(shared.mse)[:, 1], to_numpy(both.mse)[:, 1], rtol=1e-13)
+
+
+def test_exact_moments_are_the_noiseless_simulation_on_the_xp_backend(xp):
+    """schedule_moments (the register engine, per-update K) against simulate_schedule, both on the backend, with
+    configurations and timing seeds batched, and the lag drift E||x_t - x_{t-l}||^2 of record_lags."""
+    fed = flt.random_quadratic_federation(M=3, d=2, seed=5, batch=2)
+    sched = S.first_n_arrivals(N=3, n=2, T=12, K=1, compute=S.compute_times(seeds=[0, 1], N=3), t_dl=0.3)
+    sched = S.Schedule(sched.client, sched.start, sched.weight, sched.time, 3,
+                       local_steps=1 + (np.arange(sched.T)[None, :, None] + sched.client) % 2)
+    loc = D.LocalSGD(eta_local=0.1, K=(1, 2))
+    kw = dict(eta=0.8, x0=xp.asarray([1.0, -1.0]))
+    m = D.schedule_moments(on_backend(fed, xp), sched, loc, record_lags=True, **kw)
+    tr = D.simulate_schedule(on_backend(fed, xp), sched, loc, return_trajectory=True, **kw)
+    assert namespace(m.mean) is xp and namespace(tr) is xp
+    ref = D.schedule_moments(fed, sched, loc, eta=0.8, x0=np.array([1.0, -1.0]), record_lags=True)
+    np.testing.assert_allclose(to_numpy(m.mean), to_numpy(tr), atol=1e-12)
+    for name in ("mean", "mse", "grad_sq", "gap", "lag_msd"):
+        np.testing.assert_allclose(to_numpy(getattr(m, name)), getattr(ref, name), rtol=1e-12, atol=1e-14)
+    trn = to_numpy(tr)
+    np.testing.assert_allclose(to_numpy(m.lag_msd)[5, :, 1], ((trn[5] - trn[4]) ** 2).sum(-1), atol=1e-12)
 
 
 def test_doors_name_the_problem():
@@ -322,8 +354,7 @@ def test_general_simulator_is_the_quadratic_simulator_on_quadratics(M, d, lam, K
 
 def test_general_simulator_on_the_xp_backend(xp):
     fed = flt.random_quadratic_federation(M=3, d=2, seed=4, sigma2=0.2)
-    fx = flt.QuadraticFederation(xp.asarray(fed.H), xp.asarray(fed.x_opt), xp.asarray(fed.weights),
-                                 noise_cov=xp.asarray(fed.noise_cov))
+    fx = on_backend(fed, xp)
     sched = S.first_n_arrivals(N=3, n=2, T=15, K=2, compute=S.compute_times(seeds=[0, 1], N=3))
     loc = D.LocalSGD(eta_local=0.1, K=2)
     ref = D.simulate_schedule(fed, sched, loc, eta=0.7, x0=np.ones(2), seed=1, return_trajectory=True)
@@ -331,15 +362,19 @@ def test_general_simulator_on_the_xp_backend(xp):
     assert np.allclose(to_numpy(tr), ref, rtol=0, atol=1e-12)
 
 
-def test_general_simulator_K_steps_by_a_plain_loop_on_pseudo_huber():
+def test_general_simulator_K_steps_by_a_plain_loop_on_pseudo_huber(xp):
     # per-update local steps (schedule.local_steps), stale anchors, additive noise: written out slot by slot
-    fed = flt.problems.PseudoHuberFederation(b=[[0.0, 1.0], [2.0, -1.0], [1.0, 3.0]], delta=[1.0, 0.5, 2.0])
+    b, delta = [[0.0, 1.0], [2.0, -1.0], [1.0, 3.0]], [1.0, 0.5, 2.0]
+    fed = flt.problems.PseudoHuberFederation(b=b, delta=delta)
     sched = S.first_n_arrivals(N=3, n=2, T=12, K=1, compute=np.array([1.0, 1.7, 2.9]))
     steps = np.where(sched.mask, 1 + (sched.client + np.arange(12)[None, :, None]) % 3, 1)
     sched = S.Schedule(sched.client, sched.start, sched.weight, sched.time, 3, local_steps=steps)
     loc = D.LocalSGD(eta_local=0.2, K=(1, 2, 3))
-    tr = D.simulate_schedule_general(fed, sched, loc, eta=0.9, x0=np.array([3.0, 3.0]), seed=7, sigma2=0.04,
+    on_xp = flt.problems.PseudoHuberFederation(b=xp.asarray(b), delta=xp.asarray(delta))
+    tr = D.simulate_schedule_general(on_xp, sched, loc, eta=0.9, x0=xp.asarray([3.0, 3.0]), seed=7, sigma2=0.04,
                                      returns="trajectory")
+    assert namespace(tr) is xp
+    tr = to_numpy(tr)
     noise = flt.backend.KeyedStream(7, "local noise")
     x = [np.array([3.0, 3.0])]
     for t in range(12):
@@ -355,19 +390,25 @@ def test_general_simulator_K_steps_by_a_plain_loop_on_pseudo_huber():
     assert np.allclose(tr[:, 0], np.array(x), rtol=0, atol=1e-12)
 
 
-def test_general_simulator_permuting_clients_changes_nothing():
-    fed = small_logistic()
+def test_general_simulator_permuting_clients_changes_nothing(xp):
+    ref = small_logistic()
+    fed = flt.problems.LogisticFederation(xp.asarray(ref.X), xp.asarray(ref.y), xp.asarray(ref.mask), ref.n_classes,
+                                          ref.reg, xp.asarray(ref.weights))
     perm = np.array([2, 0, 1])
     inv = np.argsort(perm)                       # old client i is client inv[i] of the permuted federation
     sched = S.first_n_arrivals(N=3, n=2, T=25, K=3, compute=S.compute_times(seeds=[0, 1, 2], N=3))
     relabelled = S.Schedule(np.where(sched.mask, inv[np.maximum(sched.client, 0)], -1), sched.start, sched.weight,
                             sched.time, 3)
     loc = D.LocalSGD(eta_local=0.1, K=3)
-    kw = dict(eta=1.0, x0=np.full(fed.d, 0.3), seed=2, sigma2=0.01, returns="trajectory")
-    a = D.simulate_schedule_general(fed, sched, loc, **kw)
-    b = D.simulate_schedule_general(fed.permuted(perm), relabelled, loc, **kw)
+    kw = dict(eta=1.0, seed=2, sigma2=0.01, returns="trajectory")
+    a = D.simulate_schedule_general(fed, sched, loc, x0=xp.full(fed.d, 0.3), **kw)
+    b = D.simulate_schedule_general(fed.permuted(perm), relabelled, loc, x0=xp.full(fed.d, 0.3), **kw)
+    assert namespace(a) is xp
+    a, b = to_numpy(a), to_numpy(b)
     assert np.allclose(a, b, rtol=0, atol=1e-12)
     assert not np.allclose(a[-1, 0], a[-1, 1])        # the timing seeds differ, and so do the runs
+    np.testing.assert_allclose(a, D.simulate_schedule_general(ref, sched, loc, x0=np.full(ref.d, 0.3), **kw),
+                               rtol=0, atol=1e-12)
 
 
 def test_general_simulator_noise_is_keyed_by_configuration_and_seed():

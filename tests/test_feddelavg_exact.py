@@ -7,8 +7,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import fltheory as flt
+from fltheory.backend import namespace, to_numpy
 from fltheory.papers.feddelavg import exact, feddelavg
 from fltheory.problems import ProblemError
+from conftest import on_backend
 
 
 @pytest.fixture(scope="module")
@@ -40,14 +42,17 @@ def test_period_map_from_arbitrary_state(quad, Delta, alpha):
     np.testing.assert_allclose(P(z.reshape(-1)).reshape(quad.M, quad.d), want, atol=1e-13)
 
 
-def test_exact_trajectory_equals_simulation_batched(quad):
-    Deltas, alphas = np.array([0, 1, 3, 5]), np.array([[1.0], [0.45], [0.1]])
-    kw = dict(eta=0.06, tau=5, Delta=Deltas, alpha=alphas, K=12, w_init=np.array([1.0, -2.0, 0.5]))
-    sim = feddelavg(quad, trajectory=True, output_set="all", **kw)
-    ex = exact.exact_trajectory(quad, **kw)
-    np.testing.assert_allclose(ex.clients, sim.trajectory.w_clients[..., ::5, :, :], rtol=0, atol=1e-10)
-    np.testing.assert_allclose(ex.w_bar, sim.w_periods, rtol=0, atol=1e-10)
-    np.testing.assert_allclose(ex.losses, sim.losses, rtol=1e-10)
+def test_exact_trajectory_equals_simulation_batched(quad, xp):
+    Deltas, alphas = xp.asarray([0, 1, 3, 5]), xp.asarray([[1.0], [0.45], [0.1]])
+    kw = dict(eta=0.06, tau=5, Delta=Deltas, alpha=alphas, K=12, w_init=xp.asarray([1.0, -2.0, 0.5]))
+    fed = on_backend(quad, xp)
+    sim = feddelavg(fed, trajectory=True, output_set="all", **kw)
+    ex = exact.exact_trajectory(fed, **kw)
+    assert namespace(ex.clients) is xp and namespace(sim.w_periods) is xp
+    np.testing.assert_allclose(to_numpy(ex.clients), to_numpy(sim.trajectory.w_clients)[..., ::5, :, :], rtol=0,
+                               atol=1e-10)
+    np.testing.assert_allclose(to_numpy(ex.w_bar), to_numpy(sim.w_periods), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(to_numpy(ex.losses), to_numpy(sim.losses), rtol=1e-10)
 
 
 def test_fixed_point_and_rate_match_long_run(quad):
@@ -136,11 +141,16 @@ def test_hypothesis_exact_equals_simulation(seed, M, d, tau, data):
     np.testing.assert_allclose(ex.clients, sim.trajectory.w_clients[::tau], rtol=0, atol=1e-10)
 
 
-def test_alpha_comparison_uses_bound_alpha_star_when_present(quad):
+def test_alpha_comparison_uses_bound_alpha_star_when_present(quad, xp):
     bounds = pytest.importorskip("fltheory.papers.feddelavg.bounds")
-    cmp = exact.alpha_comparison(quad, eta=0.02 / float(quad.L), tau=10, Deltas=[0, 5, 9])
-    want = bounds.alpha_star(eta=0.02 / float(quad.L), beta=float(quad.L), L=cmp.L, delta=cmp.delta, tau=10,
-                             Delta=np.array([0, 5, 9]))
-    np.testing.assert_allclose(cmp.alpha_bound, want)
+    cmp = exact.alpha_comparison(on_backend(quad, xp), eta=0.02 / float(quad.L), tau=10, Deltas=[0, 5, 9])
+    assert namespace(cmp.alpha_gap) is xp
+    want = bounds.alpha_star(eta=0.02 / float(quad.L), beta=float(quad.L), L=to_numpy(cmp.L), delta=to_numpy(cmp.delta),
+                             tau=10, Delta=np.array([0, 5, 9]))
+    np.testing.assert_allclose(to_numpy(cmp.alpha_bound), want)
     assert float(cmp.alpha_bound[0]) == 1.0  # Delta = 0 -> alpha* = 1
+    # exactly optimal alphas: at least as good as alpha* and as alpha = 1 (golden-section search on the backend)
+    gap = to_numpy(cmp.gap_at_alpha_gap)
+    assert np.all(gap <= to_numpy(cmp.gap_at_alpha_bound) * (1 + 1e-12)) and np.all(gap <= to_numpy(cmp.gap_at_1) * (1 + 1e-12))
+    assert np.all(to_numpy(cmp.rate_at_alpha_rate) <= to_numpy(cmp.rate_at_alpha_bound) + 1e-12)
     assert np.all(cmp.gap_at_alpha_gap <= cmp.gap_at_alpha_bound * (1 + 1e-12))

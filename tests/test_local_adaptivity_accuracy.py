@@ -16,10 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fltheory as flt
+from fltheory.backend import namespace, to_numpy
 from fltheory.validation import per_client
 from fltheory.linear import one_minus_power, spectral_radius
 from fltheory.papers.local_adaptivity import exact as E
 from fltheory.problems import ProblemError
+from conftest import on_backend
 
 U = np.finfo(float).eps / 2
 
@@ -130,15 +132,17 @@ def test_condition_number_is_the_one_norm_condition_number():
 
 
 @pytest.mark.parametrize("correction", ["none", "local"])
-def test_eta_sweep_over_one_federation_equals_the_general_path(correction):
-    fed = flt.random_quadratic_federation(M=5, d=4, kappa=20.0, weights="dirichlet", seed=4)
-    eta = np.linspace(0.01, 0.2, 40)[:, None]
-    sweep = E.fixed_point(fed, eta=per_client(eta), tau=per_client(np.array([3, 5, 5, 7, 2])), correction=correction)
-    batched = flt.QuadraticFederation(np.broadcast_to(fed.H, (40,) + fed.H.shape), fed.x_opt, fed.weights)
-    general = E.fixed_point(batched, eta=per_client(eta), tau=per_client(np.array([3, 5, 5, 7, 2])), correction=correction)
-    np.testing.assert_allclose(sweep.x, general.x, rtol=1e-12, atol=1e-13)
-    np.testing.assert_allclose(sweep.condition, general.condition, rtol=1e-9)
-    np.testing.assert_allclose(sweep.spectral_radius, general.spectral_radius, rtol=1e-10)
+def test_eta_sweep_over_one_federation_equals_the_general_path(correction, xp):
+    fed = on_backend(flt.random_quadratic_federation(M=5, d=4, kappa=20.0, weights="dirichlet", seed=4), xp)
+    eta = xp.reshape(xp.linspace(0.01, 0.2, 40), (40, 1))
+    tau = per_client(xp.asarray([3, 5, 5, 7, 2]))
+    sweep = E.fixed_point(fed, eta=per_client(eta), tau=tau, correction=correction)
+    batched = flt.QuadraticFederation(xp.broadcast_to(fed.H, (40,) + fed.H.shape), fed.x_opt, fed.weights)
+    general = E.fixed_point(batched, eta=per_client(eta), tau=tau, correction=correction)
+    assert namespace(sweep.x) is xp and namespace(general.x) is xp
+    for name, rtol in (("x", 1e-12), ("condition", 1e-9), ("spectral_radius", 1e-10)):
+        np.testing.assert_allclose(to_numpy(getattr(sweep, name)), to_numpy(getattr(general, name)), rtol=rtol,
+                                   atol=1e-13 if name == "x" else 0)
 
 
 def test_spectral_radius_on_first_access_is_the_round_maps():

@@ -10,9 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import fltheory as flt
+from fltheory.backend import namespace, to_numpy
 from fltheory.validation import per_client
 from fltheory.papers.local_adaptivity.algorithm import client_update, fedopt, fedopt_loop
 from fltheory.problems import ProblemError, SeparableCosineFederation
+from conftest import on_backend
 
 X_STAR = np.array([91 / 319, 370 / 319])
 
@@ -47,7 +49,7 @@ def _one_round_closed_form(fed, x, eta, tau, P, alpha, correction):
 # closed forms
 # --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("correction", ["none", "local", "joint"])
-def test_one_round_matches_K_closed_form(correction):
+def test_one_round_matches_K_closed_form(correction, xp):
     rng = np.random.default_rng(3)
     fed = flt.random_quadratic_federation(M=4, d=3, kappa=5, weights="dirichlet", seed=11)
     P = _spd(rng, (4,), 3)
@@ -55,12 +57,14 @@ def test_one_round_matches_K_closed_form(correction):
     eta = rng.uniform(0.1, 0.9, 4) / lmax
     tau = np.array([1, 3, 7, 4])
     x = rng.normal(size=3)
-    r = fedopt(fed, x0=x, rounds=1, eta=per_client(eta), tau=per_client(tau), client_opt="precond", precond=P, alpha=0.7,
+    r = fedopt(on_backend(fed, xp), x0=xp.asarray(x), rounds=1, eta=per_client(xp.asarray(eta)),
+               tau=per_client(xp.asarray(tau)), client_opt="precond", precond=xp.asarray(P), alpha=0.7,
                correction=correction)
+    assert namespace(r.x) is xp
     expect = _one_round_closed_form(fed, x, eta, tau, P, 0.7, correction)
-    np.testing.assert_allclose(r.x, expect, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(r.trajectory[0], x, rtol=0, atol=0)
-    np.testing.assert_allclose(r.N, (eta * tau)[:, None, None] * P, rtol=1e-13)
+    np.testing.assert_allclose(to_numpy(r.x), expect, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(to_numpy(r.trajectory)[0], x, rtol=0, atol=0)
+    np.testing.assert_allclose(to_numpy(r.N), (eta * tau)[:, None, None] * P, rtol=1e-13)
 
 
 @given(M=st.integers(2, 5), d=st.integers(1, 4), seed=st.integers(0, 10**6), tau=st.integers(1, 20),
@@ -334,10 +338,17 @@ def test_separable_cosine_gradient_smoothness_and_lower_bound():
     assert fed.F_inf <= fine <= fed.F_inf + 1e-5
 
 
-def test_separable_cosine_batched_and_errors():
+def test_separable_cosine_batched_and_errors(xp):
     fed = _cos_fed(batch=(4,))
     assert fed.batch_shape == (4,) and fed.F_inf.shape == (4,)
     np.testing.assert_allclose(fed.F_inf[2], _cos_fed(batch=(4,)).F_inf[2])
+    # the backend: the same bound, gradients and a FedOpt run
+    on_xp = SeparableCosineFederation(*(xp.asarray(v) for v in (fed.a, fed.b, fed.c)), weights=xp.asarray(fed.weights))
+    assert namespace(on_xp.F_inf) is xp
+    np.testing.assert_allclose(to_numpy(on_xp.F_inf), fed.F_inf, rtol=1e-13)
+    kw = dict(rounds=3, eta=0.01, tau=2, client_opt="adagrad", correction="local")
+    np.testing.assert_allclose(to_numpy(fedopt(on_xp, x0=xp.zeros(2), **kw).x), fedopt(fed, x0=np.zeros(2), **kw).x,
+                               rtol=1e-13)
     ones = np.ones((2, 2))
     with pytest.raises(ProblemError, match="a must satisfy a > 0"):
         SeparableCosineFederation(-ones, ones, ones)

@@ -9,6 +9,7 @@ import sympy as sp
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from fltheory.backend import to_numpy
 from fltheory.papers.local_adaptivity import bounds as B
 from fltheory.symbolic import ConditionError
 
@@ -257,15 +258,16 @@ def test_E11_negative_control_numbers():
 
 
 # ------------------------------------------------------------------------------------------ lemmas
-def test_lemma4_both_forms_random_noncommuting():
+def test_lemma4_both_forms_random_noncommuting(xp):
     rng = np.random.default_rng(3)
     G = rng.normal(size=(200, 5, 3, 3))
     A = G @ G.swapaxes(-1, -2) + 0.05 * np.eye(3)
     b = rng.normal(size=(200, 5, 3))
-    q = B.lemma4_aggregates(A, b)
-    strong = B.lemma4_strong(As_norm=q.As_norm, As_inv_norm=q.As_inv_norm, S_Ab=q.S_Ab)
-    printed = B.lemma4(As_norm=q.As_norm, As_inv_norm=q.As_inv_norm, S_Ab=q.S_Ab)
-    assert np.all(q.lhs <= strong * (1 + 1e-12)) and np.all(strong <= printed * (1 + 1e-12))
+    q = B.lemma4_aggregates(xp.asarray(A), xp.asarray(b))          # on the backend, statements included
+    strong = to_numpy(B.lemma4_strong(As_norm=q.As_norm, As_inv_norm=q.As_inv_norm, S_Ab=q.S_Ab))
+    printed = to_numpy(B.lemma4(As_norm=q.As_norm, As_inv_norm=q.As_inv_norm, S_Ab=q.S_Ab))
+    lhs = to_numpy(q.lhs)
+    assert np.all(lhs <= strong * (1 + 1e-12)) and np.all(strong <= printed * (1 + 1e-12))
     # tightness of the strong form: K = 1, b along the top eigenvector
     lam, V = np.linalg.eigh(A[0, 0])
     q1 = B.lemma4_aggregates(A[:1, :1], V[:, -1][None, None, :])

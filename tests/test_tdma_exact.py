@@ -6,7 +6,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from fltheory import datasets, delayed, verify
+from fltheory.backend import namespace, to_numpy
 from fltheory.papers.tdma import algorithm, bounds as B, checks, exact as X, timing as tm
+from conftest import on_backend
 
 
 def _instance(seed, *, sigma=0.7, Bb=3, G=3, S=2, alpha=0, K=15, m=2):
@@ -16,17 +18,20 @@ def _instance(seed, *, sigma=0.7, Bb=3, G=3, S=2, alpha=0, K=15, m=2):
     return fed, tm.tdma_schedule(N=G * S, S=S, tau_comp=2, r=1, K=K, alpha=alpha), rng.normal(size=m)
 
 
-def test_lag_drifts_match_monte_carlo():
+def test_lag_drifts_match_monte_carlo(xp):
     fed, t, x0 = _instance(0)
-    m = X.exact_moments(fed, t, eta=0.3, x0=x0, record_lags=True)
-    run = algorithm.afl_tdma(fed, t, eta=0.3, x0=x0, replicates=6000, seed=2)
+    fed = on_backend(fed, xp)
+    m = X.exact_moments(fed, t, eta=0.3, x0=xp.asarray(x0), record_lags=True)
+    assert namespace(m.lag_msd) is xp
+    lag_msd, gap = to_numpy(m.lag_msd), to_numpy(m.gap)
+    run = algorithm.afl_tdma(fed, t, eta=0.3, x0=xp.asarray(x0), replicates=6000, seed=2)
     w = run.w
     for lag in (1, 2):
         mc = ((w[lag:] - w[:-lag]) ** 2).sum(-1)                      # (K+1-lag, reps)
         se = mc.std(1) / math.sqrt(mc.shape[1])
-        assert np.all(np.abs(mc.mean(1) - m.lag_msd[lag:, 0, lag]) <= 4 * se + 1e-12)
+        assert np.all(np.abs(mc.mean(1) - lag_msd[lag:, 0, lag]) <= 4 * se + 1e-12)
     se = run.loss.std(1) / math.sqrt(run.loss.shape[1])
-    assert np.all(np.abs(run.loss.mean(1) - m.gap[:, 0]) <= 4 * se + 1e-12)
+    assert np.all(np.abs(run.loss.mean(1) - gap[:, 0]) <= 4 * se + 1e-12)
 
 
 def test_lemma_terms_deterministic_equal_the_trajectory():

@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from ... import validation as V
-from ...backend import KeyedStream, asarray, to_numpy
+from ...backend import KeyedStream, asarray, copy_of, gather, mT, matvec, to_numpy
 from ...problems import LinearFederation, LogisticFederation, PseudoHuberFederation, QuadraticFederation, \
     SeparableCosineFederation
 from ...schedules import Participation
@@ -152,14 +152,15 @@ def _noise_root(fed, xp):
     if cov is None:
         return None
     lam, Vec = xp.linalg.eigh(asarray(cov, xp))
-    return (Vec * xp.sqrt(xp.clip(lam, 0.0, None))[..., None, :]) @ xp.swapaxes(Vec, -1, -2)
+    return (Vec * xp.sqrt(xp.clip(lam, 0.0, None))[..., None, :]) @ mT(Vec)
 
 
 def _noise(root, stream, cfg_index, r, N, d, k, xp):
     """Noise of round ``r``, local iteration ``k`` of every client: (*batch, N, d)."""
     z = stream.normal(config=cfg_index[..., None], round=r, client=np.arange(N), size=(k + 1, d))[..., k, :]
     z = xp.asarray(z)
-    return xp.einsum("...nij,...nj->...ni", root, z)
+    return matvec(root, z)
+
 
 
 # ============================================================================= results
@@ -243,8 +244,8 @@ def afl_dga(fed, part: Participation, *, eta, w0, mode: str = "analysis", runs: 
         if N else np.zeros((0, 1), int)
     Cprev = np.concatenate([np.zeros((N, 1), np.int64), C[:, :-1]], axis=1)
 
-    w = xp.broadcast_to(w0, batch + (d,)).copy()
-    clients = xp.broadcast_to(w[..., None, :], batch + (N, d)).copy()
+    w = copy_of(xp.broadcast_to(w0, batch + (d,)))
+    clients = copy_of(xp.broadcast_to(w[..., None, :], batch + (N, d)))
     Gc = xp.zeros((N, T + 1) + batch + (d,))          # sum_{h' < h} alpha_{i,h'} gbar^{h'}
     Sc = xp.zeros((N, T + 1) + batch + (d,))          # sum_{h' < h} beta_{i,h'} S_i^{h'}
     stored = xp.zeros(batch + (N, d))
@@ -268,11 +269,15 @@ def afl_dga(fed, part: Participation, *, eta, w0, mode: str = "analysis", runs: 
             new = np.where(act, applied_after[idx, np.minimum(count, Cmax)], applied)
             ch = new > applied
             if ch.any():
-                ii = idx[ch]
-                dG = Gc[ii, new[ch] + 1] - Gc[ii, applied[ch] + 1]          # (n_ch, *batch, d)
-                dS = Sc[ii, new[ch] + 1] - Sc[ii, applied[ch] + 1]
+                # the standard has no scatter: off NumPy every client moves, by exactly 0 where nothing changed
+                ii = idx[ch] if xp is np else idx
+                dG = gather(Gc, ii, new[ii] + 1) - gather(Gc, ii, applied[ii] + 1)   # (n_ch, *batch, d)
+                dS = gather(Sc, ii, new[ii] + 1) - gather(Sc, ii, applied[ii] + 1)
                 delta = xp.moveaxis(-dG + dS, 0, -2)                        # (*batch, n_ch, d)
-                clients[..., ii, :] = clients[..., ii, :] + eta_b[..., None] * delta
+                if xp is np:
+                    clients[..., ii, :] = clients[..., ii, :] + eta_b[..., None] * delta
+                else:
+                    clients = clients + eta_b[..., None] * delta
                 applied = new
             if j == 0:
                 start[..., r, :, :] = xp.where(xp.asarray(act)[:, None], clients, xp.nan)
@@ -292,12 +297,12 @@ def afl_dga(fed, part: Participation, *, eta, w0, mode: str = "analysis", runs: 
             count = count + act
         part_r = xp.asarray(P[:, r])[:, None]
         stored = xp.where(part_r, S / xp.asarray(np.maximum(K[:, r], 1), dtype=S.dtype)[:, None], stored)
-        gb = (p[..., :, None] * stored).sum(axis=-2)
+        gb = xp.sum(p[..., :, None] * stored, axis=-2)
         w = w - eta_b * gb
         ws.append(w)
         gbars.append(gb)
-        Gc[:, r + 1] = Gc[:, r] + alpha[:, r].reshape((N,) + (1,) * (len(batch) + 1)) * gb[None]
-        Sc[:, r + 1] = Sc[:, r] + beta[:, r].reshape((N,) + (1,) * (len(batch) + 1)) * xp.moveaxis(S, -2, 0)
+        Gc[:, r + 1, ...] = Gc[:, r, ...] + xp.reshape(alpha[:, r], (N,) + (1,) * (len(batch) + 1)) * gb[None, ...]
+        Sc[:, r + 1, ...] = Sc[:, r, ...] + xp.reshape(beta[:, r], (N,) + (1,) * (len(batch) + 1)) * xp.moveaxis(S, -2, 0)
     assert np.array_equal(count, C[:, -1] if T else count)
     rec = None
     if record:

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from ... import validation as V
-from ...backend import KeyedStream
+from ...backend import KeyedStream, to_numpy
 from ...delayed import LocalSGD, client_draws, simulate_schedule, simulate_schedule_general
 from ...problems import LogisticFederation, PseudoHuberFederation, QuadraticFederation
 from ...schedules import Schedule
@@ -60,7 +60,7 @@ class DeFedAvgResult:
 
 
 def _grad_sq(fed, w):
-    g = np.einsum("ij,...j->...i", np.asarray(fed.Hbar), w - np.asarray(fed.x_star))
+    g = np.einsum("ij,...j->...i", to_numpy(fed.Hbar), w - to_numpy(fed.x_star))
     return (g * g).sum(axis=-1)
 
 
@@ -71,10 +71,10 @@ def _result(fed, w, time, schedule=None) -> DeFedAvgResult:
     if isinstance(fed, QuadraticFederation):
         gs = _grad_sq(fed, w)
     else:
-        g = np.asarray(fed.grad(fed.xp.asarray(w)))
+        g = to_numpy(fed.grad(fed.xp.asarray(w)))
         gs = (g * g).sum(axis=-1)
     avg = np.cumsum(gs[:-1], axis=0) / np.arange(1, gs.shape[0])[:, None] if gs.shape[0] > 1 else gs[:0]
-    return DeFedAvgResult(w, gs, avg, time, schedule, np.asarray(fed.loss(fed.xp.asarray(w))))
+    return DeFedAvgResult(w, gs, avg, time, schedule, to_numpy(fed.loss(fed.xp.asarray(w))))
 
 
 def _simulate(fed, schedule, local, *, eta, x0, seed, sigma2) -> DeFedAvgResult:
@@ -87,7 +87,7 @@ def _simulate(fed, schedule, local, *, eta, x0, seed, sigma2) -> DeFedAvgResult:
     else:
         w = simulate_schedule_general(fed, schedule, local, eta=eta, x0=x0, seed=seed, sigma2=sigma2,
                                       returns="trajectory")
-    return _result(fed, np.asarray(w), schedule.time, schedule)
+    return _result(fed, to_numpy(w), schedule.time, schedule)
 
 
 def _check(fed, x0, general: bool = False):

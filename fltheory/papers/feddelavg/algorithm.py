@@ -73,7 +73,7 @@ from typing import Any
 
 import numpy as np
 
-from ...backend import KeyedStream, asarray, namespace, to_numpy
+from ...backend import KeyedStream, asarray, copy_of, mT, matvec, namespace, to_numpy, weighted_sum
 from ... import validation as V
 from ...problems import ProblemError, QuadraticFederation
 
@@ -118,10 +118,10 @@ def check_parameters(*, tau, Delta, alpha, eta, K=None, xp=np):
         raise ProblemError(f"Delta must satisfy Delta <= tau (the delay cannot exceed the period); got Delta={D.max()} > tau={tau}")
     a = V.configuration_parameter(alpha, "alpha", xp=xp)
     if bool(xp.any(a <= 0)) or bool(xp.any(a > 1)):
-        raise ProblemError(f"alpha must satisfy 0 < alpha <= 1; got alpha in [{float(a.min())}, {float(a.max())}]")
+        raise ProblemError(f"alpha must satisfy 0 < alpha <= 1; got alpha in [{float(xp.min(a))}, {float(xp.max(a))}]")
     e = V.configuration_parameter(eta, "eta", xp=xp)
     if bool(xp.any(e <= 0)):
-        raise ProblemError(f"eta must satisfy eta > 0; got eta in [{float(e.min())}, {float(e.max())}]")
+        raise ProblemError(f"eta must satisfy eta > 0; got eta in [{float(xp.min(e))}, {float(xp.max(e))}]")
     return tau, xp.asarray(D.astype(np.int64)), a, e
 
 
@@ -149,7 +149,10 @@ def _noise_sqrt(fed, xp):
     if cov is None:
         return None
     lam, V = xp.linalg.eigh(cov)
-    return xp.einsum("...ij,...j,...kj->...ik", V, xp.sqrt(xp.clip(lam, 0, None)), V)
+    root = xp.sqrt(xp.clip(lam, 0.0, None))
+    if xp is np:
+        return np.einsum("...ij,...j,...kj->...ik", V, root, V)
+    return (V * root[..., None, :]) @ mT(V)
 
 
 def _gradient_mode(fed, gradient, batch_size):
@@ -258,7 +261,7 @@ def _output_range(output_set, K):
 
 
 def _norm(x, xp):
-    return xp.sqrt((x * x).sum(axis=-1))
+    return xp.sqrt(xp.sum(x * x, axis=-1))
 
 
 # --------------------------------------------------------------------------------------
@@ -329,12 +332,12 @@ def feddelavg(
     alpha_b = xp.broadcast_to(alpha, shape)
     Delta_b = xp.broadcast_to(Delta, shape)
     x0 = xp.zeros(d) if w_init is None else asarray(w_init, xp)
-    W = xp.broadcast_to(x0[..., None, :], shape + (M, d)).copy()
-    wbar = xp.einsum("...m,...mi->...i", rho, W)
+    W = copy_of(xp.broadcast_to(x0[..., None, :], shape + (M, d)))
+    wbar = weighted_sum(rho, W)
     stream = KeyedStream(seed, "feddelavg")
-    rep = xp.arange(lead[0] if lead else 1).reshape((lead[0] if lead else 1,) + (1,) * (len(cfg) + 1))
+    rep = xp.reshape(xp.arange(lead[0] if lead else 1), (lead[0] if lead else 1,) + (1,) * (len(cfg) + 1))
     if not lead:
-        rep = rep[0]
+        rep = rep[0, ...]
     clients = xp.arange(M)
     Sroot = _noise_sqrt(fed, xp) if mode == "noise" else None
     sizes = getattr(fed, "sizes", None)
@@ -342,12 +345,12 @@ def feddelavg(
     def client_grads(Wc, s):
         if mode == "minibatch":
             u = stream.uniform(config=rep, round=s, client=clients, size=(int(batch_size),))
-            idx = xp.floor(u * sizes[:, None]).astype(xp.int64)
+            idx = xp.astype(xp.floor(u * xp.astype(sizes[:, None], xp.float64)), xp.int64)
             return fed.grad_clients(Wc, idx=idx)
         g = fed.grad_clients(Wc)
         if mode == "noise":
             z = stream.normal(config=rep, round=s, client=clients, size=(d,))
-            g = g + xp.einsum("...mij,...mj->...mi", Sroot, z)
+            g = g + matvec(Sroot, z)
         return g
 
     e, a = eta_b[..., None, None], alpha_b[..., None, None]
@@ -362,7 +365,7 @@ def feddelavg(
 
     def c_point(c):
         gc = fed.grad_clients_at(c)
-        gF = xp.einsum("...m,...mi->...i", rho, gc)
+        gF = weighted_sum(rho, gc)
         return gc, gF
 
     held = wbar
@@ -379,18 +382,18 @@ def feddelavg(
                     delta_eff = xp.maximum(delta_eff, _norm(gc - gF[..., None, :], xp))
             G = client_grads(W, s)
             if record:
-                L_eff = xp.maximum(L_eff, _norm(G, xp).max(axis=-1))
+                L_eff = xp.maximum(L_eff, xp.max(_norm(G, xp), axis=-1))
             U = W - e * G
             t = s - Delta_b  # the paper's time of this step, per configuration
             sync = (t % tau == 0) & (t >= 0) & (t <= (K - 1) * tau)
             if bool(xp.any(sync)):
-                ubar = xp.einsum("...m,...mi->...i", rho, U)
+                ubar = weighted_sum(rho, U)
                 g = xp.where((Delta_b == 0)[..., None], ubar, held)  # pre-sync average when Delta = 0
                 a_t = xp.where(sync[..., None, None], a, 0.0)
                 W = a_t * g[..., None, :] + (1.0 - a_t) * U
             else:
                 W = U
-            wbar = xp.einsum("...m,...mi->...i", rho, W)
+            wbar = weighted_sum(rho, W)
             if trajectory:
                 traj_w.append(W)
                 traj_b.append(wbar)
@@ -441,20 +444,20 @@ def feddelavg(
     if trajectory:
         traj = Trajectory(xp.stack(traj_w, axis=nb), xp.stack(traj_b, axis=nb))
     if not bool(xp.any(diverged)):
-        diverged = xp.zeros(shape, dtype=bool)
+        diverged = xp.zeros(shape, dtype=xp.bool)
     record_out = None
     if record:
         G_end = fed.grad_clients(W)
-        gF_end = xp.einsum("...m,...mi->...i", rho, G_end)
-        L_eff = xp.maximum(L_eff, _norm(G_end, xp).max(axis=-1))
+        gF_end = weighted_sum(rho, G_end)
+        L_eff = xp.maximum(L_eff, xp.max(_norm(G_end, xp), axis=-1))
         st = {key: xp.stack(rec[key], axis=nb) for key in rec}
-        L_eff = xp.maximum(L_eff, st["cgn"].max(axis=(-1, -2)))
+        L_eff = xp.maximum(L_eff, xp.max(st["cgn"], axis=(-1, -2)))
         L_eff = xp.maximum(L_eff, _norm(gF_end, xp))
         glob = st["glob"]
         D_idx = xp.broadcast_to(Delta_b[..., None, None], shape + (K, 1))
         lemma5 = xp.take_along_axis(glob, D_idx, axis=-1)[..., 0]
         beta = smoothness(fed)
-        omega = 1.0 / ((w_periods[..., :K, :] - fed.x_star[..., None, :]) ** 2).sum(axis=-1).max(axis=-1)
+        omega = 1.0 / xp.max(xp.sum((w_periods[..., :K, :] - fed.x_star[..., None, :]) ** 2, axis=-1), axis=-1)
         record_out = FedDelAvgRecord(
             divergence=st["div"],
             local_gap=st["loc"],
@@ -468,7 +471,7 @@ def feddelavg(
             c_grad_norm=st["cgn"],
             L_eff=L_eff,
             delta_eff=delta_eff,
-            delta=(rho * delta_eff).sum(axis=-1),
+            delta=xp.sum(rho * delta_eff, axis=-1),
             beta=beta,
             omega=omega,
             phi=omega * (1.0 - beta * eta_b / 2.0),

@@ -136,7 +136,7 @@ def _prod(xp, *factors):
     for f in factors[1:]:
         out = out * f
     nan = xp.isnan(out)
-    if xp.ndim(out) > 0 and not bool(nan.any()):
+    if _ndim(out) > 0 and not bool(xp.any(nan)):
         if len(factors) == 1:
             return out + 0.0
         out += 0.0  # turns a -0.0 into 0.0, as the zero branch gives
@@ -153,7 +153,7 @@ def _patch(xp, out, cond, fn, *ins):
     On large arrays the entries are gathered by index: ``where`` on a scattered mask is several
     times slower than a gather and a scatter, and ``fn`` then costs in proportion to the entries."""
     out = xp.asarray(out)
-    if (out.ndim == 0 or out.size < 4096 or getattr(cond, "shape", ()) != out.shape
+    if (xp is not np or out.ndim == 0 or out.size < 4096 or getattr(cond, "shape", ()) != out.shape
             or any(getattr(v, "shape", ()) not in ((), out.shape) for v in ins)):
         return xp.where(cond, fn(*ins), out)
     idx = xp.flatnonzero(cond)
@@ -162,6 +162,11 @@ def _patch(xp, out, cond, fn, *ins):
         flat = out.reshape(-1)
         flat[idx] = fn(*(xp.reshape(v, (-1,))[idx] if getattr(v, "shape", ()) else v for v in ins))
     return out
+
+
+def _ndim(v) -> int:
+    """The number of axes of an array of any namespace (0 for a Python number)."""
+    return getattr(v, "ndim", 0)
 
 
 # P(z) = sum_j z^j/(2j+3), so that atanh(t) = t + t^3 P(t^2)
@@ -206,15 +211,18 @@ def _expm1mx(xp, y, E=None):
     e^y - 1 - y = t E - 2 t^3 P(t^2), a sum without cancellation (t^2 < 0.061, 14 terms).
     Elsewhere E - y, whose relative error is below 1e-15 there."""
     E = xp.expm1(y) if E is None else E
-    if xp.ndim(y) == 0 and xp.ndim(E) == 0:
+    if _ndim(y) == 0 and _ndim(E) == 0:
         small = abs(float(y)) < 0.5
         if not small:
             return E - y
         return _odd_series(E / (E + 2.0), E, 14)
-    small = (xp.abs(y) < 0.5).astype(xp.float64)
+    small = xp.astype(xp.abs(y) < 0.5, xp.float64)
     Ec = xp.minimum(E, 1.0)  # finite; equal to E where |y| < 0.5
     t = Ec + 2.0
-    xp.divide(Ec, t, out=t)
+    if xp is np:
+        np.divide(Ec, t, out=t)
+    else:
+        t = Ec / t
     t *= small  # 0 outside: the series is then exactly 0 there
     return _blend(xp, small, _odd_series(t, Ec, 14), E - y)
 
@@ -225,14 +233,17 @@ def _log1pmx(xp, u, lx=None):
     For |u| < 0.1, with s = u/(2+u) (so log(1+u) = 2 atanh s): u - log(1+u) = s (u - 2 s^2 P(s^2))
     (s^2 < 0.003, 8 terms).  Elsewhere u - log1p(u)."""
     lx = xp.log1p(u) if lx is None else lx
-    if xp.ndim(u) == 0 and xp.ndim(lx) == 0:
+    if _ndim(u) == 0 and _ndim(lx) == 0:
         if abs(float(u)) >= 0.1:
             return lx - u
         return -_odd_series(u / (2.0 + u), u, 8)
-    small = (xp.abs(u) < 0.1).astype(xp.float64)
+    small = xp.astype(xp.abs(u) < 0.1, xp.float64)
     uc = u * small  # 0 outside: the series is then exactly 0 there
     s_ = uc + 2.0
-    xp.divide(uc, s_, out=s_)
+    if xp is np:
+        np.divide(uc, s_, out=s_)
+    else:
+        s_ = uc / s_
     out = _blend(xp, small, _odd_series(s_, uc, 8), u - lx)
     out *= -1.0
     return out
@@ -428,7 +439,7 @@ def _num_alpha_closed(eta_, beta_, L_, delta_, tau_, D_):
 def _num_delta_th(eta_, beta_, L_, tau_, D_):
     xp = namespace(eta_, beta_, L_, tau_, D_)
     _, _, num, den = _scaled(xp, eta_, beta_, L_, 0.0 * eta_, tau_, D_)
-    inf = xp.where(num < 0, -xp.inf, xp.inf)
+    inf = xp.where(num < 0, xp.asarray(-math.inf), math.inf)   # the standard's where takes one scalar at most
     return xp.where(den > 0, eta_ * beta_ * L_ * num / xp.where(den > 0, den, 1.0), inf)
 
 

@@ -50,13 +50,14 @@ True
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ... import validation as V
-from ...backend import asarray, namespace, to_numpy
+from ...backend import asarray, copy_of, matvec, namespace, to_numpy, weighted_sum
 from ...linear import AffineMap
 from ...problems import ProblemError, QuadraticFederation
 from .algorithm import check_parameters
@@ -106,7 +107,8 @@ class PeriodPencil:
 
 def _blockdiag(P, xp):
     M, d = P.shape[-3], P.shape[-1]
-    return xp.einsum("ij,...iab->...iajb", xp.eye(M), P).reshape(P.shape[:-3] + (M * d, M * d))
+    eye = xp.eye(M)[:, None, :, None]                         # (i, 1, j, 1)
+    return xp.reshape(eye * P[..., :, :, None, :], P.shape[:-3] + (M * d, M * d))
 
 
 def _affine_power(S, s, j, xp):
@@ -116,12 +118,12 @@ def _affine_power(S, s, j, xp):
     S = xp.broadcast_to(S, shape + S.shape[len(shape):])
     s = xp.broadcast_to(s, shape + s.shape[len(shape):])
     extra = S.ndim - len(shape) - 2                      # the client axis
-    P = xp.broadcast_to(xp.eye(S.shape[-1]), S.shape).copy()
+    P = copy_of(xp.broadcast_to(xp.eye(S.shape[-1]), S.shape))
     b = xp.zeros(s.shape)
-    e = xp.asarray(j, dtype=xp.int64).copy()
+    e = copy_of(xp.asarray(j, dtype=xp.int64))
     BS, Bs = S, s
     while bool(xp.any(e > 0)):
-        odd = ((e & 1) == 1).reshape(shape + (1,) * (extra + 2))
+        odd = xp.reshape((e & 1) == 1, shape + (1,) * (extra + 2))
         P = xp.where(odd, BS @ P, P)
         b = xp.where(odd[..., 0], (BS @ b[..., None])[..., 0] + Bs, b)
         e = e >> 1
@@ -136,7 +138,7 @@ def _local_powers(fed, eta, tau, D, cfg):
     xp = fed.xp
     M, d = fed.M, fed.d
     step = xp.broadcast_to(xp.eye(d) - eta[..., None, None, None] * fed.H, cfg + (M, d, d))
-    shift = xp.broadcast_to(eta[..., None, None] * xp.einsum("...mij,...mj->...mi", fed.H, fed.x_opt), cfg + (M, d))
+    shift = xp.broadcast_to(eta[..., None, None] * matvec(fed.H, fed.x_opt), cfg + (M, d))
     P_tau, b_tau = _affine_power(step, shift, xp.full(cfg, tau, dtype=xp.int64), xp)
     P_rest, _ = _affine_power(step, shift, tau - D, xp)
     _, b_D = _affine_power(step, shift, D, xp)
@@ -156,16 +158,18 @@ def period_pencil(fed, *, eta, tau, Delta) -> PeriodPencil:
     P_tau, b_tau, P_rest, b_D = _local_powers(fed, eta, tau, D, cfg)
     rho = xp.broadcast_to(fed.weights, cfg + (M,))
     # Delta >= 1: A^{tau-Delta} J  (row block i, column block j: rho_j P_{tau-Delta, i})
-    X1 = xp.einsum("...j,...iab->...iajb", rho, P_rest)
+    X1 = rho[..., None, None, :, None] * P_rest[..., :, :, None, :]
     # Delta = 0:  J A^tau          (row block i, column block j: rho_j P_{tau, j})
-    X0 = xp.einsum("...j,...jab,i->...iajb", rho, P_tau, xp.ones(M))
+    RP = rho[..., :, None, None] * P_tau                                   # (..., j, a, b)
+    n = RP.ndim
+    X0 = xp.permute_dims(RP, tuple(range(n - 3)) + (n - 2, n - 3, n - 1))[..., None, :, :, :]   # (..., 1, a, j, b)
     zero = (D == 0)[..., None, None, None, None]
-    X = xp.where(zero, X0, X1).reshape(cfg + (M * d, M * d))
+    X = xp.reshape(xp.where(zero, X0, X1), cfg + (M * d, M * d))
     A0 = _blockdiag(P_tau, xp)
-    Jb = xp.broadcast_to(xp.einsum("...j,...ja->...a", rho, b_tau)[..., None, :], cfg + (M, d))
-    b1_pos = -xp.einsum("...iab,...ib->...ia", P_rest, b_D)
-    b1 = xp.where((D == 0)[..., None, None], Jb - b_tau, b1_pos).reshape(cfg + (M * d,))
-    return PeriodPencil(A0, X - A0, b_tau.reshape(cfg + (M * d,)), b1, M, d)
+    Jb = xp.broadcast_to(weighted_sum(rho, b_tau)[..., None, :], cfg + (M, d))
+    b1_pos = -matvec(P_rest, b_D)
+    b1 = xp.reshape(xp.where((D == 0)[..., None, None], Jb - b_tau, b1_pos), cfg + (M * d,))
+    return PeriodPencil(A0, X - A0, xp.reshape(b_tau, cfg + (M * d,)), b1, M, d)
 
 
 DENSE_LIMIT = 4 * 10**6   # elements of the dense (M d)^2 period map above which the structured form is used
@@ -217,11 +221,11 @@ class StructuredPeriod:
             if self.Delta >= 1:
                 RP = self._solve_I_minus(P_tau, P_rest)
                 Rb = self._solve_I_minus(P_tau, (b_tau - a * (P_rest @ b_D[..., None])[..., 0])[..., None])[..., 0]
-                lhs = lhs - a * xp.einsum("m,mij->ij", r, RP)
+                lhs = lhs - a * weighted_sum(r, RP, 2)
                 rhs = rhs + r @ Rb
             else:
                 PR = P_tau @ self._solve_I_minus(P_tau, xp.broadcast_to(xp.eye(d), P_tau.shape))
-                lhs = lhs - a * xp.einsum("m,mij->ij", r, PR)
+                lhs = lhs - a * weighted_sum(r, PR, 2)
                 rhs = rhs + r @ (b_tau + (1.0 - a) * (PR @ b_tau[..., None])[..., 0])
         key = xp.linalg.solve(lhs, rhs)            # wbar (Delta >= 1) or v (Delta = 0)
         clients = xp.empty((self.M, d))
@@ -364,14 +368,16 @@ def fixed_point(fed, *, eta, tau, Delta, alpha) -> PeriodFixedPoint:
     if bool(np.all(to_numpy(r) >= 1)):
         _check_stable(r, eta)
     fp = m.fixed_point()
-    clients = fp.x.reshape(fp.x.shape[:-1] + (fed.M, fed.d))
-    w_bar = fed.xp.einsum("...m,...mi->...i", fed.weights, clients)
+    clients = fed.xp.reshape(fp.x, fp.x.shape[:-1] + (fed.M, fed.d))
+    w_bar = weighted_sum(fed.weights, clients)
     return PeriodFixedPoint(clients, w_bar, fp.residual, r, r < 1)
 
 
 def _gap(fed, w):
     e = w - fed.x_star
-    return 0.5 * fed.xp.einsum("...i,...ij,...j->...", e, fed.Hbar, e)
+    if fed.xp is np:
+        return 0.5 * np.einsum("...i,...ij,...j->...", e, fed.Hbar, e)
+    return 0.5 * fed.xp.sum(e * matvec(fed.Hbar, e), axis=-1)
 
 
 def asymptotic_gap(fed, *, eta, tau, Delta, alpha):
@@ -410,7 +416,7 @@ def exact_trajectory(fed, *, eta, tau, Delta, alpha, K: int, w_init=None) -> Exa
     sync = pen.at(alpha)
     M, d = fed.M, fed.d
     x0 = xp.zeros(d) if w_init is None else V.array(w_init, "w_init", xp=xp, shape=(d,))
-    z = xp.broadcast_to(x0[..., None, :], x0.shape[:-1] + (M, d)).reshape(x0.shape[:-1] + (M * d,))
+    z = xp.reshape(xp.broadcast_to(x0[..., None, :], x0.shape[:-1] + (M, d)), x0.shape[:-1] + (M * d,))
     z = xp.broadcast_to(z, np.broadcast_shapes(z.shape, sync.b.shape))
     zs = [z]
     for k in range(int(K)):
@@ -419,8 +425,8 @@ def exact_trajectory(fed, *, eta, tau, Delta, alpha, K: int, w_init=None) -> Exa
             nxt = xp.where((D == 0)[..., None], pen.at(0.0)(zs[-1]), nxt)
         zs.append(nxt)
     nb = len(z.shape) - 1
-    Z = xp.stack(zs, axis=nb).reshape(z.shape[:-1] + (int(K) + 1, M, d))
-    w_bar = xp.einsum("...m,...kmi->...ki", fed.weights, Z)
+    Z = xp.reshape(xp.stack(zs, axis=nb), z.shape[:-1] + (int(K) + 1, M, d))
+    w_bar = np.einsum("...m,...kmi->...ki", fed.weights, Z) if xp is np else weighted_sum(fed.weights[..., None, :], Z)
     losses = xp.stack([fed.loss(w_bar[..., k, :]) for k in range(int(K) + 1)], axis=nb)
     return ExactTrajectory(Z, w_bar, losses)
 
@@ -449,7 +455,7 @@ def _objective(pen: PeriodPencil, fed, alpha, objective, xp):
     stable = rho < 1
     A = xp.where(stable[..., None, None], m.A, 0.0)  # unstable ones (I - A may be singular) -> +inf below
     z = xp.linalg.solve(xp.eye(m.n) - A, m.b[..., None])[..., 0]
-    w = xp.einsum("...m,...mi->...i", fed.weights, z.reshape(z.shape[:-1] + (pen.M, pen.d)))
+    w = weighted_sum(fed.weights, xp.reshape(z, z.shape[:-1] + (pen.M, pen.d)))
     return xp.where(stable, _gap(fed, w), xp.inf)
 
 
@@ -475,21 +481,21 @@ def exact_optimal_alpha(fed, *, eta, tau, Delta, objective: str = "gap", grid=No
     B = int(np.prod(cfg))
     if B <= per or len(fed.batch_shape) > 1:
         return _optimal_alpha(fed, eta=eta, tau=tau, Delta=Delta, objective=objective, grid=grid, tol=tol)
-    eb = xp.broadcast_to(e, cfg).reshape(-1)
+    eb = xp.reshape(xp.broadcast_to(e, cfg), (-1,))
     Db = np.broadcast_to(to_numpy(D), cfg).reshape(-1)
     fb = fed
     if fed.batch_shape:
-        fb = QuadraticFederation(xp.broadcast_to(fed.H, cfg + fed.H.shape[-3:]).reshape((B,) + fed.H.shape[-3:]),
-                                 xp.broadcast_to(fed.x_opt, cfg + fed.x_opt.shape[-2:]).reshape((B,) + fed.x_opt.shape[-2:]),
-                                 xp.broadcast_to(fed.weights, cfg + (fed.M,)).reshape(B, fed.M))
+        fb = QuadraticFederation(xp.reshape(xp.broadcast_to(fed.H, cfg + fed.H.shape[-3:]), (B,) + fed.H.shape[-3:]),
+                                 xp.reshape(xp.broadcast_to(fed.x_opt, cfg + fed.x_opt.shape[-2:]), (B,) + fed.x_opt.shape[-2:]),
+                                 xp.reshape(xp.broadcast_to(fed.weights, cfg + (fed.M,)), (B, fed.M)))
     parts = []
     for a in range(0, B, per):
         sl = slice(a, min(a + per, B))
         sub = fb.take(sl) if fb.batch_shape else fb
         parts.append(_optimal_alpha(sub, eta=eb[sl], tau=tau_i, Delta=Db[sl], objective=objective, grid=grid, tol=tol))
-    cat = lambda k, axis=0: xp.concatenate([getattr(p_, k) for p_ in parts], axis=axis)  # noqa: E731
-    return OptimalAlpha(cat("alpha").reshape(cfg), cat("value").reshape(cfg), cat("value_at_1").reshape(cfg),
-                        objective, parts[0].grid, cat("grid_values", 1).reshape((-1,) + cfg))
+    cat = lambda k, shape, axis=0: xp.reshape(xp.concat([getattr(p_, k) for p_ in parts], axis=axis), shape)  # noqa: E731
+    return OptimalAlpha(cat("alpha", cfg), cat("value", cfg), cat("value_at_1", cfg),
+                        objective, parts[0].grid, cat("grid_values", (-1,) + cfg, 1))
 
 
 def _optimal_alpha(fed, *, eta, tau, Delta, objective: str = "gap", grid=None, tol: float = 1e-10) -> OptimalAlpha:
@@ -510,14 +516,18 @@ def _optimal_alpha(fed, *, eta, tau, Delta, objective: str = "gap", grid=None, t
     g = xp.asarray(DEFAULT_GRID if grid is None else np.unique(V.array(grid, "grid", xp=np, ndim=1)))
     if bool(xp.any(g <= 0)) or bool(xp.any(g > 1)):
         raise ProblemError("grid values must satisfy 0 < alpha <= 1")
-    vals = _objective(pen, fed, g.reshape((-1,) + (1,) * len(cfg)), objective, xp)  # (G, ...)
+    vals = _objective(pen, fed, xp.reshape(g, (-1,) + (1,) * len(cfg)), objective, xp)  # (G, ...)
     vals = xp.broadcast_to(vals, (g.shape[0],) + cfg)
     j = xp.argmin(vals, axis=0)
     G = g.shape[0]
-    lo = g[xp.clip(j - 1, 0, G - 1)]
-    hi = g[xp.clip(j + 1, 0, G - 1)]
+
+    def grid_at(i):   # g[i] for an index array i (the standard's take)
+        return xp.reshape(xp.take(g, xp.reshape(i, (-1,)), axis=0), i.shape)
+
+    lo = grid_at(xp.clip(j - 1, 0, G - 1))
+    hi = grid_at(xp.clip(j + 1, 0, G - 1))
     lo = xp.where(j == 0, g[0] * 0.5, lo)
-    invphi = (np.sqrt(5.0) - 1.0) / 2.0
+    invphi = (math.sqrt(5.0) - 1.0) / 2.0
     c = hi - invphi * (hi - lo)
     dd = lo + invphi * (hi - lo)
     fc = _objective(pen, fed, c, objective, xp)
@@ -535,7 +545,7 @@ def _optimal_alpha(fed, *, eta, tau, Delta, objective: str = "gap", grid=None, t
     a = 0.5 * (lo + hi)
     fa = _objective(pen, fed, a, objective, xp)
     best_grid = xp.min(vals, axis=0)
-    a = xp.where(best_grid < fa, g[j], a)
+    a = xp.where(best_grid < fa, grid_at(j), a)
     fa = xp.minimum(fa, best_grid)
     f1 = _objective(pen, fed, xp.ones(cfg), objective, xp)
     a = xp.where(f1 <= fa, 1.0, a)
@@ -596,12 +606,12 @@ def quadratic_constants(fed, *, radius=None) -> QuadraticConstants:
     """
     xp = fed.xp
     xs = fed.x_star
-    spread = xp.sqrt(((fed.x_opt - xs[..., None, :]) ** 2).sum(axis=-1))  # (..., M)
+    spread = xp.sqrt(xp.sum((fed.x_opt - xs[..., None, :]) ** 2, axis=-1))  # (..., M)
     if radius is None:
-        radius = xp.maximum(xp.sqrt((xs * xs).sum(axis=-1)), spread.max(axis=-1))
+        radius = xp.maximum(xp.sqrt(xp.sum(xs * xs, axis=-1)), xp.max(spread, axis=-1))
     r = asarray(radius, xp)
-    L = (fed.L_i * (r[..., None] + spread)).max(axis=-1)
-    delta = (fed.weights * fed.delta_ball(r[..., None])).sum(axis=-1)
+    L = xp.max(fed.L_i * (r[..., None] + spread), axis=-1)
+    delta = xp.sum(fed.weights * fed.delta_ball(r[..., None]), axis=-1)
     return QuadraticConstants(fed.L, L, delta)
 
 
@@ -620,7 +630,7 @@ def alpha_comparison(fed, *, eta, tau, Deltas, alpha_bound=None, L=None, delta=N
     """
     _require_quadratic(fed)
     xp = fed.xp
-    D = xp.asarray(np.asarray(Deltas, dtype=np.int64)).reshape((-1,) + (1,) * len(fed.batch_shape))
+    D = xp.reshape(xp.asarray(np.asarray(Deltas, dtype=np.int64)), (-1,) + (1,) * len(fed.batch_shape))
     og = exact_optimal_alpha(fed, eta=eta, tau=tau, Delta=D, objective="gap")
     orate = exact_optimal_alpha(fed, eta=eta, tau=tau, Delta=D, objective="rate")
     beta, L0, d0 = quadratic_constants(fed, radius=radius)
@@ -634,11 +644,11 @@ def alpha_comparison(fed, *, eta, tau, Deltas, alpha_bound=None, L=None, delta=N
     gap_b = rate_b = None
     if alpha_bound is not None:
         ab = asarray(alpha_bound, xp)
-        alpha_bound = xp.broadcast_to(ab.reshape(D.shape) if ab.ndim == 1 else ab, og.alpha.shape)
+        alpha_bound = xp.broadcast_to(xp.reshape(ab, D.shape) if ab.ndim == 1 else ab, og.alpha.shape)
         gap_b = _objective(pen, fed, alpha_bound, "gap", xp)
         rate_b = _objective(pen, fed, alpha_bound, "rate", xp)
     return AlphaComparison(
-        Delta=D.reshape(-1), alpha_gap=og.alpha, alpha_rate=orate.alpha, alpha_bound=alpha_bound,
+        Delta=xp.reshape(D, (-1,)), alpha_gap=og.alpha, alpha_rate=orate.alpha, alpha_bound=alpha_bound,
         gap_at_alpha_gap=og.value, gap_at_alpha_bound=gap_b, gap_at_1=og.value_at_1,
         rate_at_alpha_rate=orate.value, rate_at_alpha_bound=rate_b, rate_at_1=orate.value_at_1,
         L_lipschitz=L, delta=delta, beta=beta,

@@ -59,6 +59,7 @@ Example
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from math import prod
 from typing import Any
@@ -66,7 +67,7 @@ from typing import Any
 import numpy as np
 
 from ... import validation as V
-from ...backend import KeyedStream, asarray, is_cupy, namespace
+from ...backend import KeyedStream, asarray, copy_of, is_cupy, mT, matvec, namespace, to_numpy, weighted_sum
 from ...problems import validate_weights
 
 __all__ = [
@@ -174,7 +175,7 @@ def _beta(name, value):
 
 
 def _positive(name, value, xp):
-    return V.array(value, name, xp=xp, low=0.0, open_low=True).astype(xp.float64)
+    return xp.astype(V.array(value, name, xp=xp, low=0.0, open_low=True), xp.float64)
 
 
 def _factor(cov, xp):
@@ -185,7 +186,7 @@ def _factor(cov, xp):
             return Lc
     except np.linalg.LinAlgError:
         pass
-    lam, V = xp.linalg.eigh(0.5 * (cov + cov.swapaxes(-1, -2)))
+    lam, V = xp.linalg.eigh(0.5 * (cov + mT(cov)))
     return V * xp.sqrt(xp.clip(lam, 0.0, None))[..., None, :]
 
 
@@ -202,7 +203,7 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
     x0 = V.array(x0, "x0", xp=xp, min_ndim=1)
     if x0.shape[-1] != d:
         raise V.InputError(f"x0 must have shape (..., d={d}); got {tuple(x0.shape)}")
-    eta = V.client_parameter(eta, "eta", M=M, xp=xp, low=0.0, open_low=True).astype(xp.float64)
+    eta = xp.astype(V.client_parameter(eta, "eta", M=M, xp=xp, low=0.0, open_low=True), xp.float64)
     if eta.ndim == 0:
         eta = xp.full((M,), float(eta))
     tau_arr = V.client_parameter(tau, "tau", M=M, xp=xp, kind="integer", low=1, high=10**6)
@@ -215,7 +216,7 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
         P = V.array(precond, "precond", xp=xp, min_ndim=3)
         if P.shape[-3:] != (M, d, d):
             raise V.InputError(f"precond must have shape (..., M={M}, d={d}, d={d}); got {tuple(P.shape)}")
-        if float(xp.max(xp.abs(P - P.swapaxes(-1, -2)))) > 1e-12 * max(float(xp.max(xp.abs(P))), 1.0):
+        if float(xp.max(xp.abs(P - mT(P)))) > 1e-12 * max(float(xp.max(xp.abs(P))), 1.0):
             raise V.InputError("precond must be symmetric (P_i SPD)")
         if bool(xp.any(xp.linalg.eigvalsh(P)[..., 0] <= 0)):
             raise V.InputError("precond must be positive definite (P_i SPD)")
@@ -239,14 +240,14 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
     if int(seed) < 0:
         raise V.InputError(f"seed must be a non-negative integer; got {seed}")
     if config is None:
-        config = xp.arange(prod(batch), dtype=xp.int64).reshape(batch)
+        config = xp.reshape(xp.arange(prod(batch), dtype=xp.int64), batch)
     config = xp.broadcast_to(asarray(config, xp), batch)
     if client_ids is None:
         client_ids = xp.arange(M, dtype=xp.int64)
     client_ids = xp.broadcast_to(asarray(client_ids, xp), batch + (M,))
     cov = getattr(problem, "noise_cov", None)
     factor = _factor(asarray(cov, xp), xp) if (noise and cov is not None) else None
-    return _Setup(xp=xp, batch=batch, M=M, d=d, eta=eta, tau=tau_arr, tau_max=int(tau_arr.max()),
+    return _Setup(xp=xp, batch=batch, M=M, d=d, eta=eta, tau=tau_arr, tau_max=int(xp.max(tau_arr)),
                   client_opt=client_opt, precond=P, precond_inv=Pinv, beta1=beta1, beta2=beta2, v0=v0,
                   eps=eps, bias_correction=bool(bias_correction), n_mode=n_mode, noise_factor=factor,
                   config=config, client_ids=client_ids, seed=int(seed)), x0
@@ -258,7 +259,7 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
 def _local_runs(problem, x, s: _Setup, t: int, record: bool = False) -> ClientUpdate:
     xp, b1, b2, opt = s.xp, s.beta1, s.beta2, s.client_opt
     shape = s.batch + (s.M, s.d)
-    y = xp.broadcast_to(x[..., None, :], shape).copy()
+    y = copy_of(xp.broadcast_to(x[..., None, :], shape))
     eta = s.eta[..., None]
     m = xp.zeros(shape)
     v = xp.full(shape, s.v0)
@@ -273,7 +274,7 @@ def _local_runs(problem, x, s: _Setup, t: int, record: bool = False) -> ClientUp
         if stream is not None:
             z = stream.normal(config=s.config[..., None], round=t * _STEP_KEY + k, client=s.client_ids,
                               size=(s.d,))
-            g = g + xp.einsum("...ij,...j->...i", s.noise_factor, z)
+            g = g + matvec(s.noise_factor, z)
         m = b1 * m + (1.0 - b1) * g if b1 else g
         if opt == "adagrad":
             v = v + g * g
@@ -285,11 +286,11 @@ def _local_runs(problem, x, s: _Setup, t: int, record: bool = False) -> ClientUp
         if opt in _ADAPTIVE:
             Pk = 1.0 / (xp.sqrt(v) + s.eps)
             if s.bias_correction:
-                Pk = Pk * (np.sqrt(1.0 - b2 ** (k + 1)) / (1.0 - b1 ** (k + 1)))
+                Pk = Pk * (math.sqrt(1.0 - b2 ** (k + 1)) / (1.0 - b1 ** (k + 1)))
             u = Pk * m
         else:
             Pk = xp.ones(acc.shape)
-            u = m if diag else xp.einsum("...ij,...j->...i", s.precond, m)
+            u = m if diag else matvec(s.precond, m)
         y = xp.where(active, y - eta * u, y)
         Mk = b1 * Mk + (1.0 - b1) * Pk
         inc = Mk if s.n_mode == "alg1" else (1.0 - b1 ** (k + 1)) * Pk
@@ -317,7 +318,7 @@ def _apply_Ninv(s: _Setup, N, vec):
     if s.client_opt != "precond":
         return vec / N
     c = N[..., 0, 0] / s.precond[..., 0, 0]  # N_i = c_i P_i
-    return s.xp.einsum("...ij,...j->...i", s.precond_inv, vec) / c[..., None]
+    return matvec(s.precond_inv, vec) / c[..., None]
 
 
 def client_update(problem, *, x, eta, tau, client_opt="sgd", precond=None, beta1=None, beta2=None, v0=None,
@@ -356,16 +357,16 @@ def _omega(s: _Setup, w, t, sampling, sampling_scheme, aggregation):
     if sampling_scheme == "uniform":  # |S| distinct clients, uniformly without replacement
         u = stream.uniform(config=s.config[..., None], round=t, client=s.client_ids)
         rank = xp.argsort(xp.argsort(u, axis=-1), axis=-1)
-        counts = (rank < sampling).astype(xp.float64)
+        counts = xp.astype(rank < sampling, xp.float64)
     else:  # |S| i.i.d. draws proportional to w_i (with replacement; multiplicities count)
         u = stream.uniform(config=s.config[..., None], round=t, client=xp.arange(sampling))  # (..., S)
-        cum = xp.cumsum(w, axis=-1)
-        idx = xp.clip((cum[..., None, :] < u[..., :, None]).sum(axis=-1), 0, s.M - 1)
-        counts = (idx[..., :, None] == xp.arange(s.M)).sum(axis=-2).astype(xp.float64)
+        cum = np.cumsum(w, axis=-1) if xp is np else xp.cumulative_sum(w, axis=-1)
+        idx = xp.clip(xp.sum(xp.astype(cum[..., None, :] < u[..., :, None], xp.int64), axis=-1), 0, s.M - 1)
+        counts = xp.astype(xp.sum(xp.astype(idx[..., :, None] == xp.arange(s.M), xp.int64), axis=-2), xp.float64)
     if aggregation == "uniform":
         return counts / sampling
     cw = counts * w
-    tot = cw.sum(axis=-1, keepdims=True)
+    tot = xp.sum(cw, axis=-1, keepdims=True)
     return xp.where(tot > 0, cw / xp.where(tot > 0, tot, 1.0), 0.0)
 
 
@@ -433,7 +434,7 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
     rounds = V.integer(rounds, "rounds", low=0, high=10**8)
     record_every = V.integer(record_every, "record_every", low=1, high=10**8)
     xp0 = namespace(problem.weights)
-    alpha = V.configuration_parameter(alpha, "alpha", xp=xp0, low=0.0, open_low=True).astype(xp0.float64)
+    alpha = xp0.astype(V.configuration_parameter(alpha, "alpha", xp=xp0, low=0.0, open_low=True), xp0.float64)
     s, x = _setup(problem, x0, eta=eta, tau=tau, client_opt=client_opt, precond=precond, beta1=beta1, beta2=beta2,
                   v0=v0, eps=eps, bias_correction=bias_correction, n_mode=n_mode, noise=noise, seed=seed,
                   config=config, client_ids=client_ids, extra_batch=alpha.shape)
@@ -448,7 +449,7 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
         raise V.InputError(f"server_eps and server_v0 must not both be 0 for server_opt={server_opt!r}")
     xp = s.xp
     a = alpha[..., None]
-    x = xp.broadcast_to(x, s.batch + (s.d,)).astype(xp.float64).copy()
+    x = copy_of(xp.astype(xp.broadcast_to(x, s.batch + (s.d,)), xp.float64, copy=False))
     sm = xp.zeros_like(x)
     sv = xp.full(x.shape, server_v0)
     traj, recorded = [x], [0]
@@ -459,13 +460,13 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
         omega = _omega(s, problem.weights, t, sampling, sampling_scheme, aggregation)
         if correction != "none":
             Di = _apply_Ninv(s, N, Di)
-        Delta = xp.einsum("...m,...mi->...i", omega, Di)
+        Delta = weighted_sum(omega, Di)
         if correction == "joint":
             if s.client_opt != "precond":
-                Delta = Delta / xp.einsum("...m,...mi->...i", omega, 1.0 / N)
+                Delta = Delta / weighted_sum(omega, 1.0 / N)
             else:
                 c = N[..., 0, 0] / s.precond[..., 0, 0]
-                Ns = xp.einsum("...m,...mij->...ij", omega / c, s.precond_inv)
+                Ns = weighted_sum(omega / c, s.precond_inv, 2)
                 Delta = xp.linalg.solve(Ns, Delta[..., None])[..., 0]
         if server_opt == "sgd":
             x = x - a * Delta
@@ -485,8 +486,7 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
             recorded.append(t + 1)
     diverged = ~xp.all(xp.isfinite(x), axis=-1)
     if bool(xp.any(diverged)):
-        bad = np.argwhere(np.asarray(diverged.get() if hasattr(diverged, "get") and not isinstance(diverged, np.ndarray)
-                                     else diverged))
+        bad = np.argwhere(to_numpy(diverged))
         text = ", ".join(str(tuple(int(j) for j in i)) for i in bad[:5])
         if bool(xp.all(diverged)):
             raise V.InputError("fedopt diverged in every configuration (non-finite model): the client step eta or "
@@ -519,8 +519,6 @@ def fedopt_loop(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None
     >>> bool(np.allclose(a, b, rtol=0, atol=1e-13))
     True
     """
-    from ...backend import to_numpy  # noqa: PLC0415
-
     if not (hasattr(problem, "H") and hasattr(problem, "x_opt")):
         raise V.InputTypeError("fedopt_loop needs a QuadraticFederation (H, x_opt)")
     _choice("client_opt", client_opt, ("sgd", "precond", "adagrad"))

@@ -80,7 +80,7 @@ from typing import Sequence
 import numpy as np
 import sympy as sp
 
-from ...backend import asarray, namespace
+from ...backend import asarray, matvec, namespace
 from ...problems import validate_weights
 from ...symbolic import Condition, Statement
 from ...validation import InputError, InputTypeError
@@ -771,14 +771,14 @@ def lemma4_aggregates(A, b) -> Lemma4Quantities:
     from ...validation import array as _array  # noqa: PLC0415
 
     xp = namespace(A, b)
-    A = _array(A, "A", xp=xp).astype(xp.float64)
-    b = _array(b, "b", xp=xp).astype(xp.float64)
+    A = xp.astype(_array(A, "A", xp=xp), xp.float64)
+    b = xp.astype(_array(b, "b", xp=xp), xp.float64)
     if A.ndim < 3 or b.ndim < 2 or A.shape[-1] != A.shape[-2] or A.shape[-3:-1] != b.shape[-2:]:
         raise BoundsError(f"A must be (..., K, d, d) and b (..., K, d); got {A.shape} and {b.shape}")
     lam_k = xp.linalg.eigvalsh(A)
     if bool(xp.any(lam_k[..., 0] <= 0)):
         raise BoundsError("A must be symmetric positive definite")
-    lam_s = xp.linalg.eigvalsh(A.sum(axis=-3))
-    v = xp.einsum("...kij,...kj->...i", A, b)
-    return Lemma4Quantities(lhs=(v * v).sum(axis=-1), As_norm=lam_s[..., -1], As_inv_norm=1.0 / lam_s[..., 0],
-                            S_Ab=(lam_k[..., -1] * (b * b).sum(axis=-1)).sum(axis=-1))
+    lam_s = xp.linalg.eigvalsh(xp.sum(A, axis=-3))
+    v = np.einsum("...kij,...kj->...i", A, b) if xp is np else xp.sum(matvec(A, b), axis=-2)
+    return Lemma4Quantities(lhs=xp.sum(v * v, axis=-1), As_norm=lam_s[..., -1], As_inv_norm=1.0 / lam_s[..., 0],
+                            S_Ab=xp.sum(lam_k[..., -1] * xp.sum(b * b, axis=-1), axis=-1))

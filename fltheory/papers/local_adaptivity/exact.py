@@ -62,7 +62,7 @@ from typing import Any
 
 import numpy as np
 
-from ...backend import asarray, to_numpy
+from ...backend import asarray, mT, matvec, to_numpy, trace, weighted_sum
 from ...linear import AffineMap, Deferred, FixedPoint, Moments, one_minus_power, spectral_radius
 from ...parallel import run_parts
 from ... import validation as V
@@ -136,6 +136,11 @@ def _as_eta_tau(fed: QuadraticFederation, eta, tau, eta_name="eta"):
     return xp.broadcast_to(eta, shape), xp.broadcast_to(xp.asarray(tau_np.astype(np.int64)), shape)
 
 
+def _real(tau, xp):
+    """The integer ``tau`` as float64 (the standard does not mix integer and floating arrays)."""
+    return xp.astype(tau, xp.float64)
+
+
 def _one_minus_pow(x, tau, xp):
     """``1 - (1 - x)^tau`` elementwise (the eigenvalues of ``I - K``), without cancellation as ``x -> 0``:
     ``-expm1(tau log1p(-x))`` for ``0 <= x < 1``, the direct form elsewhere."""
@@ -150,9 +155,9 @@ def _sqrt_spd(P, xp, name="precond"):
     if diag is not None:
         sq = xp.sqrt(diag)
         return sq[..., None] * xp.eye(d), (1.0 / sq)[..., None] * xp.eye(d)
-    lam, V = xp.linalg.eigh(0.5 * (P + P.swapaxes(-1, -2)))
+    lam, V = xp.linalg.eigh(0.5 * (P + mT(P)))
     sq = xp.sqrt(lam)
-    Vt = V.swapaxes(-1, -2)
+    Vt = mT(V)
     return (V * sq[..., None, :]) @ Vt, (V * (1.0 / sq)[..., None, :]) @ Vt
 
 
@@ -172,18 +177,19 @@ def local_operators(fed: QuadraticFederation, *, eta, tau, precond=None) -> Loca
         P = _precond(fed, precond)
         Ph, Pmh = _sqrt_spd(P, xp)
         S = Ph @ fed.H @ Ph
-    lam, U = xp.linalg.eigh(0.5 * (S + S.swapaxes(-1, -2)))
+    lam, U = xp.linalg.eigh(0.5 * (S + mT(S)))
     x = eta[..., None] * lam
     dstep = 1.0 - x  # eigenvalues of I - eta P H
-    powk = dstep ** tau[..., None]
-    one_minus = _one_minus_pow(x, tau[..., None], xp)
+    ftau = _real(tau, xp)
+    powk = dstep ** ftau[..., None]
+    one_minus = _one_minus_pow(x, ftau[..., None], xp)
     # N^{-1}(I-K) = (eta tau)^{-1} P^{-1/2} U diag(1 - d^tau) U^T P^{-1/2}, symmetric
-    g = one_minus / (eta * tau)[..., None]
-    left, right = Pmh @ U, U.swapaxes(-1, -2) @ Pmh  # matmul chains: a 5-operand einsum is O(d^5)
+    g = one_minus / (eta * ftau)[..., None]
+    left, right = Pmh @ U, mT(U) @ Pmh  # matmul chains: a 5-operand einsum is O(d^5)
     NinvImK = (left * g[..., None, :]) @ right
     K = ((Ph @ U) * powk[..., None, :]) @ right
     eye = xp.broadcast_to(xp.eye(d), fed.H.shape)
-    Ninv = (eye if precond is None else xp.linalg.solve(P, eye)) / (eta * tau)[..., None, None]
+    Ninv = (eye if precond is None else xp.linalg.solve(P, eye)) / (eta * ftau)[..., None, None]
     return LocalOperators(K, Ninv, NinvImK, lam, Ph, Pmh, U, dstep, eta, tau)
 
 
@@ -225,11 +231,12 @@ class RoundOperators:
     def Ninv(self):
         xp = self._xp()
         eye = xp.broadcast_to(xp.eye(self.ImK.shape[-1]), self.ImK.shape)
-        return self._cached("Ninv", lambda: self._Pinv(eye) / (self.eta * self.tau)[..., None, None])
+        return self._cached("Ninv", lambda: self._Pinv(eye) / (self.eta * _real(self.tau, xp))[..., None, None])
 
     @property
     def NinvImK(self):
-        return self._cached("NinvImK", lambda: self._Pinv(self.ImK) / (self.eta * self.tau)[..., None, None])
+        xp = self._xp()
+        return self._cached("NinvImK", lambda: self._Pinv(self.ImK) / (self.eta * _real(self.tau, xp))[..., None, None])
 
 
 def round_operators(fed: QuadraticFederation, *, eta, tau, precond=None) -> RoundOperators:
@@ -259,17 +266,17 @@ def _precond(fed: QuadraticFederation, precond):
 
 def _check_spd(P, xp, name="precond"):
     """Refuse a non-symmetric or non-positive-definite ``P``; return its diagonal if ``P`` is diagonal, else None."""
-    diag = xp.diagonal(P, axis1=-2, axis2=-1)
+    diag = xp.linalg.diagonal(P)
     if int(xp.count_nonzero(P)) == int(xp.count_nonzero(diag)):  # diagonal (so symmetric): checks elementwise
         if bool(xp.any(diag <= 0)):
             raise ProblemError(f"{name} must be positive definite (P_i SPD, Theorem 2); smallest eigenvalue "
-                               f"{float(diag.min()):.3g}")
+                               f"{float(xp.min(diag)):.3g}")
         return diag
     scale = max(float(xp.max(xp.abs(P))), 1.0)
-    if float(xp.max(xp.abs(P - P.swapaxes(-1, -2)))) > 1e-10 * scale:
+    if float(xp.max(xp.abs(P - mT(P)))) > 1e-10 * scale:
         raise ProblemError(f"{name} must be symmetric (P_i SPD, Theorem 2)")
     try:
-        L = xp.linalg.cholesky(0.5 * (P + P.swapaxes(-1, -2)))
+        L = xp.linalg.cholesky(0.5 * (P + mT(P)))
     except np.linalg.LinAlgError:
         L = None
     if L is None or not bool(xp.all(xp.isfinite(L))):  # cupy returns NaN where numpy raises
@@ -296,7 +303,7 @@ def _round_ops(H, eta, tau, P, xp, *, diagP=None, checked=False, uniform_tau=Non
 
 def _common_tau(tau, xp):
     """The common value of ``tau`` (an int) if every entry is the same, else None."""
-    first = tau.reshape(-1)[:1]
+    first = xp.reshape(tau, (-1,))[:1]
     return int(first[0]) if tau.size and bool(xp.all(tau == first)) else None
 
 
@@ -326,7 +333,7 @@ def _Cc_chunked(fed: QuadraticFederation, eta, tau, precond, correction: str):
         C_part, c_part = _weighted_sums(w[..., sl], T, xo[..., sl, :], xp)
         C, c = C + C_part, c + c_part
         if correction == "joint":
-            Ns = Ns + xp.einsum("...m,...mij->...ij", w[..., sl], ops.Ninv)
+            Ns = Ns + weighted_sum(w[..., sl], ops.Ninv, 2)
     if correction == "joint":
         C = xp.linalg.solve(Ns, C)
         c = xp.linalg.solve(Ns, c[..., None])[..., 0]
@@ -335,8 +342,7 @@ def _Cc_chunked(fed: QuadraticFederation, eta, tau, precond, correction: str):
 
 def _weighted_sums(w, T, xo, xp):
     """``sum_i w_i T_i`` and ``sum_i w_i T_i x_i*`` (matrix-vector products first: O(M d^2) for the second)."""
-    return (xp.einsum("...m,...mij->...ij", w, T),
-            xp.einsum("...m,...mi->...i", w, (T @ xo[..., None])[..., 0]))
+    return weighted_sum(w, T, 2), weighted_sum(w, (T @ xo[..., None])[..., 0])
 
 
 def client_maps(fed: QuadraticFederation, *, eta, tau, precond=None) -> AffineMap:
@@ -346,7 +352,7 @@ def client_maps(fed: QuadraticFederation, *, eta, tau, precond=None) -> AffineMa
     """
     ops = local_operators(fed, eta=eta, tau=tau, precond=precond)
     xp = fed.xp
-    b = fed.x_opt - xp.einsum("...ij,...j->...i", ops.K, fed.x_opt)
+    b = fed.x_opt - matvec(ops.K, fed.x_opt)
     return AffineMap(ops.K, b)
 
 
@@ -363,7 +369,7 @@ def _Cc_arrays(w, xo, ops: RoundOperators, correction: str, xp):
     T = ops.ImK if correction == "none" else ops.NinvImK
     C, c = _weighted_sums(w, T, xo, xp)
     if correction == "joint":
-        Ns = xp.einsum("...m,...mij->...ij", w, ops.Ninv)
+        Ns = weighted_sum(w, ops.Ninv, 2)
         C = xp.linalg.solve(Ns, C)
         c = xp.linalg.solve(Ns, c[..., None])[..., 0]
     return C, c
@@ -475,10 +481,12 @@ def _fixed_point_fused(fed, eta, tau, precond, correction):
 
     def part(lo, hi):
         for a in range(lo, hi, step):
-            sl = slice(a, min(a + step, hi))   # P is checked chunk by chunk, while the chunk is in cache
+            # the standard: stops in bounds, every axis indexed; P is checked chunk by chunk, while in cache
+            sl = (slice(a, min(a + step, hi)), ...)
             ops = _round_ops(H[sl], eta[sl], tau[sl], None if P is None else P[sl], xp, uniform_tau=common)
             C[sl], c[sl] = _Cc_arrays(w[sl], xo[sl], ops, correction, xp)
-        x[lo:hi], cond[lo:hi], res[lo:hi] = _solve_fixed_point(C[lo:hi], c[lo:hi], xp)   # (d, d) systems: one call
+        part_ = (slice(lo, hi), ...)   # the (d, d) systems of the part: one call
+        x[part_], cond[part_], res[part_] = _solve_fixed_point(C[part_], c[part_], xp)
 
     if xp is np:   # chunks in threads (fltheory.parallel): the same bits for any number of threads
         run_parts(part, bshape[0], align=step, min_part=2 * step)
@@ -498,18 +506,19 @@ def _fixed_point_sweep(fed, eta, tau, correction, xp):
     M, d = fed.M, fed.d
     lam, U = xp.linalg.eigh(fed.H)                                  # (M, d), (M, d, d): once
     x = eta[..., None] * lam                                         # (..., M, d)
-    g = _one_minus_pow(x, tau[..., None], xp)
+    g = _one_minus_pow(x, _real(tau, xp)[..., None], xp)
     if correction == "local":
-        g = g / (eta * tau)[..., None]
+        g = g / (eta * _real(tau, xp))[..., None]
     w = fed.weights
-    outer = xp.einsum("mik,mjk->mkij", U, U)                            # u u^T per (client, eigenvector)
-    Wmat = (w[:, None, None, None] * outer).reshape(M * d, d * d)
-    proj = xp.einsum("mik,mi->mk", U, fed.x_opt)                        # u^T x_i*
-    Vmat = (w[:, None, None] * U.swapaxes(-1, -2) * proj[..., None]).reshape(M * d, d)
+    Ut = mT(U)                                                          # (M, k, i): eigenvector k of client m
+    outer = Ut[:, :, :, None] * Ut[:, :, None, :]                       # u u^T per (client, eigenvector)
+    Wmat = xp.reshape(w[:, None, None, None] * outer, (M * d, d * d))
+    proj = np.einsum("mik,mi->mk", U, fed.x_opt) if xp is np else matvec(Ut, fed.x_opt)   # u^T x_i*
+    Vmat = xp.reshape(w[:, None, None] * Ut * proj[..., None], (M * d, d))
     bshape = g.shape[:-2]
-    G = g.reshape(-1, 1, M * d)   # one row-vector product per configuration: the same bits whatever the batch size
-    C = (G @ Wmat).reshape(bshape + (d, d))
-    c = (G @ Vmat).reshape(bshape + (d,))
+    G = xp.reshape(g, (-1, 1, M * d))   # one row-vector product per configuration: the same bits whatever the batch size
+    C = xp.reshape(G @ Wmat, bshape + (d, d))
+    c = xp.reshape(G @ Vmat, bshape + (d,))
     return (C, c) + _solve_fixed_point(C, c, xp)
 
 
@@ -517,7 +526,7 @@ def _solve_fixed_point(C, c, xp):
     """``x = C^{-1} c`` with the 1-norm condition number of ``C`` and the residual ``||C x - c||``
     (one LU per configuration for ``x`` and ``C^{-1}`` together)."""
     d = C.shape[-1]
-    rhs = xp.concatenate([c[..., None], xp.broadcast_to(xp.eye(d), C.shape)], axis=-1)
+    rhs = xp.concat([c[..., None], xp.broadcast_to(xp.eye(d), C.shape)], axis=-1)
     try:
         sol = xp.linalg.solve(C, rhs)
     except np.linalg.LinAlgError:
@@ -526,9 +535,9 @@ def _solve_fixed_point(C, c, xp):
         raise ProblemError("sum_i w_i (I - K_i) is singular in some configuration: no unique fixed point "
                            "(Theorem 2 needs it invertible)")
     x, Cinv = sol[..., 0], sol[..., 1:]
-    cond = xp.abs(C).sum(axis=-2).max(axis=-1) * xp.abs(Cinv).sum(axis=-2).max(axis=-1)
+    cond = xp.max(xp.sum(xp.abs(C), axis=-2), axis=-1) * xp.max(xp.sum(xp.abs(Cinv), axis=-2), axis=-1)
     r = (C @ x[..., None])[..., 0] - c
-    return x, cond, xp.sqrt((r * r).sum(axis=-1))
+    return x, cond, xp.sqrt(xp.sum(r * r, axis=-1))
 
 
 def small_eta_limit(fed: QuadraticFederation, *, tau, gamma=1.0, precond=None, correction: str = "none"):
@@ -545,9 +554,10 @@ def small_eta_limit(fed: QuadraticFederation, *, tau, gamma=1.0, precond=None, c
     P = xp.broadcast_to(xp.eye(fed.d), fed.H.shape) if precond is None else V.array(precond, "precond", xp=xp, min_ndim=3)
     if correction != "none":
         return fed.x_star
-    Wt = (fed.weights * gamma * tau_b)[..., None, None] * (P @ fed.H)
-    A = Wt.sum(axis=-3)
-    b = xp.einsum("...mij,...mj->...i", Wt, fed.x_opt)
+    Wt = (fed.weights * gamma * _real(tau_b, xp))[..., None, None] * (P @ fed.H)
+    A = xp.sum(Wt, axis=-3)
+    b = (xp.einsum("...mij,...mj->...i", Wt, fed.x_opt) if xp is np
+         else xp.sum(matvec(Wt, fed.x_opt), axis=-2))
     return xp.linalg.solve(A, b[..., None])[..., 0]
 
 
@@ -567,13 +577,14 @@ def first_order_bias(fed: QuadraticFederation, *, eta, tau, precond=None, correc
     eta_b, tau_b = _as_eta_tau(fed, eta, tau)
     P = xp.broadcast_to(xp.eye(fed.d), fed.H.shape) if precond is None else asarray(precond, xp)
     if correction == "none":
-        N = (eta_b * tau_b)[..., None, None] * P
+        N = (eta_b * _real(tau_b, xp))[..., None, None] * P
         if float(xp.max(xp.abs(N - N[..., :1, :, :]))) > 1e-12 * float(xp.max(xp.abs(N))):
             raise ProblemError("first_order_bias(correction='none') needs a common N_i = eta_i tau_i P_i; "
                                "with heterogeneous eta_i, tau_i or P_i the bias does not vanish (see small_eta_limit)")
     xs = fed.x_star
-    E = (fed.weights * (tau_b - 1) * eta_b / 2.0)[..., None, None] * (fed.H @ P @ fed.H)
-    v = xp.einsum("...mij,...mj->...i", E, xs[..., None, :] - fed.x_opt)
+    E = (fed.weights * (_real(tau_b, xp) - 1) * eta_b / 2.0)[..., None, None] * (fed.H @ P @ fed.H)
+    v = (xp.einsum("...mij,...mj->...i", E, xs[..., None, :] - fed.x_opt) if xp is np
+         else xp.sum(matvec(E, xs[..., None, :] - fed.x_opt), axis=-2))
     return xp.linalg.solve(fed.Hbar, v[..., None])[..., 0]
 
 
@@ -590,14 +601,14 @@ def alpha_max(fed: QuadraticFederation, *, eta, tau, precond=None, correction: s
     ops = round_operators(fed, eta=eta, tau=tau, precond=precond)
     xp = fed.xp
     C, _ = _Cc(fed, ops, correction)
-    from ...linear import _eigvals  # noqa: PLC0415
+    from ...backend import eigvals as _eigvals  # noqa: PLC0415
 
     lam = _eigvals(C)
-    re = lam.real
+    re, im = xp.real(lam), xp.imag(lam)
     if bool(xp.any(re <= 0)):
         raise ProblemError("the round map has an eigenvalue with Re(lambda) <= 0: no server rate alpha > 0 converges "
                            "(check eta_i lambda_max(P_i H_i) < 2)")
-    return (2.0 * re / (lam.real**2 + lam.imag**2)).min(axis=-1)
+    return xp.min(2.0 * re / (re**2 + im**2), axis=-1)
 
 
 def pseudo_gradient(fed: QuadraticFederation, x, *, eta, tau, precond=None, correction: str = "none"):
@@ -610,7 +621,7 @@ def pseudo_gradient(fed: QuadraticFederation, x, *, eta, tau, precond=None, corr
     ops = round_operators(fed, eta=eta, tau=tau, precond=precond)
     xp = fed.xp
     C, c = _Cc(fed, ops, correction)
-    return xp.einsum("...ij,...j->...i", C, V.array(x, "x", xp=xp, shape=(fed.d,))) - c
+    return matvec(C, V.array(x, "x", xp=xp, shape=(fed.d,))) - c
 
 
 def client_covariances(fed: QuadraticFederation, *, eta, tau, precond=None):
@@ -626,12 +637,12 @@ def client_covariances(fed: QuadraticFederation, *, eta, tau, precond=None):
         return xp.zeros(fed.H.shape)
     ops = local_operators(fed, eta=eta, tau=tau, precond=precond)
     # P Sigma P = Ph (Ph Sigma Ph) Ph ; S^j = Ph U D^j U^T Pmh  =>  S^j P Sigma P S^jT = Ph U D^j Z D^j U^T Ph
-    Z = ops.U.swapaxes(-1, -2) @ ops.Ph @ fed.noise_cov @ ops.Ph @ ops.U
+    Z = mT(ops.U) @ ops.Ph @ fed.noise_cov @ ops.Ph @ ops.U
     r = ops.dstep[..., :, None] * ops.dstep[..., None, :]
-    t = ops.tau[..., None, None].astype(r.dtype)
+    t = xp.astype(ops.tau[..., None, None], r.dtype)
     one = xp.abs(1.0 - r) < 1e-14
     geo = xp.where(one, t, (1.0 - r**t) / xp.where(one, 1.0, 1.0 - r))
-    inner = ops.U @ (Z * geo) @ ops.U.swapaxes(-1, -2)
+    inner = ops.U @ (Z * geo) @ mT(ops.U)
     return (ops.eta**2)[..., None, None] * (ops.Ph @ inner @ ops.Ph)
 
 
@@ -654,11 +665,11 @@ def noise_moments(fed: QuadraticFederation, *, eta, tau, alpha, x0, T: int, prec
     if correction != "none":
         Tm = ops.Ninv
         if correction == "joint":
-            Ns = xp.einsum("...m,...mij->...ij", fed.weights, ops.Ninv)
+            Ns = weighted_sum(fed.weights, ops.Ninv, 2)
             Tm = xp.linalg.solve(Ns[..., None, :, :], Tm)
-        cov = Tm @ cov @ Tm.swapaxes(-1, -2)
+        cov = Tm @ cov @ mT(Tm)
     a = asarray(alpha, xp)
-    Q = (a**2)[..., None, None] * xp.einsum("...m,...mij->...ij", fed.weights**2, cov)
+    Q = (a**2)[..., None, None] * weighted_sum(fed.weights**2, cov, 2)
     return rmap.moments(x0, cov0, Q, T)
 
 
@@ -684,6 +695,6 @@ def assumption_constants(fed: QuadraticFederation, *, eta, tau, precond=None) ->
     """
     xp = fed.xp
     ops = local_operators(fed, eta=eta, tau=tau, precond=precond)
-    sv = xp.linalg.svd(ops.K, compute_uv=False)
+    sv = xp.linalg.svdvals(ops.K)
     cov = client_covariances(fed, eta=eta, tau=tau, precond=precond)
-    return AssumptionConstants(sv[..., 0] ** 2, spectral_radius(ops.K), xp.einsum("...ii->...", cov))
+    return AssumptionConstants(sv[..., 0] ** 2, spectral_radius(ops.K), trace(cov))

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from ... import validation as V
-from ...backend import KeyedStream
+from ...backend import KeyedStream, to_numpy
 from ...delayed import LocalSGD, simulate_schedule
 from ...problems import LogisticFederation, QuadraticFederation
 from .timing import TDMATiming
@@ -96,8 +96,8 @@ def afl_tdma(fed, timing: TDMATiming, *, eta: float, x0, H: int = 1, batch_size:
         if fed.batch_shape:
             raise V.InputError("the federation must have no batch axis (replicates are the batch)")
         sched = timing.schedule.take([0] * replicates)
-        w = np.asarray(simulate_schedule(fed, sched, LocalSGD(eta_local=eta, K=H, output="gradient_sum"), eta=eta, x0=x0,
-                                         seed=seed, return_trajectory=True))
+        w = to_numpy(simulate_schedule(fed, sched, LocalSGD(eta_local=eta, K=H, output="gradient_sum"), eta=eta, x0=x0,
+                                       seed=seed, return_trajectory=True))
     else:
         if batch_size is not None:
             batch_size = V.integer(batch_size, "batch_size", low=1, high=10**6)
@@ -105,8 +105,8 @@ def afl_tdma(fed, timing: TDMATiming, *, eta: float, x0, H: int = 1, batch_size:
     rounds = np.unique(np.append(np.arange(0, K + 1, record_every), K))
     f_star = fed.loss(fed.x_star)
     with np.errstate(all="ignore"):
-        loss = np.asarray(fed.loss(w[rounds])) - float(f_star)
-        g = np.asarray(fed.grad(w[rounds]))
+        loss = to_numpy(fed.loss(fed.xp.asarray(w[rounds]))) - float(f_star)
+        g = to_numpy(fed.grad(fed.xp.asarray(w[rounds])))
     return TDMARun(w, loss, (g**2).sum(-1), slots[rounds], timing, rounds)
 
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ... import validation as V
+from ...backend import to_numpy
 from ...delayed import DelayedMoments, LocalSGD, period_map, schedule_moments
 from ...problems import QuadraticFederation
 from . import timing as tmg
@@ -215,10 +216,10 @@ def rate_per_slot(fed: QuadraticFederation, *, N: int, S: int, tau_comp: int, r:
     H = V.integer(H, "H", low=1, high=10**4)
     local = LocalSGD(eta_local=eta, K=H, output="gradient_sum")
     pm = period_map(fed, tm.schedule, local, eta=eta, period=int(period), offset=off)
-    rho = float(np.asarray(pm.spectral_radius())[0])
+    rho = float(to_numpy(pm.spectral_radius())[0])
     per_round = rho ** (1.0 / period)
     fp = pm.fixed_point()
-    lim = np.asarray(fp.x)[0, :fed.d]
+    lim = to_numpy(fp.x)[0, :fed.d]
     bias = float(fed.loss(lim) - fed.loss(fed.x_star)) if rho < 1 else float("inf")
     return Rate(rho, per_round, per_round ** (1.0 / slots), slots, int(period), lim, bias)
 
@@ -250,4 +251,4 @@ def loss_at_deadline(fed: QuadraticFederation, *, T: int, tau_comp: int, r: int 
         g = fed.loss(V.array(x0, "x0", ndim=1, shape=(fed.d,))) - fed.loss(fed.x_star)
         return float(g), 0
     m = exact_moments(fed, tm, eta=eta, x0=x0, H=H)
-    return float(np.asarray(m.gap)[-1, 0]), tm.K
+    return float(to_numpy(m.gap)[-1, 0]), tm.K
