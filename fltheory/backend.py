@@ -424,7 +424,9 @@ class KeyedStream:
                 np.cos(v2, out=v2)
                 np.multiply(v1, v2, out=out[a:a + m])
 
-        run_parts(part, keys.size, align=rows, min_part=2 * rows)   # threads: the same bits for any number
+        # threads: the numbers are elementwise, so the same bits for any split; a part of at least 2^14 numbers
+        # outweighs handing it to a thread (a simulator draws one local step of noise at a time)
+        run_parts(part, keys.size, min_part=max(1, 2**14 // n))
         return out.reshape(h.shape + size)
 
     def generator(self, *, config: int = 0, round: int = 0, client: int = 0) -> np.random.Generator:
