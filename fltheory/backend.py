@@ -172,6 +172,9 @@ def asarray(x: Any, xp: ModuleType = np, dtype: Any = None) -> Any:
     """``x`` as an array of namespace ``xp`` (float64 by default for non-integer input)."""
     if dtype is None:
         arr = xp.asarray(x)
+        if xp is np:   # the hot case (every door): NumPy's own kind and method, no namespace lookup
+            kind = arr.dtype.kind
+            return arr if kind in "biu" else arr.astype(np.float64, copy=False) if kind == "f" else arr
         kind = dtype_kind(arr, xp)
         if kind in "biu":
             return arr
