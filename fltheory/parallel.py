@@ -104,8 +104,8 @@ def threads(n: int) -> Iterator[int]:
 def _pool(n: int) -> ThreadPoolExecutor:
     with _lock:
         if _state["pool"] is None or _state["pool_n"] < n:
-            if _state["pool"] is not None:
-                _state["pool"].shutdown(wait=False)
+            # a larger pool replaces the old one, which is not shut down: another thread may be about to
+            # submit to it; once unreferenced, its idle threads exit
             _state["pool"] = ThreadPoolExecutor(max_workers=n, thread_name_prefix="fltheory",
                                                 initializer=setattr, initargs=(_inside, "active", True))
             _state["pool_n"] = n

@@ -140,3 +140,23 @@ def test_a_forked_child_gets_a_working_pool():
     got = queue.get(timeout=60)   # a pool inherited without its threads would hang here
     child.join(timeout=60)
     assert got == expected and child.exitcode == 0
+
+
+def test_calls_from_several_threads_with_growing_counts_all_finish():
+    from concurrent.futures import ThreadPoolExecutor
+
+    s = KeyedStream(seed=5, purpose="noise")
+    kw = dict(config=np.arange(3000)[:, None], round=1, client=np.arange(4)[None, :], size=(12,))
+    expected = s.normal(**kw)
+    before = parallel.num_threads()
+
+    def call(n):
+        parallel.set_num_threads(n)   # the pool grows while other calls use it
+        return s.normal(**kw)
+
+    try:
+        with ThreadPoolExecutor(4) as outer:
+            results = list(outer.map(call, [2, 3, 4, 5, 6, 7, 8, 2]))
+    finally:
+        parallel.set_num_threads(before)
+    assert all(np.array_equal(r, expected) for r in results)
