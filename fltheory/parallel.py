@@ -12,8 +12,8 @@ it runs in the calling thread.
 
 The number of threads is ``os.sched_getaffinity`` (the cores this process may use), at most
 8, unless the environment variable ``FLTHEORY_NUM_THREADS`` or :func:`set_num_threads` says
-otherwise.  Set it to 1 where an outer layer already keeps every core busy (one Dask worker
-per core, say).
+otherwise.  The setting is process-wide, not per thread.  Set it to 1 where an outer layer
+already keeps every core busy (one Dask worker per core, say).
 
 Example
 -------
