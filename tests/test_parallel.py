@@ -160,3 +160,20 @@ def test_calls_from_several_threads_with_growing_counts_all_finish():
     finally:
         parallel.set_num_threads(before)
     assert all(np.array_equal(r, expected) for r in results)
+
+
+@pytest.mark.parametrize("correction", ["none", "local"])
+def test_the_eta_tau_sweep_over_one_federation_has_the_same_bits_for_any_number_of_threads(correction):
+    fed = flt.random_quadratic_federation(M=10, d=10, kappa=10.0, weights="dirichlet", seed=4)
+    eta = np.linspace(0.01, 0.2, 50)[:, None, None] / float(np.max(fed.L))   # (50, 1, 1): a grid with tau
+    tau = np.arange(1, 61)[None, :, None]                                     # (1, 60, 1)
+    with parallel.threads(1):
+        one = la_exact.fixed_point(fed, eta=eta, tau=tau, correction=correction)
+    with parallel.threads(2):
+        many = la_exact.fixed_point(fed, eta=eta, tau=tau, correction=correction)
+    assert one.x.shape == (50, 60, 10)
+    for name in ("x", "residual", "condition"):
+        assert np.array_equal(getattr(one, name), getattr(many, name)), name
+    # and each configuration alone gives the same bits as in the grid
+    alone = la_exact.fixed_point(fed, eta=eta[7], tau=tau[:, 41], correction=correction)
+    assert np.array_equal(alone.x[0], one.x[7, 41])

@@ -505,21 +505,50 @@ def _fixed_point_sweep(fed, eta, tau, correction, xp):
     """
     M, d = fed.M, fed.d
     lam, U = xp.linalg.eigh(fed.H)                                  # (M, d), (M, d, d): once
-    x = eta[..., None] * lam                                         # (..., M, d)
-    g = _one_minus_pow(x, _real(tau, xp)[..., None], xp)
-    if correction == "local":
-        g = g / (eta * _real(tau, xp))[..., None]
     w = fed.weights
     Ut = mT(U)                                                          # (M, k, i): eigenvector k of client m
     outer = Ut[:, :, :, None] * Ut[:, :, None, :]                       # u u^T per (client, eigenvector)
     Wmat = xp.reshape(w[:, None, None, None] * outer, (M * d, d * d))
     proj = np.einsum("mik,mi->mk", U, fed.x_opt) if xp is np else matvec(Ut, fed.x_opt)   # u^T x_i*
     Vmat = xp.reshape(w[:, None, None] * Ut * proj[..., None], (M * d, d))
+    if xp is np:
+        return _fixed_point_sweep_blocks(eta, tau, correction, lam, Wmat, Vmat, M, d)
+    x = eta[..., None] * lam                                         # (..., M, d)
+    g = _one_minus_pow(x, _real(tau, xp)[..., None], xp)
+    if correction == "local":
+        g = g / (eta * _real(tau, xp))[..., None]
     bshape = g.shape[:-2]
     G = xp.reshape(g, (-1, 1, M * d))   # one row-vector product per configuration: the same bits whatever the batch size
     C = xp.reshape(G @ Wmat, bshape + (d, d))
     c = xp.reshape(G @ Vmat, bshape + (d,))
     return (C, c) + _solve_fixed_point(C, c, xp)
+
+
+def _fixed_point_sweep_blocks(eta, tau, correction, lam, Wmat, Vmat, M, d):
+    """:func:`_fixed_point_sweep` on NumPy: the configurations in cache-sized blocks, shared among
+    threads (every step works per configuration, so the bits are those of one call)."""
+    tau = _real(tau, np)
+    bshape = np.broadcast_shapes(eta.shape, tau.shape)[:-1]
+    N = int(np.prod(bshape))
+    eta2 = np.broadcast_to(eta, bshape + (M,)).reshape(N, M)
+    tau2 = np.broadcast_to(tau, bshape + (M,)).reshape(N, M)
+    C, c, x = np.empty((N, d, d)), np.empty((N, d)), np.empty((N, d))
+    cond, res = np.empty(N), np.empty(N)
+    step = max(1, FUSE // (M * d))
+
+    def part(lo, hi):
+        for a in range(lo, hi, step):
+            b = min(a + step, hi)
+            g = _one_minus_pow(eta2[a:b, :, None] * lam, tau2[a:b, :, None], np)
+            if correction == "local":
+                g = g / (eta2[a:b] * tau2[a:b])[..., None]
+            G = g.reshape(-1, 1, M * d)   # one row-vector product per configuration: the same bits whatever the block
+            C[a:b] = (G @ Wmat).reshape(-1, d, d)
+            c[a:b] = (G @ Vmat).reshape(-1, d)
+        x[lo:hi], cond[lo:hi], res[lo:hi] = _solve_fixed_point(C[lo:hi], c[lo:hi], np)
+
+    run_parts(part, N, align=step, min_part=step)
+    return tuple(v.reshape(bshape + v.shape[1:]) for v in (C, c, x, cond, res))
 
 
 def _solve_fixed_point(C, c, xp):
