@@ -16,8 +16,8 @@ linear: gradients, losses, constants); the doors of :mod:`fltheory.validation`; 
 (:mod:`fltheory.linear`); the schedule engine of :mod:`fltheory.delayed` (``RegisterMoments``,
 ``schedule_moments``, ``random_participation_moments``, ``simulate_schedule``,
 ``simulate_schedule_general``, step and period maps); the vectorised evaluation of every
-statement; the papers' batched simulators (FedOpt, FedDelAvg, AFL-DGA; DeFedAvg's runs and TDMA's
-quadratic runs through the core) and their exact maps on quadratics (FedOpt's closed forms and
+statement; the papers' batched simulators (FedOpt, FedDelAvg, AFL-DGA and its baselines: FedAvg, normalised
+averaging, mini-batch and stale SGD, DGA; DeFedAvg's runs and TDMA's quadratic runs through the core) and their exact maps on quadratics (FedOpt's closed forms and
 moments, FedDelAvg's period map, fixed point, exact trajectory, alpha* and exactly optimal alpha,
 DeFedAvg's and TDMA's
 exact moments through the core).  What the

@@ -14,6 +14,7 @@ from fltheory.schedules import (Participation, ScheduleError, anarchic_participa
 from fltheory.papers.afl_dga import (afl_dga, dga, diagnostics, fedavg, minibatch_sgd, normalized_averaging,
                                      round_durations, stale_sgd)
 from fltheory.papers.afl_dga import bounds as B
+from conftest import on_backend, to_np
 
 
 def qfed(N, d, seed, sigma2=None, weights="dirichlet"):
@@ -22,60 +23,60 @@ def qfed(N, d, seed, sigma2=None, weights="dirichlet"):
 
 
 def part_for(fed, P, K=None, D=None):
-    return Participation(P, K, D, weights=np.asarray(fed.weights))
+    return Participation(P, K, D, weights=to_np(fed.weights))
 
 
 # ======================================================================================
 # baselines: exact special cases (same keyed noise samples)
 # ======================================================================================
 @pytest.mark.parametrize("sigma2", [None, 0.3])
-def test_analysis_synchronous_k1_d0_is_minibatch_sgd(sigma2):
-    fed = qfed(3, 2, 1, sigma2)
+def test_analysis_synchronous_k1_d0_is_minibatch_sgd(sigma2, xp):
+    fed = on_backend(qfed(3, 2, 1, sigma2), xp)
     part = part_for(fed, np.ones((3, 12), int))
-    a = afl_dga(fed, part, eta=0.07, w0=np.ones(2), runs=4, seed=3).w
-    b = minibatch_sgd(fed, eta=0.07, T=12, w0=np.ones(2), runs=4, seed=3)
+    a = to_np(afl_dga(fed, part, eta=0.07, w0=xp.ones(2, dtype=xp.float64), runs=4, seed=3).w)
+    b = to_np(minibatch_sgd(fed, eta=0.07, T=12, w0=xp.ones(2, dtype=xp.float64), runs=4, seed=3))
     np.testing.assert_allclose(a, b, rtol=0, atol=1e-13)
     if sigma2:
         assert np.abs(a[0] - a[1]).max() > 1e-3          # the runs do differ: the noise is there and shared
 
 
 @pytest.mark.parametrize("sigma2", [None, 0.3])
-def test_analysis_synchronous_d0_is_normalized_averaging(sigma2):
-    fed = qfed(3, 2, 2, sigma2)
+def test_analysis_synchronous_d0_is_normalized_averaging(sigma2, xp):
+    fed, w0 = on_backend(qfed(3, 2, 2, sigma2), xp), xp.ones(2, dtype=xp.float64)
     K = np.random.default_rng(0).integers(1, 5, (3, 10))
-    a = afl_dga(fed, part_for(fed, np.ones((3, 10), int), K), eta=0.05, w0=np.ones(2), runs=3, seed=1).w
-    b = normalized_averaging(fed, eta=0.05, K=K, T=10, w0=np.ones(2), runs=3, seed=1)
+    a = to_np(afl_dga(fed, part_for(fed, np.ones((3, 10), int), K), eta=0.05, w0=w0, runs=3, seed=1).w)
+    b = to_np(normalized_averaging(fed, eta=0.05, K=K, T=10, w0=w0, runs=3, seed=1))
     np.testing.assert_allclose(a, b, rtol=0, atol=1e-13)
 
 
 @pytest.mark.parametrize("sigma2", [None, 0.3])
-def test_paper_text_synchronous_d0_is_fedavg(sigma2):
+def test_paper_text_synchronous_d0_is_fedavg(sigma2, xp):
     """Every client's model at the start of round r equals FedAvg's x^r."""
-    fed = qfed(4, 3, 3, sigma2)
+    fed, w0 = on_backend(qfed(4, 3, 3, sigma2), xp), xp.ones(3, dtype=xp.float64)
     T, K = 9, 3
-    res = afl_dga(fed, part_for(fed, np.ones((4, T), int), K), eta=0.04, w0=np.ones(3), mode="paper_text", runs=2, seed=5)
-    x = fedavg(fed, eta=0.04, K=K, T=T, w0=np.ones(3), runs=2, seed=5)
-    np.testing.assert_allclose(res.client_start, np.broadcast_to(x[:, :T, None, :], res.client_start.shape),
-                               rtol=0, atol=1e-12)
+    res = afl_dga(fed, part_for(fed, np.ones((4, T), int), K), eta=0.04, w0=w0, mode="paper_text", runs=2, seed=5)
+    x = to_np(fedavg(fed, eta=0.04, K=K, T=T, w0=w0, runs=2, seed=5))
+    start = to_np(res.client_start)
+    np.testing.assert_allclose(start, np.broadcast_to(x[:, :T, None, :], start.shape), rtol=0, atol=1e-12)
     # the analysis mode is not FedAvg (its correction has coefficient 1 instead of K)
-    other = afl_dga(fed, part_for(fed, np.ones((4, T), int), K), eta=0.04, w0=np.ones(3), runs=2, seed=5)
-    assert np.abs(other.client_start[:, 2:] - x[:, 2:T, None, :]).max() > 1e-4
+    other = afl_dga(fed, part_for(fed, np.ones((4, T), int), K), eta=0.04, w0=w0, runs=2, seed=5)
+    assert np.abs(to_np(other.client_start)[:, 2:] - x[:, 2:T, None, :]).max() > 1e-4
 
 
 @pytest.mark.parametrize("K, D", [(3, 2), (2, 5), (4, 0), (1, 3)])
 @pytest.mark.parametrize("sigma2", [None, 0.2])
-def test_paper_text_homogeneous_is_dga_and_its_virtual_sequence(K, D, sigma2):
-    fed = qfed(3, 2, 4, sigma2)
+def test_paper_text_homogeneous_is_dga_and_its_virtual_sequence(K, D, sigma2, xp):
+    fed, w0 = on_backend(qfed(3, 2, 4, sigma2), xp), xp.ones(2, dtype=xp.float64)
     T = 8
     part = part_for(fed, np.ones((3, T), int), K, D)
-    res = afl_dga(fed, part, eta=0.05, w0=np.ones(2), mode="paper_text", runs=2, seed=9, record=True)
-    starts, final = dga(fed, eta=0.05, K=K, D=D, T=T, w0=np.ones(2), runs=2, seed=9)
-    np.testing.assert_allclose(res.client_start, starts, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(res.clients, final, rtol=0, atol=1e-12)
+    res = afl_dga(fed, part, eta=0.05, w0=w0, mode="paper_text", runs=2, seed=9, record=True)
+    starts, final = (to_np(a) for a in dga(fed, eta=0.05, K=K, D=D, T=T, w0=w0, runs=2, seed=9))
+    np.testing.assert_allclose(to_np(res.client_start), starts, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(to_np(res.clients), final, rtol=0, atol=1e-12)
     # DGA's virtual sequence: the weighted mean of the client models moves by -eta sum_i p_i g_i at every
     # local iteration (the corrections cancel across clients)
-    p = np.asarray(fed.weights)
-    its, grs = res.record.iterates, res.record.grads                 # (runs, T, N, K, d)
+    p = to_np(fed.weights)
+    its, grs = to_np(res.record.iterates), to_np(res.record.grads)   # (runs, T, N, K, d)
     seq = np.concatenate([its.transpose(0, 1, 3, 2, 4).reshape(2, T * K, 3, 2), final[:, None]], axis=1)
     mean = np.einsum("i,rsid->rsd", p, seq)
     step = np.einsum("i,rsid->rsd", p, grs.transpose(0, 1, 3, 2, 4).reshape(2, T * K, 3, 2))
@@ -83,20 +84,20 @@ def test_paper_text_homogeneous_is_dga_and_its_virtual_sequence(K, D, sigma2):
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_analysis_k1_d0_anarchic_is_stale_sgd(seed):
-    fed = qfed(3, 2, seed, sigma2=0.1)
-    part = anarchic_participation(N=3, T=15, t_d=3, p=0.4, seed=seed, weights=fed.weights)
-    a = afl_dga(fed, part, eta=0.06, w0=np.ones(2), runs=3, seed=2).w
-    b = stale_sgd(fed, part, eta=0.06, w0=np.ones(2), runs=3, seed=2)
+def test_analysis_k1_d0_anarchic_is_stale_sgd(seed, xp):
+    fed, w0 = on_backend(qfed(3, 2, seed, sigma2=0.1), xp), xp.ones(2, dtype=xp.float64)
+    part = anarchic_participation(N=3, T=15, t_d=3, p=0.4, seed=seed, weights=to_np(fed.weights))
+    a = to_np(afl_dga(fed, part, eta=0.06, w0=w0, runs=3, seed=2).w)
+    b = to_np(stale_sgd(fed, part, eta=0.06, w0=w0, runs=3, seed=2))
     np.testing.assert_allclose(a, b, rtol=0, atol=1e-13)
     assert not part.P.all()
 
 
 @pytest.mark.parametrize("mode", ["analysis", "paper_text"])
-def test_one_client_k1_is_plain_sgd(mode):
-    fed = qfed(1, 2, 5, sigma2=0.2, weights="uniform")
-    res = afl_dga(fed, synchronous_participation(N=1, T=10, K=1, D=2), eta=0.1, w0=np.ones(2), mode=mode, runs=2, seed=4)
-    np.testing.assert_allclose(res.w, minibatch_sgd(fed, eta=0.1, T=10, w0=np.ones(2), runs=2, seed=4), atol=1e-13, rtol=0)
+def test_one_client_k1_is_plain_sgd(mode, xp):
+    fed, w0 = on_backend(qfed(1, 2, 5, sigma2=0.2, weights="uniform"), xp), xp.ones(2, dtype=xp.float64)
+    res = afl_dga(fed, synchronous_participation(N=1, T=10, K=1, D=2), eta=0.1, w0=w0, mode=mode, runs=2, seed=4)
+    np.testing.assert_allclose(to_np(res.w), to_np(minibatch_sgd(fed, eta=0.1, T=10, w0=w0, runs=2, seed=4)), atol=1e-13, rtol=0)
 
 
 def test_fig1_trajectory_paper_text_and_analysis():
@@ -301,13 +302,13 @@ def test_timing_model():
     assert np.abs(folds - rh.speedup).max() > 0.1
 
 
-def test_batched_eta_equals_single_runs():
-    fed = qfed(3, 2, 0)
+def test_batched_eta_equals_single_runs(xp):
+    fed, w0 = on_backend(qfed(3, 2, 0), xp), xp.ones(2, dtype=xp.float64)
     part = part_for(fed, *[np.ones((3, 6), int)], 2, 1)
     etas = np.array([0.01, 0.05, 0.1])
-    res = afl_dga(fed, part, eta=etas, w0=np.ones(2), mode="paper_text")
+    w = to_np(afl_dga(fed, part, eta=xp.asarray(etas), w0=w0, mode="paper_text").w)
     for b, e in enumerate(etas):
-        np.testing.assert_allclose(res.w[b], afl_dga(fed, part, eta=e, w0=np.ones(2), mode="paper_text").w, atol=1e-14)
+        np.testing.assert_allclose(w[b], to_np(afl_dga(fed, part, eta=float(e), w0=w0, mode="paper_text").w), atol=1e-14)
 
 
 def test_batched_federation_and_backend(xp):

@@ -13,6 +13,7 @@ from fltheory.linear import AffineMap, companion, matrix_power
 from fltheory.problems import ProblemError
 from fltheory.symbolic import Condition, ConditionError, Statement, StatementError
 from fltheory.verify import Check, Report, Sample
+from conftest import on_backend, to_np
 
 
 # ----------------------------------------------------------------------------- backend
@@ -27,11 +28,11 @@ def test_keyed_stream_is_a_function_of_its_key(xp):
     assert not np.allclose(to_numpy(one), to_numpy(KeyedStream(3, "sampling").normal(config=xp.asarray([[2]]), round=7, client=xp.asarray([[4]]), size=(3,))))
 
 
-def test_keyed_normals_have_standard_moments():
-    z = KeyedStream(0).normal(config=np.arange(200)[:, None], client=np.arange(50)[None, :], size=(20,))
+def test_keyed_normals_have_standard_moments(xp):
+    z = to_np(KeyedStream(0).normal(config=xp.arange(200)[:, None], client=xp.arange(50)[None, :], size=(20,)))
     assert abs(z.mean()) < 4 / np.sqrt(z.size)
     assert abs(z.var() - 1) < 4 * np.sqrt(2 / z.size)
-    u = KeyedStream(1).uniform(size=(100_000,))
+    u = to_np(KeyedStream(1).uniform(config=xp.asarray(0), size=(100_000,)))
     assert 0 < u.min() and u.max() < 1 and abs(u.mean() - 0.5) < 0.005
 
 
@@ -41,15 +42,16 @@ def test_negative_seed_is_rejected():
 
 
 # ----------------------------------------------------------------------------- problems
-def test_example_constants(example_fed):
-    np.testing.assert_allclose(example_fed.x_star, [91 / 319, 370 / 319], rtol=1e-14)
-    np.testing.assert_allclose(example_fed.grad(example_fed.x_star), 0, atol=1e-14)
-    np.testing.assert_allclose(example_fed.Hbar, [[1.9, 0.05], [0.05, 2.1]], rtol=1e-14)
-    assert example_fed.L == pytest.approx(4.0)
+def test_example_constants(example_fed, xp):
+    fed, w = on_backend(example_fed, xp), example_fed.weights
+    np.testing.assert_allclose(to_np(fed.x_star), [91 / 319, 370 / 319], rtol=1e-14)
+    np.testing.assert_allclose(to_np(fed.grad(fed.x_star)), 0, atol=1e-14)
+    np.testing.assert_allclose(to_np(fed.Hbar), [[1.9, 0.05], [0.05, 2.1]], rtol=1e-14)
+    assert float(fed.L) == pytest.approx(4.0)
     # w-average of the client gradients at x* vanishes; zeta^2 is their weighted spread
-    g = example_fed.grad_at_star
-    np.testing.assert_allclose(example_fed.weights @ g, 0, atol=1e-14)
-    assert example_fed.zeta2 == pytest.approx(float(example_fed.weights @ (g**2).sum(1)))
+    g = to_np(fed.grad_at_star)
+    np.testing.assert_allclose(w @ g, 0, atol=1e-14)
+    assert float(fed.zeta2) == pytest.approx(float(w @ (g**2).sum(1)))
 
 
 @pytest.mark.parametrize(
@@ -79,24 +81,26 @@ def test_random_federation_has_the_requested_condition_number_and_is_keyed():
     np.testing.assert_allclose(one.x_star, fed.x_star[3], rtol=1e-13)
 
 
-def test_permutation_and_batching_leave_x_star_unchanged():
-    fed = flt.random_quadratic_federation(M=5, d=3, batch=4, weights="dirichlet", seed=2)
-    perm = np.array([3, 0, 4, 1, 2])
-    np.testing.assert_allclose(fed.permuted(perm).x_star, fed.x_star, rtol=1e-12)
+def test_permutation_and_batching_leave_x_star_unchanged(xp):
+    fed = on_backend(flt.random_quadratic_federation(M=5, d=3, batch=4, weights="dirichlet", seed=2), xp)
+    perm = xp.asarray([3, 0, 4, 1, 2])
+    x_star = to_np(fed.x_star)
+    np.testing.assert_allclose(to_np(fed.permuted(perm).x_star), x_star, rtol=1e-12)
     for b in range(4):
-        np.testing.assert_allclose(fed.take(b).x_star, fed.x_star[b], rtol=1e-12)
+        np.testing.assert_allclose(to_np(fed.take(b).x_star), x_star[b], rtol=1e-12)
 
 
-def test_delta_at_points_is_attained_and_ball_bound_dominates():
-    fed = flt.random_quadratic_federation(M=3, d=2, seed=5)
+def test_delta_at_points_is_attained_and_ball_bound_dominates(xp):
+    ref = flt.random_quadratic_federation(M=3, d=2, seed=5)
+    fed = on_backend(ref, xp)
     rng = np.random.default_rng(0)
-    pts = fed.x_star + rng.normal(size=(50, 2)) * 0.3
-    r = np.linalg.norm(pts - fed.x_star, axis=1).max()
-    delta = fed.delta_at(pts)
-    direct = np.linalg.norm(fed.grad_clients_at(pts) - fed.grad(pts)[:, None, :], axis=-1).max(axis=0)
+    pts = ref.x_star + rng.normal(size=(50, 2)) * 0.3
+    r = np.linalg.norm(pts - ref.x_star, axis=1).max()
+    delta = to_np(fed.delta_at(xp.asarray(pts)))
+    direct = np.linalg.norm(ref.grad_clients_at(pts) - ref.grad(pts)[:, None, :], axis=-1).max(axis=0)
     np.testing.assert_allclose(delta, direct, rtol=1e-12)
-    assert np.all(fed.delta_ball(r) >= delta - 1e-12)
-    assert fed.delta_average_at(pts) == pytest.approx(float(fed.weights @ delta))
+    assert np.all(to_np(fed.delta_ball(float(r))) >= delta - 1e-12)
+    assert float(fed.delta_average_at(xp.asarray(pts))) == pytest.approx(float(ref.weights @ delta))
 
 
 # ----------------------------------------------------------------------------- linear maps
@@ -117,41 +121,61 @@ def test_affine_power_fixed_point_and_iteration_agree(n, t, seed):
     np.testing.assert_allclose(m.spectral_radius(), 0.9, rtol=1e-12)
 
 
-def test_periodic_composition_order():
-    a = AffineMap(np.array([[2.0]]), np.array([1.0]))
-    b = AffineMap(np.array([[3.0]]), np.array([0.0]))
+def test_periodic_composition_order(xp):
+    a = AffineMap(xp.asarray([[2.0]]), xp.asarray([1.0]))
+    b = AffineMap(xp.asarray([[3.0]]), xp.asarray([0.0]))
     per = AffineMap.periodic([a, b])  # a first, then b
-    assert per(np.array([1.0]))[0] == b(a(np.array([1.0])))[0] == 9.0
+    one = xp.asarray([1.0])
+    assert float(per(one)[0]) == float(b(a(one))[0]) == 9.0
 
 
-def test_fixed_point_error_when_one_is_an_eigenvalue():
+def test_fixed_point_error_when_one_is_an_eigenvalue(xp):
     with pytest.raises(ValueError, match="no unique fixed point"):
-        AffineMap(np.eye(2), np.ones(2)).fixed_point()
+        AffineMap(xp.eye(2, dtype=xp.float64), xp.ones(2, dtype=xp.float64)).fixed_point()
 
 
-def test_companion_reproduces_a_recursion_with_memory():
+def test_companion_reproduces_a_recursion_with_memory(xp):
     rng = np.random.default_rng(1)
     B0, B1, B2 = (0.3 * rng.normal(size=(2, 2)) for _ in range(3))
     b = rng.normal(size=2)
     xs = [rng.normal(size=2) for _ in range(3)]  # x_{-2}, x_{-1}, x_0
     for _ in range(10):
         xs.append(B0 @ xs[-1] + B1 @ xs[-2] + B2 @ xs[-3] + b)
-    aug = companion([B0, B1, B2], b)
-    state = np.concatenate([xs[2], xs[1], xs[0]])
-    out = aug.after(state, 10)
+    aug = companion([xp.asarray(B) for B in (B0, B1, B2)], xp.asarray(b))
+    state = xp.asarray(np.concatenate([xs[2], xs[1], xs[0]]))
+    out = to_np(aug.after(state, 10))
     np.testing.assert_allclose(out[:2], xs[-1], rtol=1e-10)
-    if aug.spectral_radius() < 1:
-        fp = aug.fixed_point().x
+    if float(aug.spectral_radius()) < 1:
+        fp = to_np(aug.fixed_point().x)
         np.testing.assert_allclose(fp[:2], fp[2:4], atol=1e-10)
 
 
-def test_moments_match_monte_carlo_and_stationary_covariance():
+@pytest.mark.parametrize("n, t, seed", [(1, 0, 0), (3, 7, 1), (4, 40, 2)])
+def test_affine_power_fixed_point_and_iteration_agree_on_fixed_instances(xp, n, t, seed):
+    """The hypothesis test above on three fixed instances, on every namespace."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(3, n, n))
+    A = 0.9 * A / np.abs(np.linalg.eigvals(A)).max(axis=-1)[:, None, None]
+    m = AffineMap(xp.asarray(A), xp.asarray(rng.normal(size=(3, n))))
+    x0 = xp.asarray(rng.normal(size=(3, n)))
+    np.testing.assert_allclose(to_np(m.after(x0, t)), to_np(m.trajectory(x0, t))[-1], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(to_np(matrix_power(xp.asarray(A), t)), np.stack([np.linalg.matrix_power(a, t) for a in A]),
+                               atol=1e-10)
+    fp = m.fixed_point()
+    np.testing.assert_allclose(to_np(m(fp.x)), to_np(fp.x), atol=1e-10)
+    np.testing.assert_allclose(to_np(m.iterate_to_fixed_point(x0, tol=1e-13).x), to_np(fp.x), atol=1e-10)
+    np.testing.assert_allclose(to_np(m.spectral_radius()), 0.9, rtol=1e-12)
+
+
+def test_moments_match_monte_carlo_and_stationary_covariance(xp):
     rng = np.random.default_rng(3)
     A = np.array([[0.5, 0.2], [-0.1, 0.7]])
     b = np.array([1.0, -1.0])
     Q = np.array([[0.3, 0.1], [0.1, 0.2]])
+    mx = AffineMap(xp.asarray(A), xp.asarray(b))
+    mo = mx.moments(xp.zeros(2, dtype=xp.float64), None, xp.asarray(Q), T=6)
+    mom = type("Mom", (), {"mean": to_np(mo.mean), "cov": to_np(mo.cov)})
     m = AffineMap(A, b)
-    mom = m.moments(np.zeros(2), None, Q, T=6)
     Lq = np.linalg.cholesky(Q)
     X = np.zeros((40000, 2))
     for _ in range(6):
@@ -159,10 +183,10 @@ def test_moments_match_monte_carlo_and_stationary_covariance():
     se = np.sqrt(np.diag(mom.cov[-1]) / len(X))
     assert np.all(np.abs(X.mean(0) - mom.mean[-1]) < 4 * se)
     np.testing.assert_allclose(np.cov(X.T), mom.cov[-1], rtol=0.05)
-    S = m.stationary_covariance(Q)
+    S = to_np(mx.stationary_covariance(xp.asarray(Q)))
     np.testing.assert_allclose(A @ S @ A.T + Q, S, atol=1e-13)
     target = m.fixed_point().x
-    np.testing.assert_allclose(mom.mse(target)[-1], np.sum((mom.mean[-1] - target) ** 2) + np.trace(mom.cov[-1]))
+    np.testing.assert_allclose(to_np(mo.mse(xp.asarray(target)))[-1], np.sum((mom.mean[-1] - target) ** 2) + np.trace(mom.cov[-1]))
 
 
 # ----------------------------------------------------------------------------- statements

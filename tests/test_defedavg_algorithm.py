@@ -12,7 +12,7 @@ from fltheory.backend import namespace, to_numpy
 from fltheory.papers.defedavg import algorithm as A
 from fltheory.papers.defedavg import events as E
 from fltheory.papers.defedavg import exact as X
-from conftest import on_backend
+from conftest import on_backend, to_np
 
 
 @settings(max_examples=8)
@@ -26,6 +26,17 @@ def test_zero_delay_niid_is_fedavg_under_the_same_stream(N, n, K, d, seed):
     assert np.allclose(w, ref, rtol=0, atol=1e-13)
 
 
+@pytest.mark.parametrize("N, n, K, d, seed", [(1, 1, 1, 1, 0), (3, 2, 2, 2, 5), (5, 4, 3, 3, 42)])
+def test_zero_delay_niid_is_fedavg_on_fixed_instances(xp, N, n, K, d, seed):
+    """The hypothesis test above on three fixed instances, the simulator on every namespace."""
+    fed = flt.random_quadratic_federation(M=N, d=d, seed=seed, sigma2=0.05)
+    x0 = np.linspace(-1, 1, d)
+    s = E.niid_oracle(N=N, n=n, T=12, seeds=[seed, seed + 1], delay="zero")
+    w = A.defedavg(on_backend(fed, xp), s, K=K, eta=0.7, eta_bar=0.05, x0=xp.asarray(x0), seed=3).w
+    ref = A.fedavg_loop(fed, n=n, T=12, K=K, eta=0.7, eta_bar=0.05, x0=x0, seeds=[seed, seed + 1], seed=3)
+    assert np.allclose(to_np(w), ref, rtol=0, atol=1e-13)
+
+
 def test_fedavg_sign_is_model_averaging():
     # eta = 1, full participation, K large on exact quadratics: w^{t+1} is the average of the local models
     fed = flt.QuadraticFederation(np.tile(np.eye(2), (2, 1, 1)), np.array([[1.0, 0.0], [-1.0, 2.0]]))
@@ -35,21 +46,21 @@ def test_fedavg_sign_is_model_averaging():
     assert np.allclose(w[1, 0], fed.x_opt[draws].mean(axis=0), atol=1e-12)
 
 
-def test_identical_speeds_n_equals_N_is_full_fedavg():
-    fed = X.iid_federation(a=[1.0, 0.4], N=4, sigma2=0.3)
+def test_identical_speeds_n_equals_N_is_full_fedavg(xp):
+    fed = on_backend(X.iid_federation(a=[1.0, 0.4], N=4, sigma2=0.3), xp)
     ev = schedules.first_n_arrivals(N=4, n=4, T=30, K=2, compute=np.full(4, 0.7), t_dl=0.1, t_ul=0.2)
     zero = E.iid_oracle(N=4, n=4, T=30, delay="zero")
     assert np.array_equal(ev.staleness, zero.staleness)
-    kw = dict(K=2, eta=0.8, eta_bar=0.1, x0=np.array([1.0, -1.0]), seed=5)
-    assert np.allclose(A.defedavg(fed, ev, **kw).w, A.defedavg(fed, zero, **kw).w, atol=1e-14)
+    kw = dict(K=2, eta=0.8, eta_bar=0.1, x0=xp.asarray([1.0, -1.0]), seed=5)
+    assert np.allclose(to_np(A.defedavg(fed, ev, **kw).w), to_np(A.defedavg(fed, zero, **kw).w), atol=1e-14)
 
 
-def test_asysg_is_one_local_step_with_unit_rate():
-    fed = X.iid_federation(a=[1.0, 0.3], N=5, sigma2=0.2)
+def test_asysg_is_one_local_step_with_unit_rate(xp):
+    fed, x0 = on_backend(X.iid_federation(a=[1.0, 0.3], N=5, sigma2=0.2), xp), xp.ones(2, dtype=xp.float64)
     s = schedules.first_n_arrivals(N=5, n=2, T=25, K=1, compute=schedules.compute_times(seeds=[1], N=5))
-    g = A.asysg(fed, s, eta=0.2, x0=np.ones(2), seed=2).w
-    d = A.defedavg(fed, s, K=1, eta=0.2, eta_bar=1.0, x0=np.ones(2), seed=2).w
-    assert np.allclose(g, d, atol=1e-14)
+    g = A.asysg(fed, s, eta=0.2, x0=x0, seed=2).w
+    d = A.defedavg(fed, s, K=1, eta=0.2, eta_bar=1.0, x0=x0, seed=2).w
+    assert np.allclose(to_np(g), to_np(d), atol=1e-14)
 
 
 def test_simulation_matches_exact_moments_over_the_noise(xp):
@@ -78,16 +89,16 @@ def test_niid_simulation_matches_exact_over_draws_and_delays():
     assert np.all(np.abs(sim.mean(axis=1) - ex) <= 5 * se + 1e-12)
 
 
-def test_event_driven_niid_runs_and_baselines_order():
-    fed = X.iid_federation(a=[1.0, 0.5], N=12, sigma2=1.0)
+def test_event_driven_niid_runs_and_baselines_order(xp):
+    fed = on_backend(X.iid_federation(a=[1.0, 0.5], N=12, sigma2=1.0), xp)
     c = schedules.compute_times(seeds=[0], N=12, unit=0.01)
     kw = dict(N=12, n=3, T=60, K=5, compute=c, t_dl=0.04, t_ul=0.04)
     de = E.niid_events(seeds=[0], **kw)
     fa = E.fedavg_schedule(seeds=[0], **kw)
     fb = E.fedbuff_events(seeds=[0], **kw)
     for s in (de, fa, fb):
-        r = A.defedavg(fed, s, K=5, eta=1.0, eta_bar=0.05, x0=np.ones(2))
-        assert r.grad_sq.shape == (61, 1) and np.all(np.isfinite(r.grad_sq))
+        r = A.defedavg(fed, s, K=5, eta=1.0, eta_bar=0.05, x0=xp.ones(2, dtype=xp.float64))
+        assert r.grad_sq.shape == (61, 1) and np.all(np.isfinite(to_np(r.grad_sq)))
         assert r.avg_grad_sq.shape == (60, 1)
     assert de.time[0, -1] < fa.time[0, -1]                  # no waiting for stragglers
 
@@ -141,10 +152,10 @@ def test_defedavg_on_pseudo_huber_and_asysg_on_the_toy(digits_toy):
     assert np.allclose(g, d, rtol=0, atol=1e-14)
 
 
-def test_sigma2_is_refused_for_quadratic_clients():
-    fed = X.iid_federation(a=[1.0, 0.5], N=3, sigma2=0.1)
+def test_sigma2_is_refused_for_quadratic_clients(xp):
+    fed = on_backend(X.iid_federation(a=[1.0, 0.5], N=3, sigma2=0.1), xp)
     with pytest.raises(flt.InputError, match="sigma2"):
-        A.defedavg(fed, E.iid_oracle(N=3, n=1, T=3), K=1, eta=1.0, eta_bar=0.1, x0=np.zeros(2), sigma2=0.1)
+        A.defedavg(fed, E.iid_oracle(N=3, n=1, T=3), K=1, eta=1.0, eta_bar=0.1, x0=xp.zeros(2, dtype=xp.float64), sigma2=0.1)
 
 
 def test_doors_refuse_a_batched_federation():

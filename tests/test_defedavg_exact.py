@@ -11,6 +11,7 @@ from fltheory.papers.defedavg import bounds as B
 from fltheory.papers.defedavg import checks as C
 from fltheory.papers.defedavg import events as E
 from fltheory.papers.defedavg import exact as X
+from conftest import on_backend, to_np
 
 reals = lambda lo, hi: st.floats(lo, hi, allow_nan=False, allow_infinity=False)  # noqa: E731
 
@@ -114,15 +115,16 @@ def test_linear_speedup_measured():
     assert np.all(r.measured <= r.theory)                    # the corrected bound is an upper bound
 
 
-def test_constant_delay_exact_matches_companion_recursion():
+def test_constant_delay_exact_matches_companion_recursion(xp):
     # one client, K = 1, constant delay D: x_{t+1} = x_t - eta eta_bar a x_{t-D} (+ noise) per coordinate
     a, D, T, g = 0.8, 2, 30, 0.3
-    fed = X.iid_federation(a=[a], N=1, sigma2=0.0)
-    m = X.moments(fed, E.iid_oracle(N=1, n=1, T=T, delay="constant", lam=D), K=1, eta=1.0, eta_bar=g, x0=np.ones(1))
+    fed = on_backend(X.iid_federation(a=[a], N=1, sigma2=0.0), xp)
+    m = X.moments(fed, E.iid_oracle(N=1, n=1, T=T, delay="constant", lam=D), K=1, eta=1.0, eta_bar=g,
+                  x0=xp.ones(1, dtype=xp.float64))
     x = [1.0]
     for t in range(T):
         x.append(x[-1] - g * a * x[max(0, t - D)])
-    assert np.allclose(np.asarray(m.grad_sq)[:, 0], (a * np.array(x)) ** 2, rtol=1e-12, atol=1e-15)
+    assert np.allclose(to_np(m.grad_sq)[:, 0], (a * np.array(x)) ** 2, rtol=1e-12, atol=1e-15)
 
 
 def test_lemma_quantities_against_monte_carlo():

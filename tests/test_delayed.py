@@ -12,7 +12,7 @@ from fltheory import schedules as S
 from fltheory.backend import namespace, to_numpy
 from fltheory.linear import companion
 from fltheory.schedules import ScheduleError
-from conftest import on_backend
+from conftest import on_backend, to_np
 
 Z_TOL = 5.0  # Monte Carlo tolerance: |mean - exact| <= 5 standard errors (two-sided p ~ 6e-7 per check)
 
@@ -21,10 +21,11 @@ def noiseless(fed):
     return flt.QuadraticFederation(fed.H, fed.x_opt, fed.weights)
 
 
-def test_local_sgd_is_affine_in_the_anchor():
+def test_local_sgd_is_affine_in_the_anchor(xp):
     fed = flt.random_quadratic_federation(M=3, d=4, seed=2, sigma2=0.3)
     loc = D.LocalSGD(eta_local=0.07, K=(1, 4))
-    runs = loc.affine(fed)
+    r = loc.affine(on_backend(fed, xp))
+    runs = type("Runs", (), {k: to_np(getattr(r, k)) for k in ("P", "q", "Q")})
     x0 = np.linspace(-1, 2, 4)
     for s, K in enumerate((1, 4)):
         x = np.tile(x0, (3, 1))
@@ -35,17 +36,17 @@ def test_local_sgd_is_affine_in_the_anchor():
         A = np.eye(4) - 0.07 * fed.H
         ref = sum(np.linalg.matrix_power(A, j) @ fed.noise_cov @ np.linalg.matrix_power(A, j) for j in range(K)) * 0.07**2
         assert np.allclose(runs.Q[s], ref, atol=1e-15)
-    g = D.LocalSGD(eta_local=0.07, K=1, output="gradient_sum").affine(fed)
-    assert np.allclose(g.P[0], fed.H) and np.allclose(g.Q[0], fed.noise_cov)
+    g = D.LocalSGD(eta_local=0.07, K=1, output="gradient_sum").affine(on_backend(fed, xp))
+    assert np.allclose(to_np(g.P)[0], fed.H) and np.allclose(to_np(g.Q)[0], fed.noise_cov)
 
 
-def test_register_assign_matches_dense_moment_propagation():
+def test_register_assign_matches_dense_moment_propagation(xp):
     rng = np.random.default_rng(4)
     n, d = 4, 2
     m0 = rng.normal(size=n * d)
     L = rng.normal(size=(n * d, n * d))
     S0 = L @ L.T + np.outer(m0, m0)
-    rm = D.RegisterMoments(n, d, mean=m0, second=S0)
+    rm = D.RegisterMoments(n, d, mean=xp.asarray(m0), second=xp.asarray(S0))
     dst, src = [1, 3], [[0, 1, 3], [2, 2, 1]]
     A = rng.normal(size=(2, 3, d, d))
     b = rng.normal(size=(2, d))
@@ -62,9 +63,9 @@ def test_register_assign_matches_dense_moment_propagation():
         Qd[reg * d:(reg + 1) * d, reg * d:(reg + 1) * d] = Q[w]
     mean_ref = M @ m0 + c
     second_ref = M @ S0 @ M.T + np.outer(M @ m0, c) + np.outer(c, M @ m0) + np.outer(c, c) + Qd
-    rm.assign(dst, src, A, b, Q)
-    assert np.allclose(rm.mean, mean_ref, atol=1e-12)
-    assert np.allclose(rm.second, second_ref, atol=1e-12)
+    rm.assign(dst, src, xp.asarray(A), xp.asarray(b), xp.asarray(Q))
+    assert np.allclose(to_np(rm.mean), mean_ref, atol=1e-12)
+    assert np.allclose(to_np(rm.second), second_ref, atol=1e-12)
 
 
 small_schedule = st.tuples(st.integers(2, 5), st.integers(0, 10_000)).map(
@@ -92,28 +93,29 @@ def test_exact_mean_is_the_noiseless_simulation(case, seed, output):
     assert np.allclose(m.gap, gap, atol=1e-12, rtol=1e-10)
 
 
-def test_zero_delay_is_synchronous_fedavg_and_tau_1_gradient_descent():
+def test_zero_delay_is_synchronous_fedavg_and_tau_1_gradient_descent(xp):
     fed = flt.random_quadratic_federation(M=4, d=3, seed=7)
+    fx, one = on_backend(fed, xp), xp.ones(3, dtype=xp.float64)
     T = 12
     sched = S.from_delays(clients=np.tile(np.arange(4), (T, 1)), delays=np.zeros((T, 4), int), N=4,
                           weights=np.tile(fed.weights, (T, 1)))
     loc = D.LocalSGD(eta_local=0.1, K=3)
-    m = D.schedule_moments(fed, sched, loc, eta=1.0, x0=np.ones(3))
+    mean = to_np(D.schedule_moments(fx, sched, loc, eta=1.0, x0=one).mean)
     x = np.ones(3)
     for t in range(T):  # FedAvg: every client runs 3 local steps from x, the server averages
         xi = np.tile(x, (4, 1))
         for _ in range(3):
             xi = xi - 0.1 * fed.grad_clients(xi)
         x = fed.weights @ xi
-        assert np.allclose(m.mean[t + 1, 0], x, atol=1e-14)
-    g = D.schedule_moments(fed, sched, D.LocalSGD(eta_local=0.2, K=1, output="gradient_sum"), eta=0.2, x0=np.ones(3))
+        assert np.allclose(mean[t + 1, 0], x, atol=1e-14)
+    g = D.schedule_moments(fx, sched, D.LocalSGD(eta_local=0.2, K=1, output="gradient_sum"), eta=0.2, x0=one)
     x = np.ones(3)
     for t in range(T):  # one local step: gradient descent on F
         x = x - 0.2 * fed.grad(x)
-    assert np.allclose(g.mean[-1, 0], x, atol=1e-14)
+    assert np.allclose(to_np(g.mean)[-1, 0], x, atol=1e-14)
 
 
-def test_constant_delay_reduces_to_companion():
+def test_constant_delay_reduces_to_companion(xp):
     fed = flt.random_quadratic_federation(M=3, d=2, seed=5)
     Dl, T = 3, 10
     sched = S.from_delays(clients=np.tile(np.arange(3), (T, 1)), delays=np.full((T, 3), Dl), N=3)
@@ -122,12 +124,12 @@ def test_constant_delay_reduces_to_companion():
     Pbar = np.einsum("m,mij->ij", np.full(3, 1 / 3), runs.P[0])
     qbar = np.full(3, 1 / 3) @ runs.q[0]
     comp = companion([np.eye(2)] + [np.zeros((2, 2))] * (Dl - 1) + [-0.5 * Pbar], b=-0.5 * qbar)
-    maps = D.step_maps(fed, sched, loc, eta=0.5, steps=range(Dl, T))
+    maps = D.step_maps(on_backend(fed, xp), sched, loc, eta=0.5, steps=range(Dl, T))
     for mp in maps:   # once t >= Delta every step is the same companion map
-        assert np.allclose(mp.A[0], comp.A) and np.allclose(mp.b[0], comp.b)
+        assert np.allclose(to_np(mp.A)[0], comp.A) and np.allclose(to_np(mp.b)[0], comp.b)
 
 
-def test_permuting_clients_changes_nothing():
+def test_permuting_clients_changes_nothing(xp):
     fed = flt.random_quadratic_federation(M=5, d=3, seed=11, sigma2=0.05)
     c = S.compute_times(seeds=[2], N=5)
     sched = S.first_n_arrivals(N=5, n=2, T=40, K=2, compute=c, t_dl=0.2)
@@ -136,17 +138,18 @@ def test_permuting_clients_changes_nothing():
     inv = np.argsort(perm)
     sched_p = S.Schedule(np.where(sched.client >= 0, inv[sched.client], -1), sched.start, sched.weight,
                          sched.time, 5)
-    a = D.schedule_moments(fed, sched, loc, eta=0.7, x0=np.ones(3))
-    b = D.schedule_moments(fed.permuted(perm), sched_p, loc, eta=0.7, x0=np.ones(3))
-    assert np.allclose(a.mse, b.mse, rtol=1e-12) and np.allclose(a.mean, b.mean, atol=1e-13)
+    fx, one = on_backend(fed, xp), xp.ones(3, dtype=xp.float64)
+    a = D.schedule_moments(fx, sched, loc, eta=0.7, x0=one)
+    b = D.schedule_moments(fx.permuted(xp.asarray(perm)), sched_p, loc, eta=0.7, x0=one)
+    assert np.allclose(to_np(a.mse), to_np(b.mse), rtol=1e-12) and np.allclose(to_np(a.mean), to_np(b.mean), atol=1e-13)
 
 
-def test_identical_clients_have_no_bias():
+def test_identical_clients_have_no_bias(xp):
     H = np.tile(np.array([[2.0, 0.3], [0.3, 1.0]]), (4, 1, 1))
-    fed = flt.QuadraticFederation(H, np.tile([1.0, -1.0], (4, 1)))
+    fed = flt.QuadraticFederation(xp.asarray(H), xp.asarray(np.tile([1.0, -1.0], (4, 1))))
     sched = S.round_robin(N=4, S=1, T=400)
-    m = D.schedule_moments(fed, sched, D.LocalSGD(eta_local=0.1, K=3), eta=0.5, x0=np.zeros(2))
-    assert m.mse[-1, 0] < 1e-20
+    m = D.schedule_moments(fed, sched, D.LocalSGD(eta_local=0.1, K=3), eta=0.5, x0=xp.zeros(2, dtype=xp.float64))
+    assert float(m.mse[-1, 0]) < 1e-20
 
 
 def _mc_check(exact_mse, traj, x_star):

@@ -10,6 +10,7 @@ import fltheory as flt
 from fltheory.papers.feddelavg import feddelavg, feddelavg_loop
 from fltheory.papers.feddelavg.algorithm import sync_times
 from fltheory.problems import LogisticFederation, ProblemError
+from conftest import on_backend, to_np
 
 
 def fedavg_reference(fed, *, eta, tau, K, w0):
@@ -51,21 +52,21 @@ def test_alpha1_delta0_is_fedavg(quad, kind):
     np.testing.assert_allclose(wc, np.repeat(ref[1:-1, None, :], fed.M, axis=1), atol=1e-13)
 
 
-def test_tau1_fedavg_is_centralized_gd(quad):
-    res = feddelavg(quad, eta=0.05, tau=1, Delta=0, alpha=1.0, K=20, w_init=np.ones(3))
+def test_tau1_fedavg_is_centralized_gd(quad, xp):
+    res = feddelavg(on_backend(quad, xp), eta=0.05, tau=1, Delta=0, alpha=1.0, K=20, w_init=xp.ones(3, dtype=xp.float64))
     w = np.ones(3)
     for k in range(20):
         w = w - 0.05 * quad.grad(w)
-    np.testing.assert_allclose(res.w_periods[-1], w, atol=1e-13)
+    np.testing.assert_allclose(to_np(res.w_periods)[-1], w, atol=1e-13)
 
 
 @pytest.mark.parametrize("alpha", [0.2, 0.7])
-def test_delta0_convention(quad, alpha):
+def test_delta0_convention(quad, alpha, xp):
     """at Delta = 0 the sync uses the pre-sync average; it leaves the average unchanged and
     shrinks the client spread by (1 - alpha)."""
     eta, tau = 0.05, 3
-    res = feddelavg(quad, eta=eta, tau=tau, Delta=0, alpha=alpha, K=5, trajectory=True)
-    W, wb = res.trajectory.w_clients, res.trajectory.w_bar
+    res = feddelavg(on_backend(quad, xp), eta=eta, tau=tau, Delta=0, alpha=alpha, K=5, trajectory=True)
+    W, wb = to_np(res.trajectory.w_clients), to_np(res.trajectory.w_bar)
     rho = np.asarray(quad.weights)
     assert sync_times(tau=tau, Delta=0, K=5) == [3, 6, 9, 12]
     for t in range(1, 16):
@@ -78,61 +79,65 @@ def test_delta0_convention(quad, alpha):
             np.testing.assert_allclose(W[t], U, atol=1e-14)
 
 
-def test_alpha1_delayed_resets_to_stale_model(quad):
+def test_alpha1_delayed_resets_to_stale_model(quad, xp):
     """alpha = 1, Delta >= 1: w_i(k tau) = w(k tau - Delta) for every client."""
     tau, Delta = 5, 2
-    res = feddelavg(quad, eta=0.05, tau=tau, Delta=Delta, alpha=1.0, K=4, w_init=np.ones(3), trajectory=True)
-    W, wb = res.trajectory.w_clients, res.trajectory.w_bar
+    res = feddelavg(on_backend(quad, xp), eta=0.05, tau=tau, Delta=Delta, alpha=1.0, K=4, w_init=xp.ones(3, dtype=xp.float64),
+                    trajectory=True)
+    W, wb = to_np(res.trajectory.w_clients), to_np(res.trajectory.w_bar)
     for k in range(4):
         s = k * tau + Delta  # t = k tau
         np.testing.assert_array_equal(W[s], np.repeat(wb[k * tau][None], quad.M, axis=0))
 
 
-def test_alpha1_delta_tau_never_moves(quad):
+def test_alpha1_delta_tau_never_moves(quad, xp):
     w0 = np.array([0.3, -1.0, 2.0])
-    res = feddelavg(quad, eta=0.1, tau=4, Delta=4, alpha=1.0, K=5, w_init=w0, output_set="all")
-    np.testing.assert_allclose(res.w_periods, np.broadcast_to(w0, (6, 3)), rtol=1e-15)  # (sum rho = 1 to rounding)
+    res = feddelavg(on_backend(quad, xp), eta=0.1, tau=4, Delta=4, alpha=1.0, K=5, w_init=xp.asarray(w0), output_set="all")
+    np.testing.assert_allclose(to_np(res.w_periods), np.broadcast_to(w0, (6, 3)), rtol=1e-15)  # (sum rho = 1 to rounding)
 
 
-def test_average_recursion(quad):
+def test_average_recursion(quad, xp):
     """the paper: at a sync with Delta >= 1, w(k tau) = alpha w(k tau - Delta) + (1 - alpha) ubar."""
     eta, tau, Delta, alpha = 0.05, 4, 3, 0.4
-    res = feddelavg(quad, eta=eta, tau=tau, Delta=Delta, alpha=alpha, K=3, trajectory=True)
-    W, wb = res.trajectory.w_clients, res.trajectory.w_bar
+    res = feddelavg(on_backend(quad, xp), eta=eta, tau=tau, Delta=Delta, alpha=alpha, K=3, trajectory=True)
+    W, wb = to_np(res.trajectory.w_clients), to_np(res.trajectory.w_bar)
     for k in range(3):
         s = k * tau + Delta
         ubar = np.asarray(quad.weights) @ (W[s - 1] - eta * quad.grad_clients(W[s - 1]))
         np.testing.assert_allclose(wb[s], alpha * wb[k * tau] + (1 - alpha) * ubar, atol=1e-14)
 
 
-def test_batched_equals_unbatched(quad):
+def test_batched_equals_unbatched(quad, xp):
     Deltas, alphas, etas = np.array([0, 2, 5]), np.array([[1.0], [0.5], [0.1]]), np.array([[[0.02]], [[0.08]]])
-    res = feddelavg(quad, eta=etas, tau=5, Delta=Deltas, alpha=alphas, K=6, record=True)
+    fed = on_backend(quad, xp)
+    res = feddelavg(fed, eta=xp.asarray(etas), tau=5, Delta=xp.asarray(Deltas), alpha=xp.asarray(alphas), K=6, record=True)
     assert res.gap.shape == (2, 3, 3)
+    wp, lg, ko = to_np(res.w_periods), to_np(res.record.local_gap), to_np(res.k_out)
     for e in range(2):
         for a in range(3):
             for D in range(3):
-                one = feddelavg(quad, eta=float(etas[e, 0, 0]), tau=5, Delta=int(Deltas[D]),
+                one = feddelavg(fed, eta=float(etas[e, 0, 0]), tau=5, Delta=int(Deltas[D]),
                                 alpha=float(alphas[a, 0]), K=6, record=True)
-                np.testing.assert_allclose(res.w_periods[e, a, D], one.w_periods, rtol=0, atol=1e-15)
-                np.testing.assert_allclose(res.record.local_gap[e, a, D], one.record.local_gap, atol=1e-15)
-                assert res.k_out[e, a, D] == one.k_out
+                np.testing.assert_allclose(wp[e, a, D], to_np(one.w_periods), rtol=0, atol=1e-15)
+                np.testing.assert_allclose(lg[e, a, D], to_np(one.record.local_gap), atol=1e-15)
+                assert ko[e, a, D] == int(one.k_out)
 
 
-def test_batched_federation(quad):
-    feds = flt.random_quadratic_federation(M=3, d=2, batch=4, seed=5)
+def test_batched_federation(quad, xp):
+    feds = on_backend(flt.random_quadratic_federation(M=3, d=2, batch=4, seed=5), xp)
     res = feddelavg(feds, eta=0.05, tau=3, Delta=2, alpha=0.5, K=4)
     for b in range(4):
         one = feddelavg(feds.take(b), eta=0.05, tau=3, Delta=2, alpha=0.5, K=4)
-        np.testing.assert_allclose(res.w_periods[b], one.w_periods, atol=1e-15)
+        np.testing.assert_allclose(to_np(res.w_periods)[b], to_np(one.w_periods), atol=1e-15)
 
 
 @pytest.mark.parametrize("Delta,alpha", [(0, 1.0), (0, 0.3), (1, 0.6), (3, 0.25), (4, 1.0), (4, 0.5)])
-def test_simulator_equals_loop_reference(quad, Delta, alpha):
-    res = feddelavg(quad, eta=0.06, tau=4, Delta=Delta, alpha=alpha, K=5, trajectory=True, output_set="all")
+def test_simulator_equals_loop_reference(quad, Delta, alpha, xp):
+    """The batched simulator (every namespace) against the plain NumPy loop."""
+    res = feddelavg(on_backend(quad, xp), eta=0.06, tau=4, Delta=Delta, alpha=alpha, K=5, trajectory=True, output_set="all")
     ref = feddelavg_loop(quad, eta=0.06, tau=4, Delta=Delta, alpha=alpha, K=5, output_set="all")
-    np.testing.assert_allclose(res.trajectory.w_clients, ref.w_clients, rtol=0, atol=1e-14)
-    np.testing.assert_allclose(res.losses, ref.losses, rtol=1e-13)
+    np.testing.assert_allclose(to_np(res.trajectory.w_clients), ref.w_clients, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(to_np(res.losses), ref.losses, rtol=1e-13)
     assert int(res.k_out) == ref.k_out
 
 
@@ -153,11 +158,11 @@ def test_stochastic_equals_loop_reference(quad):
         np.testing.assert_allclose(res.trajectory.w_clients[r], ref.w_clients, atol=1e-13)
 
 
-def test_stochastic_batch_composition_invariant():
-    fed = flt.random_quadratic_federation(M=3, d=2, sigma2=0.5, seed=1)
-    both = feddelavg(fed, eta=0.05, tau=3, Delta=np.array([1, 3]), alpha=0.5, K=3, gradient="sgd", n_seeds=3)
+def test_stochastic_batch_composition_invariant(xp):
+    fed = on_backend(flt.random_quadratic_federation(M=3, d=2, sigma2=0.5, seed=1), xp)
+    both = feddelavg(fed, eta=0.05, tau=3, Delta=xp.asarray([1, 3]), alpha=0.5, K=3, gradient="sgd", n_seeds=3)
     one = feddelavg(fed, eta=0.05, tau=3, Delta=3, alpha=0.5, K=3, gradient="sgd", n_seeds=3)
-    np.testing.assert_array_equal(both.w_periods[:, 1], one.w_periods)
+    np.testing.assert_array_equal(to_np(both.w_periods)[:, 1], to_np(one.w_periods))
 
 
 @pytest.mark.parametrize("kind", ["quadratic", "logistic"])
@@ -171,35 +176,40 @@ def test_client_permutation_invariance(quad, kind):
     np.testing.assert_allclose(a.record.prop1, b.record.prop1, atol=1e-12)
 
 
-@pytest.mark.parametrize("Delta,alpha", [(0, 1.0), (0, 0.4), (3, 0.4), (5, 0.5)])
-def test_identical_clients_reach_w_star_without_bias(Delta, alpha):
+def test_identical_clients_reach_w_star_without_bias(xp):
+    """(Delta, alpha) = (0, 1), (0, 0.4), (3, 0.4), (5, 0.5), one batch of four configurations."""
     one = flt.random_quadratic_federation(M=1, d=3, kappa=4, seed=7)
     H, xo = np.repeat(one.H, 4, axis=0), np.repeat(one.x_opt, 4, axis=0)
     fed = flt.QuadraticFederation(H, xo, np.array([0.1, 0.2, 0.3, 0.4]))
-    res = feddelavg(fed, eta=0.2, tau=5, Delta=Delta, alpha=alpha, K=200, record=True, trajectory=True)
-    W = res.trajectory.w_clients
-    np.testing.assert_allclose(W, np.repeat(res.trajectory.w_bar[..., None, :], 4, axis=-2), atol=1e-14)
-    assert float(res.gap) < 1e-24
-    np.testing.assert_allclose(res.w_out, fed.x_star, atol=1e-12)
-    assert float(res.record.delta_eff.max()) < 1e-12
+    res = feddelavg(on_backend(fed, xp), eta=0.2, tau=5, Delta=xp.asarray([0, 0, 3, 5]), alpha=xp.asarray([1.0, 0.4, 0.4, 0.5]),
+                    K=200, record=True, trajectory=True)
+    W = to_np(res.trajectory.w_clients)
+    assert W.shape[0] == 4
+    np.testing.assert_allclose(W, np.repeat(to_np(res.trajectory.w_bar)[..., None, :], 4, axis=-2), atol=1e-14)
+    assert float(xp.max(res.gap)) < 1e-24
+    np.testing.assert_allclose(to_np(res.w_out), np.broadcast_to(fed.x_star, (4, 3)), atol=1e-12)
+    assert float(xp.max(res.record.delta_eff)) < 1e-12
 
 
-def test_output_sets(quad):
-    res = feddelavg(quad, eta=0.05, tau=3, Delta=2, alpha=0.5, K=6, w_init=5 * np.ones(3))
-    L = res.losses
-    assert np.isclose(res.gap, L[:6].min() - res.F_star)
-    assert np.isclose(res.gap_for("proof"), L[1:].min() - res.F_star)
-    assert np.isclose(res.gap_for("all"), L.min() - res.F_star)
-    pr = feddelavg(quad, eta=0.05, tau=3, Delta=2, alpha=0.5, K=6, w_init=5 * np.ones(3), output_set="proof")
+def test_output_sets(quad, xp):
+    fed, w0 = on_backend(quad, xp), 5 * xp.ones(3, dtype=xp.float64)
+    res = feddelavg(fed, eta=0.05, tau=3, Delta=2, alpha=0.5, K=6, w_init=w0)
+    L, Fs = to_np(res.losses), float(res.F_star)
+    assert np.isclose(float(res.gap), L[:6].min() - Fs)
+    assert np.isclose(float(res.gap_for("proof")), L[1:].min() - Fs)
+    assert np.isclose(float(res.gap_for("all")), L.min() - Fs)
+    pr = feddelavg(fed, eta=0.05, tau=3, Delta=2, alpha=0.5, K=6, w_init=w0, output_set="proof")
     assert 1 <= int(pr.k_out) <= 6
-    np.testing.assert_allclose(pr.w_out, pr.w_periods[int(pr.k_out)])
+    np.testing.assert_allclose(to_np(pr.w_out), to_np(pr.w_periods)[int(pr.k_out)])
 
 
-def test_record_consistency(quad):
+def test_record_consistency(quad, xp):
     tau, K = 4, 5
-    res = feddelavg(quad, eta=0.08, tau=tau, Delta=np.array([0, 2, 4]), alpha=0.6, K=K, record=True,
-                    trajectory=True, w_init=np.ones(3))
-    rec, W, wb = res.record, res.trajectory.w_clients, res.trajectory.w_bar
+    r = feddelavg(on_backend(quad, xp), eta=0.08, tau=tau, Delta=xp.asarray([0, 2, 4]), alpha=0.6, K=K, record=True,
+                  trajectory=True, w_init=xp.ones(3, dtype=xp.float64))
+    W, wb = to_np(r.trajectory.w_clients), to_np(r.trajectory.w_bar)
+    rec = type("Rec", (), {k: to_np(getattr(r.record, k)) for k in ("divergence", "lemma5", "c", "prop1", "L_eff", "phi")})
+    res = type("Res", (), {"w_periods": to_np(r.w_periods), "G": r.G})
     np.testing.assert_allclose(rec.divergence[..., 0, :], 0.0, atol=1e-15)  # common start (rounding of sum rho)
     np.testing.assert_array_equal(rec.lemma5[0], 0.0)  # Delta = 0: c_k(k tau) = w(k tau)
     np.testing.assert_allclose(rec.c[..., 0, :], res.w_periods[..., :K, :], atol=0)
@@ -219,8 +229,9 @@ def test_record_consistency(quad):
     np.testing.assert_allclose(rec.phi, omega * (1 - beta * 0.08 / 2))
 
 
-def test_errors(quad):
+def test_errors(quad, xp):
     kw = dict(eta=0.1, tau=4, K=2)
+    quad = on_backend(quad, xp)
     with pytest.raises(InputError, match=r"Delta.*tau.*Delta=5.*tau=4"):
         feddelavg(quad, Delta=5, alpha=0.5, **kw)
     with pytest.raises(InputError, match="Delta must satisfy Delta >= 0"):
@@ -258,6 +269,19 @@ def test_hypothesis_random_quadratics(seed, M, d, tau, data):
     np.testing.assert_allclose(res.trajectory.w_clients[0], ref.w_clients, atol=1e-12)
     fa = fedavg_reference(fed, eta=eta, tau=tau, K=3, w0=np.ones(d))
     np.testing.assert_allclose(res.w_periods[1], fa, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed, M, d, tau, Delta, alpha", [(0, 1, 1, 1, 0, 1.0), (7, 3, 2, 4, 2, 0.3), (21, 4, 3, 5, 5, 0.05)])
+def test_random_quadratics_on_fixed_instances(xp, seed, M, d, tau, Delta, alpha):
+    """The hypothesis test above on three fixed instances, on every namespace."""
+    fed = flt.random_quadratic_federation(M=M, d=d, kappa=5, weights="dirichlet", seed=seed)
+    eta = 0.5 / float(fed.L)
+    res = feddelavg(on_backend(fed, xp), eta=eta, tau=tau, Delta=xp.asarray([Delta, 0]), alpha=xp.asarray([alpha, 1.0]), K=3,
+                    trajectory=True, w_init=xp.ones(d, dtype=xp.float64))
+    ref = feddelavg_loop(fed, eta=eta, tau=tau, Delta=Delta, alpha=alpha, K=3, w_init=np.ones(d))
+    np.testing.assert_allclose(to_np(res.trajectory.w_clients)[0], ref.w_clients, atol=1e-12)
+    fa = fedavg_reference(fed, eta=eta, tau=tau, K=3, w0=np.ones(d))
+    np.testing.assert_allclose(to_np(res.w_periods)[1], fa, atol=1e-12)
 
 
 def test_a_diverging_configuration_is_marked_and_the_others_kept():

@@ -10,7 +10,7 @@ import fltheory as flt
 from fltheory.backend import namespace, to_numpy
 from fltheory.papers.feddelavg import exact, feddelavg
 from fltheory.problems import ProblemError
-from conftest import on_backend
+from conftest import on_backend, to_np
 
 
 @pytest.fixture(scope="module")
@@ -35,11 +35,11 @@ def one_period_by_hand(fed, z, *, eta, tau, Delta, alpha):
 
 
 @pytest.mark.parametrize("Delta,alpha", [(0, 1.0), (0, 0.3), (2, 0.5), (5, 0.8), (5, 1.0)])
-def test_period_map_from_arbitrary_state(quad, Delta, alpha):
+def test_period_map_from_arbitrary_state(quad, Delta, alpha, xp):
     z = np.random.default_rng(0).normal(size=(quad.M, quad.d))
-    P = exact.period_map(quad, eta=0.07, tau=5, Delta=Delta, alpha=alpha)
+    P = exact.period_map(on_backend(quad, xp), eta=0.07, tau=5, Delta=Delta, alpha=alpha)
     want = one_period_by_hand(quad, z, eta=0.07, tau=5, Delta=Delta, alpha=alpha)
-    np.testing.assert_allclose(P(z.reshape(-1)).reshape(quad.M, quad.d), want, atol=1e-13)
+    np.testing.assert_allclose(to_np(P(xp.asarray(z.reshape(-1)))).reshape(quad.M, quad.d), want, atol=1e-13)
 
 
 def test_exact_trajectory_equals_simulation_batched(quad, xp):
@@ -55,44 +55,48 @@ def test_exact_trajectory_equals_simulation_batched(quad, xp):
     np.testing.assert_allclose(to_numpy(ex.losses), to_numpy(sim.losses), rtol=1e-10)
 
 
-def test_fixed_point_and_rate_match_long_run(quad):
+def test_fixed_point_and_rate_match_long_run(quad, xp):
     kw = dict(eta=0.06, tau=5, Delta=3, alpha=0.4)
-    fp = exact.fixed_point(quad, **kw)
+    fed = on_backend(quad, xp)
+    fp = exact.fixed_point(fed, **kw)
     assert float(fp.residual) < 1e-12
-    m = exact.period_map(quad, **kw)
-    it = m.iterate_to_fixed_point(np.zeros(m.n), tol=1e-13)
-    np.testing.assert_allclose(it.x.reshape(quad.M, quad.d), fp.clients, atol=1e-10)
-    sim = feddelavg(quad, K=400, output_set="all", **kw)
-    np.testing.assert_allclose(sim.w_periods[-1], fp.w_bar, atol=1e-10)
-    np.testing.assert_allclose(exact.asymptotic_gap(quad, **kw), sim.losses[-1] - sim.F_star, rtol=1e-7, atol=1e-14)
+    clients = to_np(fp.clients)
+    m = exact.period_map(fed, **kw)
+    it = m.iterate_to_fixed_point(xp.zeros(m.n, dtype=xp.float64), tol=1e-13)
+    np.testing.assert_allclose(to_np(it.x).reshape(quad.M, quad.d), clients, atol=1e-10)
+    sim = feddelavg(fed, K=400, output_set="all", **kw)
+    np.testing.assert_allclose(to_np(sim.w_periods)[-1], to_np(fp.w_bar), atol=1e-10)
+    np.testing.assert_allclose(to_np(exact.asymptotic_gap(fed, **kw)), to_np(sim.losses)[-1] - to_np(sim.F_star), rtol=1e-7,
+                               atol=1e-14)
     # the spectral radius is the observed geometric rate of the error
-    ex = exact.exact_trajectory(quad, K=40, **kw)
-    err = np.linalg.norm((ex.clients - fp.clients).reshape(41, -1), axis=-1)
+    ex = exact.exact_trajectory(fed, K=40, **kw)
+    err = np.linalg.norm((to_np(ex.clients) - clients).reshape(41, -1), axis=-1)
     rate = (err[40] / err[20]) ** (1 / 20)
     assert abs(rate - float(fp.spectral_radius)) < 2e-3
 
 
-def test_fedavg_tau1_has_no_bias(quad):
-    assert float(exact.asymptotic_gap(quad, eta=0.05, tau=1, Delta=0, alpha=1.0)) < 1e-20
+def test_fedavg_tau1_has_no_bias(quad, xp):
+    assert float(exact.asymptotic_gap(on_backend(quad, xp), eta=0.05, tau=1, Delta=0, alpha=1.0)) < 1e-20
 
 
-def test_alpha1_delta_tau_minus_1_is_gd_per_period(quad):
+def test_alpha1_delta_tau_minus_1_is_gd_per_period(quad, xp):
     """alpha = 1, Delta = tau - 1: each period is one centralized GD step from w(k tau - Delta): no bias."""
-    assert float(exact.asymptotic_gap(quad, eta=0.05, tau=6, Delta=5, alpha=1.0)) < 1e-20
+    assert float(exact.asymptotic_gap(on_backend(quad, xp), eta=0.05, tau=6, Delta=5, alpha=1.0)) < 1e-20
 
 
-def test_identical_clients_no_bias():
+def test_identical_clients_no_bias(xp):
     one = flt.random_quadratic_federation(M=1, d=2, seed=4)
-    fed = flt.QuadraticFederation(np.repeat(one.H, 3, axis=0), np.repeat(one.x_opt, 3, axis=0), [0.2, 0.3, 0.5])
-    g = exact.asymptotic_gap(fed, eta=0.1, tau=4, Delta=np.arange(4)[:, None], alpha=np.array([0.1, 0.5, 0.9]))
-    assert g.shape == (4, 3) and float(g.max()) < 1e-24
+    fed = flt.QuadraticFederation(np.repeat(one.H, 3, axis=0), np.repeat(one.x_opt, 3, axis=0), np.array([0.2, 0.3, 0.5]))
+    g = exact.asymptotic_gap(on_backend(fed, xp), eta=0.1, tau=4, Delta=xp.reshape(xp.arange(4), (4, 1)),
+                             alpha=xp.asarray([0.1, 0.5, 0.9]))
+    assert g.shape == (4, 3) and float(xp.max(g)) < 1e-24
 
 
-def test_unstable_raises(quad):
+def test_unstable_raises(quad, xp):
     with pytest.raises(ProblemError, match="spectral radius .* >= 1"):
-        exact.fixed_point(quad, eta=5.0, tau=3, Delta=1, alpha=0.5)
+        exact.fixed_point(on_backend(quad, xp), eta=5.0, tau=3, Delta=1, alpha=0.5)
     with pytest.raises(ProblemError, match="spectral radius"):
-        exact.fixed_point(quad, eta=0.05, tau=3, Delta=3, alpha=1.0)  # the model never moves
+        exact.fixed_point(on_backend(quad, xp), eta=0.05, tau=3, Delta=3, alpha=1.0)  # the model never moves
     with pytest.raises(InputTypeError, match="fed must be a QuadraticFederation"):
         exact.period_map(object(), eta=0.1, tau=2, Delta=1, alpha=0.5)
     with pytest.raises(ProblemError, match="Delta <= tau"):
@@ -100,33 +104,36 @@ def test_unstable_raises(quad):
 
 
 @pytest.mark.parametrize("objective", ["gap", "rate"])
-def test_exact_optimal_alpha_minimises_on_fine_grid(quad, objective):
-    Deltas = np.array([0, 2, 4, 5, 6])
-    opt = exact.exact_optimal_alpha(quad, eta=0.05, tau=6, Delta=Deltas, objective=objective)
+def test_exact_optimal_alpha_minimises_on_fine_grid(quad, objective, xp):
+    Deltas = xp.asarray([0, 2, 4, 5, 6])
+    fed = on_backend(quad, xp)
+    opt = exact.exact_optimal_alpha(fed, eta=0.05, tau=6, Delta=Deltas, objective=objective)
+    value, alpha = to_np(opt.value), to_np(opt.alpha)
     fine = np.linspace(1e-3, 1.0, 4001)
-    pen = exact.period_pencil(quad, eta=0.05, tau=6, Delta=Deltas)
-    vals = exact._objective(pen, quad, fine[:, None], objective, np)  # (G, nDelta)
-    assert np.all(opt.value <= vals.min(axis=0) * (1 + 1e-9) + 1e-15)
-    assert np.all((opt.alpha > 0) & (opt.alpha <= 1))
+    pen = exact.period_pencil(fed, eta=0.05, tau=6, Delta=Deltas)
+    vals = to_np(exact._objective(pen, fed, xp.asarray(fine[:, None]), objective, xp))  # (G, nDelta)
+    assert np.all(value <= vals.min(axis=0) * (1 + 1e-9) + 1e-15)
+    assert np.all((alpha > 0) & (alpha <= 1))
     # the reported value is the objective at the reported alpha
-    again = exact._objective(pen, quad, opt.alpha, objective, np)
-    np.testing.assert_allclose(again, opt.value, rtol=1e-9, atol=1e-15)
+    again = exact._objective(pen, fed, opt.alpha, objective, xp)
+    np.testing.assert_allclose(to_np(again), value, rtol=1e-9, atol=1e-15)
 
 
-def test_gap_optimal_alpha_can_be_interior():
+def test_gap_optimal_alpha_can_be_interior(xp):
     """An instance (found by search) where the exact gap-optimal alpha lies strictly inside (0, 1)."""
-    fed = flt.random_quadratic_federation(M=4, d=3, kappa=20, heterogeneity=3.0, weights="dirichlet", seed=4)
+    fed = on_backend(flt.random_quadratic_federation(M=4, d=3, kappa=20, heterogeneity=3.0, weights="dirichlet", seed=4), xp)
     opt = exact.exact_optimal_alpha(fed, eta=0.3 / float(fed.L), tau=10, Delta=7, objective="gap")
     assert 0.5 < float(opt.alpha) < 0.999
     assert float(opt.value) < 0.97 * float(opt.value_at_1)
 
 
-def test_alpha_comparison(quad):
-    cmp = exact.alpha_comparison(quad, eta=0.05, tau=6, Deltas=[0, 3, 6], alpha_bound=[1.0, 0.7, 0.5])
+def test_alpha_comparison(quad, xp):
+    cmp = exact.alpha_comparison(on_backend(quad, xp), eta=0.05, tau=6, Deltas=[0, 3, 6], alpha_bound=[1.0, 0.7, 0.5])
     assert cmp.alpha_gap.shape == (3,) and cmp.alpha_bound.shape == (3,)
-    assert np.all(cmp.gap_at_alpha_gap <= cmp.gap_at_alpha_bound * (1 + 1e-12))
-    assert np.all(cmp.gap_at_alpha_gap <= cmp.gap_at_1 * (1 + 1e-12))
-    assert np.all(cmp.rate_at_alpha_rate <= cmp.rate_at_alpha_bound + 1e-12)
+    gap = to_np(cmp.gap_at_alpha_gap)
+    assert np.all(gap <= to_np(cmp.gap_at_alpha_bound) * (1 + 1e-12))
+    assert np.all(gap <= to_np(cmp.gap_at_1) * (1 + 1e-12))
+    assert np.all(to_np(cmp.rate_at_alpha_rate) <= to_np(cmp.rate_at_alpha_bound) + 1e-12)
 
 
 @given(seed=st.integers(0, 10_000), M=st.integers(1, 4), d=st.integers(1, 3), tau=st.integers(1, 5), data=st.data())
@@ -139,6 +146,17 @@ def test_hypothesis_exact_equals_simulation(seed, M, d, tau, data):
     sim = feddelavg(fed, trajectory=True, **kw)
     ex = exact.exact_trajectory(fed, **kw)
     np.testing.assert_allclose(ex.clients, sim.trajectory.w_clients[::tau], rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("seed, M, d, tau, Delta, alpha, u", [(0, 1, 1, 1, 0, 1.0, 0.5), (7, 3, 2, 4, 2, 0.3, 0.9),
+                                                              (21, 4, 3, 5, 5, 0.05, 0.2)])
+def test_exact_equals_simulation_on_fixed_instances(xp, seed, M, d, tau, Delta, alpha, u):
+    """The hypothesis test above on three fixed instances, on every namespace."""
+    fed = on_backend(flt.random_quadratic_federation(M=M, d=d, kappa=5, weights="dirichlet", heterogeneity=2.0, seed=seed), xp)
+    kw = dict(eta=u / float(fed.L), tau=tau, Delta=Delta, alpha=alpha, K=4, w_init=xp.ones(d, dtype=xp.float64))
+    sim = feddelavg(fed, trajectory=True, **kw)
+    ex = exact.exact_trajectory(fed, **kw)
+    np.testing.assert_allclose(to_np(ex.clients), to_np(sim.trajectory.w_clients)[::tau], rtol=0, atol=1e-10)
 
 
 def test_alpha_comparison_uses_bound_alpha_star_when_present(quad, xp):

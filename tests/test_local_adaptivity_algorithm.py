@@ -14,7 +14,7 @@ from fltheory.backend import namespace, to_numpy
 from fltheory.validation import per_client
 from fltheory.papers.local_adaptivity.algorithm import client_update, fedopt, fedopt_loop
 from fltheory.problems import ProblemError, SeparableCosineFederation
-from conftest import on_backend
+from conftest import on_backend, to_np
 
 X_STAR = np.array([91 / 319, 370 / 319])
 
@@ -84,10 +84,10 @@ def test_hypothesis_one_round_closed_form(M, d, seed, tau, u, alpha, correction,
     np.testing.assert_allclose(r.x, expect, rtol=1e-10, atol=1e-10)
 
 
-def test_tau1_fedavg_is_one_gd_step(example_fed):
+def test_tau1_fedavg_is_one_gd_step(example_fed, xp):
     x = np.array([0.4, -1.3])
-    r = fedopt(example_fed, x0=x, rounds=1, eta=0.07, tau=1, alpha=1.0)
-    np.testing.assert_allclose(r.x, x - 0.07 * example_fed.grad(x), rtol=1e-14, atol=1e-15)
+    r = fedopt(on_backend(example_fed, xp), x0=xp.asarray(x), rounds=1, eta=0.07, tau=1, alpha=1.0)
+    np.testing.assert_allclose(to_np(r.x), x - 0.07 * example_fed.grad(x), rtol=1e-14, atol=1e-15)
 
 
 @pytest.mark.parametrize("client_opt", ["sgd", "adagrad", "adam", "yogi", "momentum"])
@@ -100,6 +100,24 @@ def test_identical_clients_converge_to_x_star(client_opt):
     np.testing.assert_allclose(r.x, fed.x_star, atol=1e-9)
 
 
+@pytest.mark.parametrize("client_opt, server_opt", [("sgd", "momentum"), ("adagrad", "adagrad"), ("adam", "adam"),
+                                                    ("yogi", "yogi"), ("momentum", "sgd")])
+def test_every_optimizer_on_every_namespace(example_fed, xp, client_opt, server_opt):
+    """The long NumPy runs of this file (1000-4000 rounds) in short on every namespace: 20 noisy rounds of each client
+    and server optimizer give NumPy's numbers, and x* stays a fixed point when the clients are identical."""
+    kw = dict(rounds=20, eta=0.05, tau=per_client(np.array([2, 5, 3])), client_opt=client_opt, server_opt=server_opt,
+              alpha=0.1, server_beta1=0.5, v0=0.1, eps=1e-7, correction="local", seed=5)
+    fed = flt.QuadraticFederation(example_fed.H, example_fed.x_opt, example_fed.weights, sigma2=0.2)
+    ref = fedopt(fed, x0=np.zeros(2), **kw)
+    got = fedopt(on_backend(fed, xp), x0=xp.zeros(2, dtype=xp.float64), **{**kw, "tau": per_client(xp.asarray([2, 5, 3]))})
+    np.testing.assert_allclose(to_np(got.trajectory), ref.trajectory, rtol=1e-12, atol=1e-14)
+    Hc = np.array([[2.0, 0.4], [0.4, 1.0]])
+    same = flt.QuadraticFederation(np.stack([Hc] * 3), np.tile([1.5, -0.5], (3, 1)), np.array([0.2, 0.5, 0.3]))
+    star = xp.asarray(same.x_star)
+    r = fedopt(on_backend(same, xp), x0=star, **{**kw, "tau": per_client(xp.asarray([2, 5, 3]))})
+    np.testing.assert_allclose(to_np(r.x), same.x_star, atol=1e-12)
+
+
 # --------------------------------------------------------------------------------------
 # metamorphic invariants
 # --------------------------------------------------------------------------------------
@@ -108,68 +126,70 @@ def _noisy_fed(batch=None, sigma2=0.3, seed=5):
                                            seed=seed)
 
 
-def test_permuting_clients_changes_nothing():
-    fed = _noisy_fed()
-    perm = np.array([2, 0, 3, 1])
-    eta = np.array([0.05, 0.1, 0.08, 0.02])
-    tau = np.array([3, 1, 4, 2])
-    kw = dict(x0=np.ones(3), rounds=6, client_opt="adagrad", correction="joint", alpha=0.4, seed=3)
+def test_permuting_clients_changes_nothing(xp):
+    fed = on_backend(_noisy_fed(), xp)
+    perm = xp.asarray([2, 0, 3, 1])
+    eta = xp.asarray([0.05, 0.1, 0.08, 0.02])
+    tau = xp.asarray([3, 1, 4, 2])
+    e_p, t_p = per_client(xp.take(eta, perm)), per_client(xp.take(tau, perm))
+    kw = dict(x0=xp.ones(3, dtype=xp.float64), rounds=6, client_opt="adagrad", correction="joint", alpha=0.4, seed=3)
     base = fedopt(fed, eta=per_client(eta), tau=per_client(tau), noise=False, **kw)
-    perm_ = fedopt(fed.permuted(perm), eta=per_client(eta[perm]), tau=per_client(tau[perm]), noise=False, **kw)
-    np.testing.assert_allclose(perm_.x, base.x, rtol=1e-13, atol=1e-14)
+    perm_ = fedopt(fed.permuted(perm), eta=e_p, tau=t_p, noise=False, **kw)
+    np.testing.assert_allclose(to_np(perm_.x), to_np(base.x), rtol=1e-13, atol=1e-14)
     # noise keyed by client identity: permuted ids reproduce the noisy run exactly ...
-    noisy = fedopt(fed, eta=per_client(eta), tau=per_client(tau), sampling=2, **kw)
-    same = fedopt(fed.permuted(perm), eta=per_client(eta[perm]), tau=per_client(tau[perm]), client_ids=perm, sampling=2, **kw)
-    np.testing.assert_allclose(same.x, noisy.x, rtol=1e-13, atol=1e-14)
+    noisy = to_np(fedopt(fed, eta=per_client(eta), tau=per_client(tau), sampling=2, **kw).x)
+    same = fedopt(fed.permuted(perm), eta=e_p, tau=t_p, client_ids=perm, sampling=2, **kw)
+    np.testing.assert_allclose(to_np(same.x), noisy, rtol=1e-13, atol=1e-14)
     # ... while default ids key noise by position: a different (equally distributed) realisation
-    other = fedopt(fed.permuted(perm), eta=per_client(eta[perm]), tau=per_client(tau[perm]), sampling=2, **kw)
-    assert np.abs(other.x - noisy.x).max() > 1e-6
+    other = fedopt(fed.permuted(perm), eta=e_p, tau=t_p, sampling=2, **kw)
+    assert np.abs(to_np(other.x) - noisy).max() > 1e-6
 
 
-def test_batched_equals_unbatched_per_configuration():
-    fed = _noisy_fed(batch=3)
-    eta = np.array([[0.05], [0.1], [0.02]])  # one eta per configuration
-    kw = dict(rounds=4, tau=per_client([2, 3, 1, 4]), client_opt="adam", correction="local", alpha=0.3, seed=9, sampling=3,
-              sampling_scheme="weighted", aggregation="uniform")
-    x0 = np.arange(9.0).reshape(3, 3) / 9
+def test_batched_equals_unbatched_per_configuration(xp):
+    fed = on_backend(_noisy_fed(batch=3), xp)
+    eta = xp.asarray([[0.05], [0.1], [0.02]])  # one eta per configuration
+    kw = dict(rounds=4, tau=per_client(xp.asarray([2, 3, 1, 4])), client_opt="adam", correction="local", alpha=0.3, seed=9,
+              sampling=3, sampling_scheme="weighted", aggregation="uniform")
+    x0 = xp.reshape(xp.arange(9.0, dtype=xp.float64), (3, 3)) / 9
     full = fedopt(fed, x0=x0, eta=eta, **kw)
     assert full.x.shape == (3, 3) and full.trajectory.shape == (5, 3, 3)
     for b in range(3):
-        one = fedopt(fed.take(b), x0=x0[b], eta=per_client(eta[b]), config=b, **kw)
-        np.testing.assert_allclose(one.x, full.x[b], rtol=1e-14, atol=1e-15)
+        one = fedopt(fed.take(b), x0=x0[b, ...], eta=per_client(eta[b, ...]), config=b, **kw)
+        np.testing.assert_allclose(to_np(one.x), to_np(full.x)[b], rtol=1e-14, atol=1e-15)
 
 
-def test_restart_semantics(example_fed):
+def test_restart_semantics(example_fed, xp):
     """No state leaks between rounds: rounds from the same x repeat the same local run, and
     x^(2) depends on x^(1) only."""
-    x = np.array([0.3, -0.2])
+    fed, x = on_backend(example_fed, xp), xp.asarray([0.3, -0.2])
     kw = dict(eta=0.05, tau=5, client_opt="adam", beta1=0.9, v0=0.0, eps=1e-7, record=True)
-    a = client_update(example_fed, x=x, round=0, **kw)
-    b = client_update(example_fed, x=x, round=7, **kw)
-    np.testing.assert_array_equal(a.y, b.y)
-    np.testing.assert_array_equal(a.N, b.N)
+    a = client_update(fed, x=x, round=0, **kw)
+    b = client_update(fed, x=x, round=7, **kw)
+    np.testing.assert_array_equal(to_np(a.y), to_np(b.y))
+    np.testing.assert_array_equal(to_np(a.N), to_np(b.N))
     fkw = dict(eta=0.05, tau=5, client_opt="adagrad", correction="local", alpha=0.5, noise=False)
-    two = fedopt(example_fed, x0=x, rounds=2, **fkw)
-    one = fedopt(example_fed, x0=x, rounds=1, **fkw)
-    again = fedopt(example_fed, x0=one.x, rounds=1, **fkw)
-    np.testing.assert_array_equal(two.x, again.x)
+    two = fedopt(fed, x0=x, rounds=2, **fkw)
+    one = fedopt(fed, x0=x, rounds=1, **fkw)
+    again = fedopt(fed, x0=one.x, rounds=1, **fkw)
+    np.testing.assert_array_equal(to_np(two.x), to_np(again.x))
 
 
 @pytest.mark.parametrize("client_opt,beta1,bias", [("adagrad", 0.0, False), ("adagrad", 0.9, False),
                                                    ("adam", 0.5, False), ("adam", 0.9, True), ("yogi", 0.9, False),
                                                    ("momentum", 0.7, False)])
-def test_exact_N_identity(client_opt, beta1, bias):
+def test_exact_N_identity(client_opt, beta1, bias, xp):
     """x - A_i(x) = eta_i sum_j B^(j) g_j, B^(j) = (1-b1) sum_{k>=j} b1^(k-j) P^(k), sum_j B^(j) = N_i/eta_i;
     Alg. 1's N = sum_j (1 - b1^(tau-j)) P^(j), with heterogeneous tau_i."""
     fed = _noisy_fed(sigma2=0.5)
     eta = np.array([0.05, 0.1, 0.03, 0.2])
     tau = np.array([6, 1, 4, 3])
     x = np.array([0.5, -1.0, 2.0])
-    kw = dict(x=x, eta=per_client(eta), tau=per_client(tau), client_opt=client_opt, beta1=beta1, bias_correction=bias, v0=0.1, seed=2,
-              round=3, record=True)
-    cu = client_update(fed, **kw)
-    alg1 = client_update(fed, n_mode="alg1", **kw)
-    np.testing.assert_array_equal(alg1.delta, cu.delta)  # n_mode only changes N
+    kw = dict(x=xp.asarray(x), eta=per_client(xp.asarray(eta)), tau=per_client(xp.asarray(tau)), client_opt=client_opt,
+              beta1=beta1, bias_correction=bias, v0=0.1, seed=2, round=3, record=True)
+    cu = client_update(on_backend(fed, xp), **kw)
+    alg1 = client_update(on_backend(fed, xp), n_mode="alg1", **kw)
+    np.testing.assert_array_equal(to_np(alg1.delta), to_np(cu.delta))  # n_mode only changes N
+    cu, alg1 = (type("U", (), {k: to_np(getattr(u, k)) for k in ("P", "g", "delta", "N")}) for u in (cu, alg1))
     for i in range(fed.M):
         T = tau[i]
         P, g = cu.P[:T, i], cu.g[:T, i]
@@ -198,22 +218,24 @@ def test_local_adagrad_bias_example_5_5f(example_fed):
     assert abs(np.linalg.norm(r.x - X_STAR) - 0.92897) < 1e-5
 
 
-def test_local_and_joint_correction_example_5_5f(example_fed):
+def test_local_and_joint_correction_example_5_5f(example_fed, xp):
     """the paper: local correction (alpha=0.05) and joint correction (alpha=1) reach the same x^."""
     x_hat = [0.2847634351, 1.1553339039]
-    loc = fedopt(example_fed, x0=np.zeros(2), rounds=300, alpha=0.05, correction="local", **ADA)
-    np.testing.assert_allclose(loc.x, x_hat, atol=1e-9)
-    joint = fedopt(example_fed, x0=loc.x, rounds=100, alpha=1.0, correction="joint", **ADA)
-    np.testing.assert_allclose(joint.x, x_hat, atol=1e-9)
+    fed = on_backend(example_fed, xp)
+    loc = fedopt(fed, x0=xp.zeros(2, dtype=xp.float64), rounds=300, alpha=0.05, correction="local", **ADA)
+    np.testing.assert_allclose(to_np(loc.x), x_hat, atol=1e-9)
+    joint = fedopt(fed, x0=loc.x, rounds=100, alpha=1.0, correction="joint", **ADA)
+    np.testing.assert_allclose(to_np(joint.x), x_hat, atol=1e-9)
 
 
 @pytest.mark.parametrize("n_mode,alpha,bias", [("exact", 0.5, 5.462e-4), ("alg1", 50.0, 3.741e-3)])
-def test_adagrad_momentum_alg1_residual_example_5_5g(example_fed, n_mode, alpha, bias):
+def test_adagrad_momentum_alg1_residual_example_5_5g(example_fed, n_mode, alpha, bias, xp):
     """with beta1 = 0.9 Alg. 1's N leaves a residual bias; the exact N does not."""
-    r = fedopt(example_fed, x0=X_STAR, rounds=300, eta=0.01, tau=5, client_opt="adagrad", beta1=0.9, v0=0.1,
-               eps=0.0, correction="local", n_mode=n_mode, alpha=alpha)
-    assert np.linalg.norm(r.trajectory[-1] - r.trajectory[-2]) < 1e-13
-    assert abs(np.linalg.norm(r.x - X_STAR) - bias) < 5e-7
+    r = fedopt(on_backend(example_fed, xp), x0=xp.asarray(X_STAR), rounds=300, eta=0.01, tau=5, client_opt="adagrad",
+               beta1=0.9, v0=0.1, eps=0.0, correction="local", n_mode=n_mode, alpha=alpha)
+    traj = to_np(r.trajectory)
+    assert np.linalg.norm(traj[-1] - traj[-2]) < 1e-13
+    assert abs(np.linalg.norm(to_np(r.x) - X_STAR) - bias) < 5e-7
 
 
 def test_server_optimizers_keep_the_fixed_point(example_fed):
@@ -231,14 +253,18 @@ def test_server_optimizers_keep_the_fixed_point(example_fed):
 # --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("client_opt", ["sgd", "precond", "adagrad"])
 @pytest.mark.parametrize("correction", ["none", "local", "joint"])
-def test_vectorized_equals_loop(client_opt, correction):
+def test_vectorized_equals_loop(client_opt, correction, xp):
+    """The batched simulator (every namespace) against the plain NumPy loop."""
     fed = _noisy_fed(batch=2)
     rng = np.random.default_rng(0)
     P = _spd(rng, (2, 4), 3) if client_opt == "precond" else None
-    kw = dict(x0=np.array([0.2, -0.4, 1.0]), rounds=3, eta=per_client([0.05, 0.1, 0.02, 0.07]), tau=per_client([2, 1, 4, 3]),
-              client_opt=client_opt, precond=P, correction=correction, alpha=0.6, seed=4, eps=1e-7)
-    fast, slow = fedopt(fed, **kw), fedopt_loop(fed, **kw)
-    np.testing.assert_allclose(fast.trajectory, slow.trajectory, rtol=1e-12, atol=1e-12)
+    x0, eta, tau = np.array([0.2, -0.4, 1.0]), np.array([0.05, 0.1, 0.02, 0.07]), np.array([2, 1, 4, 3])
+    kw = dict(x0=x0, rounds=3, eta=per_client(eta), tau=per_client(tau), client_opt=client_opt, precond=P,
+              correction=correction, alpha=0.6, seed=4, eps=1e-7)
+    kx = {**kw, "x0": xp.asarray(x0), "eta": per_client(xp.asarray(eta)), "tau": per_client(xp.asarray(tau)),
+          "precond": None if P is None else xp.asarray(P)}
+    fast, slow = fedopt(on_backend(fed, xp), **kx), fedopt_loop(fed, **kw)
+    np.testing.assert_allclose(to_np(fast.trajectory), slow.trajectory, rtol=1e-12, atol=1e-12)
 
 
 # --------------------------------------------------------------------------------------
@@ -249,29 +275,30 @@ def _within_4_se(samples, target):
     assert np.all(np.abs(samples.mean(axis=0) - target) <= 4 * se), (samples.mean(axis=0), target, se)
 
 
-def test_noise_monte_carlo_mean_matches_deterministic_round():
-    fed = flt.random_quadratic_federation(M=3, d=2, kappa=5, weights="dirichlet", sigma2=1.0, seed=21)
+def test_noise_monte_carlo_mean_matches_deterministic_round(xp):
+    fed = on_backend(flt.random_quadratic_federation(M=3, d=2, kappa=5, weights="dirichlet", sigma2=1.0, seed=21), xp)
     n = 4000
     kw = dict(rounds=1, eta=0.1, tau=4, alpha=0.8, correction="joint", client_opt="sgd", seed=1)
-    mc = fedopt(fed, x0=np.zeros((n, 2)), **kw).x
-    det = fedopt(fed, x0=np.zeros(2), noise=False, **kw).x
+    mc = to_np(fedopt(fed, x0=xp.zeros((n, 2), dtype=xp.float64), **kw).x)
+    det = to_np(fedopt(fed, x0=xp.zeros(2, dtype=xp.float64), noise=False, **kw).x)
     assert mc.std(axis=0).min() > 1e-3  # the noise is there
     _within_4_se(mc, det)
 
 
-def test_weighted_sampling_with_uniform_aggregation_is_unbiased(example_fed):
+def test_weighted_sampling_with_uniform_aggregation_is_unbiased(example_fed, xp):
     """|S| i.i.d. draws proportional to w_i with 1/|S| aggregation is unbiased for eq. (5)."""
     n = 4000
     kw = dict(rounds=1, eta=0.1, tau=3, alpha=1.0)
-    x0 = np.array([0.5, -0.5])
-    mc = fedopt(example_fed, x0=np.broadcast_to(x0, (n, 2)), sampling=2, sampling_scheme="weighted",
-                aggregation="uniform", **kw)
-    assert np.allclose(mc.omega.sum(axis=-1), 1.0) and set(np.unique(mc.omega * 2)) <= {0.0, 1.0, 2.0}
-    _within_4_se(mc.x, fedopt(example_fed, x0=x0, **kw).x)
-    full = fedopt(example_fed, x0=x0, sampling=3, **kw)  # all M sampled without replacement = full
-    np.testing.assert_allclose(full.x, fedopt(example_fed, x0=x0, **kw).x, rtol=1e-15)
-    one = fedopt(example_fed, x0=np.broadcast_to(x0, (50, 2)), sampling=1, **kw)
-    assert np.all((one.omega == 0) | (one.omega == 1)) and np.all(one.omega.sum(axis=-1) == 1)
+    fed, x0 = on_backend(example_fed, xp), xp.asarray([0.5, -0.5])
+    mc = fedopt(fed, x0=xp.broadcast_to(x0, (n, 2)), sampling=2, sampling_scheme="weighted", aggregation="uniform", **kw)
+    omega = to_np(mc.omega)
+    assert np.allclose(omega.sum(axis=-1), 1.0) and set(np.unique(omega * 2)) <= {0.0, 1.0, 2.0}
+    det = to_np(fedopt(fed, x0=x0, **kw).x)
+    _within_4_se(to_np(mc.x), det)
+    full = fedopt(fed, x0=x0, sampling=3, **kw)  # all M sampled without replacement = full
+    np.testing.assert_allclose(to_np(full.x), det, rtol=1e-15)
+    omega = to_np(fedopt(fed, x0=xp.broadcast_to(x0, (50, 2)), sampling=1, **kw).omega)
+    assert np.all((omega == 0) | (omega == 1)) and np.all(omega.sum(axis=-1) == 1)
 
 
 # --------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 from fltheory import datasets, delayed, verify
 from fltheory.backend import namespace, to_numpy
 from fltheory.papers.tdma import algorithm, bounds as B, checks, exact as X, timing as tm
-from conftest import on_backend
+from conftest import on_backend, to_np
 
 
 def _instance(seed, *, sigma=0.7, Bb=3, G=3, S=2, alpha=0, K=15, m=2):
@@ -106,12 +106,12 @@ def test_beta_and_the_root_of_Q1(S, G, Bb, M, L):
     assert (abs(beta - root) < 1e-12 * root) == (Bb == 1) and q1(beta) >= -1e-12
 
 
-def test_rate_per_slot_against_the_exact_trajectory():
+def test_rate_per_slot_against_the_exact_trajectory(xp):
     fed = X.tdma_quadratic(A=[1.0, 0.3], c=np.random.default_rng(4).normal(size=(6, 2)))
     rt = X.rate_per_slot(fed, N=6, S=2, tau_comp=3, r=1, eta=0.3)
     t = tm.tdma_schedule(N=6, S=2, tau_comp=3, r=1, K=400)
-    m = X.exact_moments(fed, t, eta=0.3, x0=np.array([5.0, -5.0]))
-    err = np.sqrt(((np.asarray(m.mean[::rt.period, 0]) - rt.limit) ** 2).sum(-1))
+    m = X.exact_moments(on_backend(fed, xp), t, eta=0.3, x0=xp.asarray([5.0, -5.0]))
+    err = np.sqrt(((to_np(m.mean)[::rt.period, 0] - rt.limit) ** 2).sum(-1))
     assert rt.period == 3 and err[-1] < 1e-8
     per_round = (err[100] / err[50]) ** (1 / (50 * rt.period))
     assert per_round == pytest.approx(rt.per_round, rel=2e-2)
@@ -123,12 +123,12 @@ def test_rate_per_slot_against_the_exact_trajectory():
         assert X.rate_per_slot(fed, N=6, S=2, tau_comp=3, r=1, eta=0.3, alpha=a).slots_per_round == rt.slots_per_round
 
 
-def test_loss_at_deadline_is_the_exact_gap_of_the_last_model():
+def test_loss_at_deadline_is_the_exact_gap_of_the_last_model(xp):
     fed, _, x0 = _instance(5)
     gap, K = X.loss_at_deadline(fed, T=200, tau_comp=2, S=2, eta=0.2, x0=x0)
     t = tm.tdma_schedule(N=6, S=2, tau_comp=2, r=1, T=200)
     assert K == t.K == int(tm.rounds_done(N=6, S=2, tau_comp=2, r=1, T=200))
-    assert gap == pytest.approx(float(X.exact_moments(fed, t, eta=0.2, x0=x0).gap[-1, 0]))
+    assert gap == pytest.approx(float(X.exact_moments(on_backend(fed, xp), t, eta=0.2, x0=xp.asarray(x0)).gap[-1, 0]))
 
 
 def test_logistic_toy_runs_and_decreases():
@@ -149,12 +149,12 @@ def test_the_checks_give_their_expected_verdicts():
     assert names["tdma.lemma1"].counterexample["value"] == pytest.approx(0.405)
 
 
-def test_period_map_is_the_core_one():
+def test_period_map_is_the_core_one(xp):
     fed = X.tdma_quadratic(A=[1.0], c=[[1.0], [0.0], [-1.0]])
     t = tm.tdma_schedule(N=3, S=1, tau_comp=1, K=20)
-    pm = delayed.period_map(fed, t.schedule, delayed.LocalSGD(eta_local=0.1, output="gradient_sum"), eta=0.1,
+    pm = delayed.period_map(on_backend(fed, xp), t.schedule, delayed.LocalSGD(eta_local=0.1, output="gradient_sum"), eta=0.1,
                             period=3, offset=9)
-    assert float(np.asarray(pm.spectral_radius())[0]) ** (1 / 3) == pytest.approx(
+    assert float(to_np(pm.spectral_radius())[0]) ** (1 / 3) == pytest.approx(
         X.rate_per_slot(fed, N=3, S=1, tau_comp=1, eta=0.1).per_round)
     assert checks.PAPER == "tdma"
 

@@ -525,7 +525,7 @@ def _baseline_setup(fed, eta, w0, runs, T):
     R = None if runs is None else V.integer(runs, "runs", low=1, high=10**6)
     batch = cfg if R is None else (R,) + cfg
     V.check_size(int(np.prod(batch, dtype=np.int64)) * fed.M * fed.d * T, "the baseline run")
-    return fed, xp, T, xp.broadcast_to(eta, batch)[..., None], xp.broadcast_to(w0, batch + (fed.d,)).copy(), batch
+    return fed, xp, T, xp.broadcast_to(eta, batch)[..., None], copy_of(xp.broadcast_to(w0, batch + (fed.d,))), batch
 
 
 def _grad(fed, X, root, stream, cfg_index, r, j, xp):
@@ -574,7 +574,7 @@ def _local_average(fed, *, eta, K, T, w0, runs, seed, normalized):
     p = asarray(fed.weights, xp)
     xs = [x]
     for r in range(T):
-        loc = xp.broadcast_to(x[..., None, :], batch + (N, d)).copy()
+        loc = copy_of(xp.broadcast_to(x[..., None, :], batch + (N, d)))
         S = xp.zeros(batch + (N, d))
         for j in range(int(Kr[:, r].max())):
             act = xp.asarray(j < Kr[:, r], dtype=loc.dtype)[:, None]
@@ -582,9 +582,9 @@ def _local_average(fed, *, eta, K, T, w0, runs, seed, normalized):
             loc = loc - eta_b[..., None] * g * act
             S = S + g * act
         if normalized:
-            x = x - eta_b * (p[..., None] * S / xp.asarray(Kr[:, r], dtype=S.dtype)[:, None]).sum(-2)
+            x = x - eta_b * xp.sum(p[..., None] * S / xp.asarray(Kr[:, r], dtype=S.dtype)[:, None], axis=-2)
         else:
-            x = (p[..., None] * loc).sum(-2)
+            x = xp.sum(p[..., None] * loc, axis=-2)
         xs.append(x)
     return xp.stack(xs, axis=len(batch)), batch
 
@@ -623,7 +623,7 @@ def stale_sgd(fed, part: Participation, *, eta, w0, runs: int | None = None, see
     for t in range(T):
         g = _grad(fed, xp.broadcast_to(x[..., None, :], batch + (N, d)), root, stream, cfg_index, t, 0, xp)
         stored = xp.where(xp.asarray(part.P[:, t])[:, None], g, stored)
-        x = x - eta_b * (p[..., None] * stored).sum(-2)
+        x = x - eta_b * xp.sum(p[..., None] * stored, axis=-2)
         xs.append(x)
     return xp.stack(xs, axis=len(batch))
 
@@ -652,7 +652,7 @@ def dga(fed, *, eta, K: int, D: int, T: int, w0, runs: int | None = None, seed: 
     cfg_index = np.arange(int(np.prod(batch, dtype=np.int64))).reshape(batch)
     p = asarray(fed.weights, xp)
     N, d = fed.M, fed.d
-    loc = xp.broadcast_to(x[..., None, :], batch + (N, d)).copy()
+    loc = copy_of(xp.broadcast_to(x[..., None, :], batch + (N, d)))
     sums, gbars, starts = [], [], []
     for r in range(T):
         S = xp.zeros(batch + (N, d))
@@ -667,7 +667,7 @@ def dga(fed, *, eta, K: int, D: int, T: int, w0, runs: int | None = None, seed: 
             loc = loc - eta_b[..., None] * g
             S = S + g
         sums.append(S)
-        gbars.append((p[..., None] * S / K).sum(-2))
+        gbars.append(xp.sum(p[..., None] * S / K, axis=-2))
     return xp.stack(starts, axis=len(batch)), loc
 
 

@@ -240,14 +240,16 @@ class FedDelAvgResult:
     def gap_for(self, output_set: str = "paper"):
         """``min_{k in set} F(w(k tau - Delta)) - F(w*)`` for another output set (see the module docstring)."""
         lo, hi = _output_range(output_set, self.losses.shape[-1] - 1)
-        return self.losses[..., lo:hi].min(axis=-1) - self.F_star
+        xp = namespace(self.losses)
+        return xp.min(self.losses[..., lo:hi], axis=-1) - self.F_star
 
     @property
     def G(self):
         """G_k(t) = sum_i rho_i ||w_i(t) - c_k(t)||, (B, K, tau+1) (needs ``record=True``)."""
         if self.record is None:
             raise ProblemError("G needs a run with record=True")
-        return (self.record.local_gap * self.weights[..., None, None, :]).sum(axis=-1)
+        xp = namespace(self.record.local_gap)
+        return xp.sum(self.record.local_gap * self.weights[..., None, None, :], axis=-1)
 
 
 def _output_range(output_set, K):
