@@ -18,26 +18,16 @@ timed with one thread too.  The naive version is NumPy's own (one thread for the
 Run:  python benchmarks/bench_fixed_points.py [--backend cupy|array_api_strict] [--B 10000] [--repeats 3] [--threads N]
 """
 import argparse
-import time
 
 import numpy as np
 
+from _timing import best
+
 import fltheory as flt
 from fltheory import parallel
-from fltheory.backend import get_backend, matvec, synchronize, weighted_sum
+from fltheory.backend import get_backend, matvec, weighted_sum
 from fltheory.papers.local_adaptivity import exact
 from fltheory.papers.local_adaptivity.algorithm import fedopt
-
-
-def _best(fn, repeats, xp):
-    fn()  # warm-up: first-touch allocations dominate a cold run
-    best, out = np.inf, None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        synchronize(xp)
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def main(argv=None):
@@ -59,16 +49,16 @@ def main(argv=None):
     eta = 0.25 / xp.linalg.eigvalsh(fed.H)[..., -1]
     kw = dict(eta=eta, tau=a.tau, precond=P)
 
-    t_cf, x_cf = _best(lambda: exact.fixed_point(fed, **kw).x, a.repeats, xp)
+    t_cf, x_cf = best(lambda: exact.fixed_point(fed, **kw).x, a.repeats, xp=xp)
     with parallel.threads(1):
-        t_cf1, _ = _best(lambda: exact.fixed_point(fed, **kw).x, a.repeats, xp)
-    t_rho, _ = _best(lambda: exact.fixed_point(fed, **kw).spectral_radius, a.repeats, xp)
-    t_nv, x_nv = _best(lambda: naive_fixed_point(fed.H, fed.x_opt, fed.weights, P, eta, a.tau, xp), a.repeats, xp)
-    t_it, it = _best(lambda: exact.round_map(fed, alpha=1.0, **kw).iterate_to_fixed_point(tol=1e-10), a.repeats, xp)
+        t_cf1, _ = best(lambda: exact.fixed_point(fed, **kw).x, a.repeats, xp=xp)
+    t_rho, _ = best(lambda: exact.fixed_point(fed, **kw).spectral_radius, a.repeats, xp=xp)
+    t_nv, x_nv = best(lambda: naive_fixed_point(fed.H, fed.x_opt, fed.weights, P, eta, a.tau, xp), a.repeats, xp=xp)
+    t_it, it = best(lambda: exact.round_map(fed, alpha=1.0, **kw).iterate_to_fixed_point(tol=1e-10), a.repeats, xp=xp)
     rounds = it.iterations
     x0 = xp.zeros((a.B, a.d))
-    t_sim, x_sim = _best(lambda: fedopt(fed, x0=x0, rounds=rounds, client_opt="precond", alpha=1.0,
-                                        record_every=rounds, **kw).x, a.repeats, xp)
+    t_sim, x_sim = best(lambda: fedopt(fed, x0=x0, rounds=rounds, client_opt="precond", alpha=1.0,
+                                        record_every=rounds, **kw).x, a.repeats, xp=xp)
     err_it = float(xp.max(xp.abs(it.x - x_cf)))
     err_sim = float(xp.max(xp.abs(x_sim - x_cf)))
     print(f"backend={a.backend} B={a.B} M={a.M} d={a.d} tau={a.tau}; best of {a.repeats} after a warm-up; "
@@ -88,11 +78,11 @@ def main(argv=None):
     # a sweep of eta over ONE federation of local-GD clients (the common grid): eigh once per client
     fed1 = flt.random_quadratic_federation(M=a.M, d=a.d, kappa=10.0, weights="dirichlet", seed=0, backend=a.backend)
     etas = xp.linspace(0.01, 0.2, a.B)[:, None] / float(xp.max(xp.linalg.eigvalsh(fed1.H)[..., -1]))
-    t_sw, x_sw = _best(lambda: exact.fixed_point(fed1, eta=etas, tau=a.tau).x, a.repeats, xp)
+    t_sw, x_sw = best(lambda: exact.fixed_point(fed1, eta=etas, tau=a.tau).x, a.repeats, xp=xp)
     with parallel.threads(1):
-        t_sw1, _ = _best(lambda: exact.fixed_point(fed1, eta=etas, tau=a.tau).x, a.repeats, xp)
+        t_sw1, _ = best(lambda: exact.fixed_point(fed1, eta=etas, tau=a.tau).x, a.repeats, xp=xp)
     Hb = xp.broadcast_to(fed1.H, (a.B,) + fed1.H.shape)
-    t_sn, x_sn = _best(lambda: naive_fixed_point(Hb, fed1.x_opt, fed1.weights, None, etas, a.tau, xp), a.repeats, xp)
+    t_sn, x_sn = best(lambda: naive_fixed_point(Hb, fed1.x_opt, fed1.weights, None, etas, a.tau, xp), a.repeats, xp=xp)
     print(f"eta sweep, one federation, B={a.B}: closed form {t_sw:.3f} s ({t_sw1:.3f} s on one thread), naive numpy "
           f"{t_sn:.3f} s ({t_sn / t_sw:.1f}x, {t_sn / t_sw1:.1f}x on one thread; "
           f"max |diff| {float(xp.max(xp.abs(x_sw - x_sn))):.1e})")

@@ -13,22 +13,13 @@ ways to get one round of noise for B configurations x M clients x d coordinates:
 Run:  python benchmarks/bench_keyed_noise.py [--B 100000] [--M 10] [--d 16] [--repeats 7] [--threads N]
 """
 import argparse
-import time
 
 import numpy as np
 
+from _timing import best
+
 from fltheory import parallel
 from fltheory.backend import KeyedStream
-
-
-def _best(fn, repeats):
-    fn()
-    best = np.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def plain(stream, config, round, client, size):
@@ -51,13 +42,13 @@ def main(argv=None):
     cfg, cli = np.arange(a.B)[:, None], np.arange(a.M)[None, :]
     n = a.B * a.M * a.d
     rng = np.random.default_rng(0)
-    t_keyed = _best(lambda: s.normal(config=cfg, round=7, client=cli, size=(a.d,)), a.repeats)
+    t_keyed = best(lambda: s.normal(config=cfg, round=7, client=cli, size=(a.d,)), a.repeats)[0]
     with parallel.threads(1):
-        t_one = _best(lambda: s.normal(config=cfg, round=7, client=cli, size=(a.d,)), a.repeats)
-    t_plain = _best(lambda: plain(s, cfg, 7, cli, (a.d,)), a.repeats)
-    t_numpy = _best(lambda: rng.standard_normal((a.B, a.M, a.d)), a.repeats)
+        t_one = best(lambda: s.normal(config=cfg, round=7, client=cli, size=(a.d,)), a.repeats)[0]
+    t_plain = best(lambda: plain(s, cfg, 7, cli, (a.d,)), a.repeats)[0]
+    t_numpy = best(lambda: rng.standard_normal((a.B, a.M, a.d)), a.repeats)[0]
     same = np.array_equal(s.normal(config=cfg, round=7, client=cli, size=(a.d,)), plain(s, cfg, 7, cli, (a.d,)))
-    t_cos = _best(lambda: np.cos(rng.uniform(size=n)), a.repeats) - _best(lambda: rng.uniform(size=n), a.repeats)
+    t_cos = best(lambda: np.cos(rng.uniform(size=n)), a.repeats)[0] - best(lambda: rng.uniform(size=n), a.repeats)[0]
     print(f"B={a.B} M={a.M} d={a.d}: {n:,} numbers; best of {a.repeats}")
     print(f"KeyedStream.normal : {t_keyed * 1e3:8.1f} ms  {n / t_keyed / 1e6:7.1f} M/s  "
           f"({t_numpy / t_keyed:.2f}x numpy's throughput; {threads} threads)")

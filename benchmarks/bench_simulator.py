@@ -13,23 +13,14 @@ Run:  python benchmarks/bench_simulator.py [--backend numpy|cupy|array_api_stric
       [--correction local] [--sigma2 0.1] [--loop-configs 20] [--repeats 3]
 """
 import argparse
-import time
 
 import numpy as np
 
+from _timing import best
+
 import fltheory as flt
-from fltheory.backend import get_backend, synchronize, to_numpy
+from fltheory.backend import get_backend, to_numpy
 from fltheory.papers.local_adaptivity.algorithm import fedopt, fedopt_loop
-
-
-def _best(fn, repeats, xp):
-    best, out = np.inf, None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        synchronize(xp)
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def main(argv=None):
@@ -63,17 +54,17 @@ def main(argv=None):
     kw = dict(rounds=a.rounds, tau=a.tau, client_opt=a.client_opt, correction=a.correction, seed=0)
     x0 = xp.zeros(a.d)
 
-    t_fast, res = _best(lambda: fedopt(fed, x0=x0, eta=eta, alpha=alpha, precond=precond, record_every=a.rounds, **kw),
-                        a.repeats, xp)
+    t_fast, res = best(lambda: fedopt(fed, x0=x0, eta=eta, alpha=alpha, precond=precond, record_every=a.rounds, **kw),
+                       a.repeats, xp=xp, warm_up=False)
 
     nl = a.B if a.loop_configs <= 0 else min(a.loop_configs, a.B)
     sub = fed.take(slice(0, nl))
     sub_np = flt.QuadraticFederation(*(to_numpy(v) for v in (sub.H, sub.x_opt, sub.weights)),
                                      noise_cov=None if sub.noise_cov is None else to_numpy(sub.noise_cov))
     alpha_np = alpha if np.isscalar(alpha) else to_numpy(alpha)[:nl]
-    t_loop, res_loop = _best(lambda: fedopt_loop(sub_np, x0=np.zeros(a.d), eta=to_numpy(eta)[:nl], alpha=alpha_np,
-                                                 precond=None if precond is None else to_numpy(precond)[:nl], **kw),
-                             a.repeats, np)
+    t_loop, res_loop = best(lambda: fedopt_loop(sub_np, x0=np.zeros(a.d), eta=to_numpy(eta)[:nl], alpha=alpha_np,
+                                                precond=None if precond is None else to_numpy(precond)[:nl], **kw),
+                            a.repeats, warm_up=False)
     diff = float(np.abs(res_loop.x - to_numpy(res.x)[:nl]).max())
     if not np.isfinite(diff) or diff > 1e-8:
         raise SystemExit(f"fedopt and fedopt_loop disagree: max |diff| = {diff:.3g}")

@@ -28,18 +28,10 @@ import time
 import numpy as np
 import sympy as sp
 
+from _timing import best
+
 import fltheory as flt
 from fltheory import parallel
-
-
-def best_time(f, repeats):
-    """Best of ``repeats`` timed calls (seconds) and the last result."""
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = f()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def subs_value(st, point):
@@ -69,10 +61,8 @@ def main(argv=None):
         if a.paper and st.paper != a.paper:
             continue
         vals = {p: rng.uniform(0.1, 1.0, a.n) for p in st.parameters}
-        st(check=False, **vals)  # compiles
-        t_val, value = best_time(lambda: st(check=False, **vals), a.repeats)
-        st(mask=True, **vals)
-        t_cond, ev = best_time(lambda: st(mask=True, **vals), a.repeats)
+        t_val, value = best(lambda: st(check=False, **vals), a.repeats)   # the warm-up call compiles
+        t_cond, ev = best(lambda: st(mask=True, **vals), a.repeats)
         inside = np.flatnonzero(np.asarray(ev.holds))  # compare where the conditions hold (integers, ranges)
         pool = inside if inside.size >= a.subs_points else np.arange(a.n)
         idx = rng.choice(pool, size=a.subs_points, replace=False)

@@ -173,12 +173,8 @@ def asarray(x: Any, xp: ModuleType = np, dtype: Any = None) -> Any:
     if dtype is None:
         arr = xp.asarray(x)
         if xp is np:   # the hot case (every door): NumPy's own kind and method, no namespace lookup
-            kind = arr.dtype.kind
-            return arr if kind in "biu" else arr.astype(np.float64, copy=False) if kind == "f" else arr
-        kind = dtype_kind(arr, xp)
-        if kind in "biu":
-            return arr
-        return xp.astype(arr, xp.float64, copy=False) if kind == "f" else arr
+            return arr.astype(np.float64, copy=False) if arr.dtype.kind == "f" else arr
+        return xp.astype(arr, xp.float64, copy=False) if dtype_kind(arr, xp) == "f" else arr
     return xp.asarray(x, dtype=dtype)
 
 

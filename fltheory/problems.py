@@ -116,6 +116,21 @@ class _Federation:
         return self.xp.sum(self.weights * self.loss_clients_at(x), axis=-1)
 
 
+def _noise_cov_checked(cov, xp, M: int, d: int):
+    """``noise_cov`` (..., M, d, d) symmetric PSD, or None: the one check of every federation's noise
+    (symmetric to 1e-10 of its largest entry, as ``H``; eigenvalues >= -1e-12)."""
+    if cov is None:
+        return None
+    cov = V.array(cov, "noise_cov", xp=xp, min_ndim=3)
+    if cov.shape[-3:] != (M, d, d):
+        raise ProblemError(f"noise_cov must have shape (..., M={M}, d={d}, d={d}); got {tuple(cov.shape)}")
+    if cov.size and float(xp.max(xp.abs(cov - mT(cov)))) > 1e-10 * max(float(xp.max(xp.abs(cov))), 1.0):
+        raise ProblemError("noise_cov must be symmetric")
+    if bool(xp.any(xp.linalg.eigvalsh(_sym(cov))[..., 0] < -1e-12)):
+        raise ProblemError("noise_cov must be positive semidefinite")
+    return cov
+
+
 @dataclass(frozen=True, eq=False)
 class QuadraticFederation(_Federation):
     """Batched quadratic federation (see the module docstring).
@@ -183,14 +198,7 @@ class QuadraticFederation(_Federation):
             if s2.ndim == 0:
                 s2 = xp.full(batch + (M,), float(s2))
             cov = s2[..., None, None] * xp.eye(d)
-        if cov is not None:
-            cov = V.array(cov, "noise_cov", xp=xp, min_ndim=3)
-            if cov.shape[-3:] != (M, d, d):
-                raise ProblemError(f"noise_cov must have shape (..., M={M}, d={d}, d={d}); got {tuple(cov.shape)}")
-            if float(xp.max(xp.abs(cov - mT(cov)))) > 1e-10 * max(float(xp.max(xp.abs(cov))), 1.0):
-                raise ProblemError("noise_cov must be symmetric")
-            if bool(xp.any(xp.linalg.eigvalsh(_sym(cov))[..., 0] < -1e-12)):
-                raise ProblemError("noise_cov must be positive semidefinite")
+        cov = _noise_cov_checked(cov, xp, M, d)
         object.__setattr__(self, "H", H)
         object.__setattr__(self, "x_opt", x_opt)
         object.__setattr__(self, "weights", w)
@@ -477,13 +485,7 @@ class SeparableCosineFederation(_Federation):
         w = xp.full(batch + (M,), 1.0 / M) if self.weights is None else validate_weights(self.weights, xp)
         if w.shape[-1] != M:
             raise ProblemError(f"weights must have M={M} entries on the last axis; got {tuple(w.shape)}")
-        cov = self.noise_cov
-        if cov is not None:
-            cov = V.array(cov, "noise_cov", xp=xp, min_ndim=3)
-            if cov.shape[-3:] != (M, d, d):
-                raise ProblemError(f"noise_cov must have shape (..., M={M}, d={d}, d={d}); got {tuple(cov.shape)}")
-            if bool(xp.any(xp.linalg.eigvalsh(_sym(cov))[..., 0] < -1e-12)):
-                raise ProblemError("noise_cov must be positive semidefinite")
+        cov = _noise_cov_checked(self.noise_cov, xp, M, d)
         for name, v in (("a", a), ("b", b), ("c", c), ("weights", w), ("noise_cov", cov)):
             object.__setattr__(self, name, v)
 
@@ -544,20 +546,6 @@ class SeparableCosineFederation(_Federation):
     def F_inf(self):
         """A certified lower bound on inf_x F(x), within sum_j (A_j + B_j) h_j^2 / 8 of it (class docstring)."""
         return self.F_inf_bound()
-
-
-def _noise_cov_checked(cov, xp, M: int, d: int):
-    """``noise_cov`` (..., M, d, d) symmetric PSD, or None."""
-    if cov is None:
-        return None
-    cov = V.array(cov, "noise_cov", xp=xp, min_ndim=3)
-    if cov.shape[-3:] != (M, d, d):
-        raise ProblemError(f"noise_cov must have shape (..., M={M}, d={d}, d={d}); got {tuple(cov.shape)}")
-    if bool(xp.any(xp.abs(cov - mT(cov)) > 1e-12 * (1.0 + xp.abs(cov)))):
-        raise ProblemError("noise_cov must be symmetric")
-    if bool(xp.any(xp.linalg.eigvalsh(_sym(cov))[..., 0] < -1e-12)):
-        raise ProblemError("noise_cov must be positive semidefinite")
-    return cov
 
 
 @dataclass(frozen=True, eq=False)

@@ -70,6 +70,28 @@ def test_invalid_federations_name_the_problem(kwargs, match):
         flt.QuadraticFederation(np.asarray(kwargs.pop("H"), float), **kwargs)
 
 
+_NOISY_FEDERATIONS = {   # every federation with gradient noise, as (class, its other arguments), M = 2, d = 2
+    "quadratic": (flt.QuadraticFederation, dict(H=np.stack([np.eye(2)] * 2), x_opt=np.zeros((2, 2)))),
+    "separable_cosine": (flt.problems.SeparableCosineFederation,
+                         dict(a=np.ones((2, 2)), b=np.ones((2, 2)), c=np.zeros((2, 2)))),
+    "pseudo_huber": (flt.problems.PseudoHuberFederation, dict(b=np.zeros((2, 2)), delta=1.0)),
+    "linear": (flt.problems.LinearFederation, dict(c=np.ones((2, 2)))),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_NOISY_FEDERATIONS))
+@pytest.mark.parametrize("cov, match", [
+    (np.array([[[1.0, 0.5], [0.0, 1.0]]] * 2), "symmetric"),
+    (np.array([[[1.0, 0.0], [0.0, -1.0]]] * 2), "positive semidefinite"),
+    (np.array([[[1.0, 0.0], [0.0, 1.0]]] * 3), "shape"),
+])
+def test_every_federation_checks_its_noise_covariance_the_same_way(kind, cov, match):
+    cls, kwargs = _NOISY_FEDERATIONS[kind]
+    cls(noise_cov=0.5 * np.stack([np.eye(2)] * 2), **kwargs)   # a valid one is accepted
+    with pytest.raises(flt.InputError, match=match):
+        cls(noise_cov=cov, **kwargs)
+
+
 def test_random_federation_has_the_requested_condition_number_and_is_keyed():
     fed = flt.random_quadratic_federation(M=4, d=3, batch=6, kappa=25.0, mu=0.5, seed=11)
     lam = np.linalg.eigvalsh(fed.H)
