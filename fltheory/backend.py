@@ -32,6 +32,16 @@ reference minimiser (SciPy, on the host); FedDelAvg's structured period map for 
 lemma terms and DeFedAvg's assumption constants (host computations on one configuration);
 plotting and the checks.
 
+Devices.  Arrays are made on the device of the inputs: :func:`namespace` returns, for arrays on a device other
+than their library's default (``array_api_strict.Device("device1")``, the GPU stand-in of the tests; a second
+GPU), the namespace bound to that device (:func:`on_device`), whose ``asarray``, ``zeros``, ``arange`` ...
+create there, so the batched paths never write a device.  Data leaves a device in one named way,
+:func:`to_numpy`, and only for host work: the doors read host-side parameters (loop counts, delays, the step
+size of a loop bound) through it; :func:`eigvals` solves on the host and sends the eigenvalues back through
+the bound namespace; the logistic reference minimiser (SciPy), FedDelAvg's ARPACK period map and the checks
+work on host copies.  Nothing calls ``np.asarray`` on a device array: ``array_api_strict`` on ``device1``
+refuses it as CuPy does, and the test suite runs every batched path there.
+
 Randomness is *keyed*: every draw is a pure function of ``(seed, purpose, configuration,
 round, client, counter)`` computed with a SplitMix64-style hash on unsigned 64-bit integers.
 Any round of any configuration and client regenerates without replaying history, a batch
@@ -68,6 +78,8 @@ __all__ = [
     "synchronize",
     "is_cupy",
     "to_numpy",
+    "on_device",
+    "device_of",
     "asarray",
     "copy_of",
     "dtype_kind",
@@ -119,11 +131,14 @@ def get_backend(name: str) -> ModuleType:
 
 
 def namespace(*arrays: Any, backend: str | None = None) -> ModuleType:
-    """The array namespace for ``arrays``.
+    """The array namespace for ``arrays``, bound to their device.
 
     Python scalars and ``None`` are ignored.  With ``backend`` given, that namespace is returned.
     NumPy arrays give ``numpy``, CuPy arrays ``array_api_compat.cupy``, other arrays of the array
-    API standard their own namespace.  Mixing array libraries is an error (no silent device transfer).
+    API standard their own namespace.  Arrays on a device other than their library's default device
+    (``array_api_strict.Device("device1")``, a second GPU) give that namespace bound to the device
+    (:func:`on_device`): every array it creates lands beside the inputs.  Mixing array libraries, or
+    devices, is an error (no silent device transfer).
     """
     if backend is not None:
         return get_backend(backend)
@@ -134,16 +149,90 @@ def namespace(*arrays: Any, backend: str | None = None) -> ModuleType:
     if not arrays or all(isinstance(a, np.ndarray) for a in arrays):   # the common case, without the lookup
         return np
     from array_api_compat import array_namespace, is_cupy_namespace, is_numpy_namespace  # noqa: PLC0415
+    from array_api_compat import device as _device  # noqa: PLC0415
 
     try:
         compat = array_namespace(*arrays)
     except TypeError as exc:
         raise InputTypeError(f"inputs mix array libraries: {sorted({type(a).__module__ for a in arrays})}") from exc
-    if is_cupy_namespace(compat):   # pragma: no cover - GPU machines
-        return get_backend("cupy")
     if is_numpy_namespace(compat):
         return np
-    return compat
+    xp = get_backend("cupy") if is_cupy_namespace(compat) else compat
+    devices = []
+    for a in arrays:
+        d = _device(a)
+        if d not in devices:
+            devices.append(d)
+    if len(devices) > 1:
+        raise InputError(f"inputs lie on different devices ({', '.join(map(str, devices))}); move them to one "
+                         "device first (no silent transfer)")
+    return on_device(xp, devices[0])
+
+
+# creation functions of the standard that take ``device=``; the ``*_like`` forms follow their argument
+_CREATION = ("arange", "asarray", "empty", "eye", "full", "linspace", "ones", "zeros")
+_BOUND: dict = {}
+
+
+class _OnDevice(ModuleType):
+    """An array namespace whose creation functions make arrays on one device (see :func:`on_device`)."""
+
+    def __init__(self, xp: ModuleType, device: Any):
+        super().__init__(xp.__name__, getattr(xp, "__doc__", None))
+        self._xp, self._device = xp, device
+        for name in _CREATION:
+            if hasattr(xp, name):
+                setattr(self, name, self._creator(getattr(xp, name), device))
+
+    @staticmethod
+    def _creator(f, device):
+        def create(*args, **kwargs):
+            kwargs.setdefault("device", device)
+            return f(*args, **kwargs)
+
+        create.__name__ = f.__name__
+        create.__doc__ = f.__doc__
+        return create
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._xp, name)
+
+    def __dir__(self) -> list:
+        return sorted(set(dir(self._xp)) | set(_CREATION))
+
+    def __repr__(self) -> str:
+        return f"<array namespace {self._xp.__name__} on {self._device}>"
+
+
+def on_device(xp: ModuleType, device: Any) -> ModuleType:
+    """Namespace ``xp`` with its arrays made on ``device``: ``xp`` itself when ``device`` is its default
+    device, else one (cached) bound namespace per ``(xp, device)`` whose ``asarray``, ``zeros``, ``arange``
+    ... default to ``device``.  :func:`namespace` returns it for arrays on that device, so code written
+    against "the namespace of the inputs" creates its arrays beside them.
+
+    >>> import array_api_strict as strict
+    >>> xp = on_device(strict, strict.Device("device1"))
+    >>> xp.zeros(2).device == strict.Device("device1"), namespace(xp.zeros(2)) is xp
+    (True, True)
+    """
+    if xp is np or isinstance(xp, _OnDevice):
+        return xp
+    try:
+        default = xp.__array_namespace_info__().default_device()
+    except AttributeError:   # pragma: no cover - a namespace without the inspection API
+        default = None
+    if device is None or device == default:
+        return xp
+    key = (xp.__name__, str(device))
+    if key not in _BOUND:
+        _BOUND[key] = _OnDevice(xp, device)
+    return _BOUND[key]
+
+
+def device_of(xp: ModuleType) -> Any:
+    """The device that namespace ``xp`` (from :func:`namespace` or :func:`on_device`) makes arrays on;
+    ``None`` for a namespace's default device (NumPy: the CPU)."""
+    return getattr(xp, "_device", None)
 
 
 def synchronize(xp: ModuleType) -> None:
@@ -179,14 +268,24 @@ def asarray(x: Any, xp: ModuleType = np, dtype: Any = None) -> Any:
 
 
 def to_numpy(x: Any) -> np.ndarray:
-    """A NumPy copy of ``x`` (host transfer for CuPy arrays; ``np.asarray`` for other standard arrays).
+    """A NumPy copy of ``x`` on the host: the one named way data leaves a device (CuPy: ``x.get()``; an array
+    of the standard on another device: ``to_device`` to the CPU first; NumPy and host data: ``np.asarray``).
 
     >>> to_numpy([1.0, 2.0]).tolist()
     [1.0, 2.0]
     """
     if is_cupy(x):
         return x.get()
-    return np.asarray(x)
+    if isinstance(x, np.ndarray) or not hasattr(x, "__array_namespace__") or isinstance(x, np.generic):
+        return np.asarray(x)
+    try:
+        return np.asarray(x)
+    except (RuntimeError, TypeError, ValueError, BufferError):   # not on the CPU: an explicit move
+        from array_api_compat import array_namespace  # noqa: PLC0415
+
+        info = array_namespace(x).__array_namespace_info__()
+        cpu = [d for d in info.devices() if "cpu" in str(d).lower()]
+        return np.asarray(x.to_device(cpu[0] if cpu else info.default_device()))
 
 
 def copy_of(x: Any) -> Any:

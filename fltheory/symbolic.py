@@ -409,14 +409,13 @@ class Statement:
     def _modules(module: str) -> list:
         if module == "numpy":
             return ["numpy"]
+        xp = _KEYED_NAMESPACES[module]
         if "cupy" in module:
             import cupy  # noqa: PLC0415
 
             return [cupy, "numpy"]
-        # another namespace of the array API standard: the NumPy printer's names, read in that namespace
-        import importlib  # noqa: PLC0415
-
-        return [_standard_names(importlib.import_module(module)), "numpy"]
+        # another namespace of the array API standard (bound to its device): the NumPy printer's names, read there
+        return [_standard_names(xp), "numpy"]
 
     def _compiled(self, module: str):
         if module not in self._cache:
@@ -454,7 +453,7 @@ class Statement:
             xp = namespace(*arrays, backend=backend)
         except TypeError as exc:
             raise InputTypeError(f"{self.name}: {exc}") from None
-        module = "numpy" if xp is np else xp.__name__
+        module = _namespace_key(xp)
         args = []
         for sym in self.symbols:
             v = values[sym.name]
@@ -598,6 +597,22 @@ class Statement:
         fields = {f: getattr(self, f) for f in self.__dataclass_fields__ if f != "_cache"}
         fields.update(changes)
         return Statement(**fields)
+
+
+_KEYED_NAMESPACES: dict = {}
+
+
+def _namespace_key(xp) -> str:
+    """The cache key of namespace ``xp`` for compiled statements: its name, and its device where it is bound to
+    one (numbers that a compiled function makes must land beside its arguments)."""
+    if xp is np:
+        return "numpy"
+    from .backend import device_of  # noqa: PLC0415
+
+    device = device_of(xp)
+    key = xp.__name__ if device is None else f"{xp.__name__}@{device}"
+    _KEYED_NAMESPACES.setdefault(key, xp)
+    return key
 
 
 _RENAMED = {"power": "pow", "mod": "remainder", "arctan": "atan", "arctan2": "atan2", "arcsin": "asin",

@@ -117,6 +117,8 @@ def integer(value: Any, name: str, *, low: int | None = None, high: int | None =
     """``value`` as a Python int, refusing bool, text, complex, non-integral, non-finite and out-of-range values."""
     if isinstance(value, (bool, np.bool_)) or _is_text(value) or isinstance(value, (complex, np.complexfloating)):
         raise InputTypeError(f"{name} must be an integer; got {shown(value)} ({type(value).__name__})")
+    if _foreign_array(value) and getattr(value, "ndim", None) == 0:
+        value = _host_or(value, np)
     if isinstance(value, np.ndarray) and value.ndim == 0:
         return integer(value.item(), name, low=low, high=high)
     if isinstance(value, (int, np.integer)):
@@ -144,6 +146,8 @@ def real(value: Any, name: str, *, low: float | None = None, high: float | None 
     """``value`` as a Python float, refusing bool, text, complex, NaN (and inf unless ``finite=False``)."""
     if isinstance(value, (bool, np.bool_)) or _is_text(value) or isinstance(value, (complex, np.complexfloating)):
         raise InputTypeError(f"{name} must be a real number; got {shown(value)} ({type(value).__name__})")
+    if _foreign_array(value) and getattr(value, "ndim", None) == 0:
+        value = _host_or(value, np)
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value.item()
         if isinstance(value, (bool, complex)):
@@ -227,6 +231,7 @@ def array(value: Any, name: str, *, xp=None, ndim: int | None = None, min_ndim: 
             xp = np if isinstance(value, (list, tuple)) else namespace(value)
         except TypeError:
             xp = np
+    value = _host_or(value, xp)
     try:
         if xp is not np and not hasattr(value, "__array_namespace__") and not type(value).__module__.startswith("cupy"):
             value = np.asarray(value)   # host data: NumPy reads its dtype (text, objects) as it does on the NumPy path
@@ -328,10 +333,19 @@ def per_configuration(values) -> PerConfiguration:
     return PerConfiguration(values)
 
 
+def _foreign_array(value) -> bool:
+    """Whether ``value`` is an array of a library other than NumPy (CuPy, another namespace of the standard)."""
+    return not isinstance(value, (np.ndarray, np.generic)) and (
+        type(value).__module__.startswith("cupy") or hasattr(value, "__array_namespace__"))
+
+
 def _host_or(value, xp):
-    """Move a CuPy array to the host when the check runs on NumPy."""
-    if xp is np and type(value).__module__.startswith("cupy"):
-        return value.get()
+    """Move a device array (CuPy, or any array of the standard) to the host, explicitly, when the check runs on
+    NumPy (a host-side parameter: a loop count, a delay); anything else unchanged."""
+    if xp is np and _foreign_array(value):
+        from .backend import to_numpy  # noqa: PLC0415 - avoid an import cycle
+
+        return to_numpy(value)
     return value
 
 

@@ -5,8 +5,10 @@ Profiles: ``ci`` (bounded examples, no deadline; the default), ``dev`` (more exa
 Choose with ``HYPOTHESIS_PROFILE=dev``.  No profile keeps an example database (``database=None``)
 and hypothesis's storage directory is a temporary folder: a test run writes nothing into the
 repository (hypothesis would otherwise create ``.hypothesis/``).  The ``xp`` fixture runs a test on
-NumPy, on ``array_api_strict`` when it is importable (the array API standard and nothing else: code that
-would fail on CuPy fails there first, on a CPU) and, when CuPy is importable and a GPU is present, on CuPy.
+NumPy, on ``array_api_strict`` when it is importable (the array API standard and nothing else), on
+``array_api_strict`` bound to its ``device1`` (``strict_device1``: the GPU stand-in -- its arrays refuse
+``np.asarray`` and mixing with CPU arrays, so code that would fail on CuPy fails there first, on a CPU) and,
+when CuPy is importable and a GPU is present, on CuPy.
 """
 import atexit
 import importlib.util
@@ -47,6 +49,8 @@ def _backends():
     out = [pytest.param("numpy", id="numpy")]
     if importlib.util.find_spec("array_api_strict") is not None:
         out.append(pytest.param("array_api_strict", id="array_api_strict"))
+        # the GPU stand-in: arrays on a non-CPU device refuse np.asarray and mixing with CPU arrays, as CuPy's do
+        out.append(pytest.param("array_api_strict:device1", id="strict_device1"))
     if importlib.util.find_spec("cupy") is not None:
         try:
             import cupy
@@ -61,9 +65,11 @@ def _backends():
 @pytest.fixture(params=_backends())
 def xp(request):
     """The array namespace under test (numpy; array_api_strict and cupy where available)."""
-    from fltheory.backend import get_backend
+    from fltheory.backend import get_backend, on_device
 
-    return get_backend(request.param)
+    name, _, device = request.param.partition(":")
+    xp = get_backend(name)
+    return on_device(xp, xp.Device(device)) if device else xp
 
 
 def to_np(a):

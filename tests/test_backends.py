@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import fltheory as flt
+from fltheory import validation as V
 from fltheory.backend import namespace, to_numpy
 from fltheory.papers import feddelavg as fd
 from fltheory.papers.local_adaptivity import algorithm as la_alg
@@ -151,3 +152,34 @@ def test_keyed_normal_blocked_numpy_path_is_bit_for_bit_the_generic_formula(monk
         got = s.normal(config=config, round=rnd, client=client, size=size)
         want = plain(config, rnd, client, size)
         assert got.shape == want.shape and np.array_equal(got, want)
+
+
+def test_the_gpu_stand_in_refuses_what_a_gpu_refuses():
+    """array_api_strict on device1 is a faithful stand-in: no np.asarray, no mixing with CPU arrays; the
+    package's namespace of such arrays is bound to the device, and to_numpy is the named way to the host."""
+    strict = pytest.importorskip("array_api_strict")
+    from fltheory.backend import device_of, on_device, to_numpy
+
+    dev = strict.Device("device1")
+    xp = on_device(strict, dev)
+    a = xp.asarray([1.0, 2.0])
+    with pytest.raises(RuntimeError):
+        np.asarray(a)
+    with pytest.raises(ValueError):
+        a + strict.asarray([1.0, 2.0])
+    assert namespace(a) is xp and device_of(xp) == dev and xp.zeros(3).device == dev
+    assert on_device(strict, strict.__array_namespace_info__().default_device()) is strict
+    assert namespace(strict.asarray([1.0])) is strict
+    assert to_numpy(a).tolist() == [1.0, 2.0]
+    with pytest.raises(flt.InputError, match="different devices"):
+        namespace(a, strict.asarray([1.0]))
+
+
+def test_host_side_parameters_come_off_the_device_through_the_doors(xp):
+    """0-d device arrays are accepted where an integer or a real belongs (read on the host, explicitly)."""
+    assert V.integer(xp.asarray(5), "tau", low=1) == 5
+    assert V.real(xp.asarray(0.25), "eta", low=0.0) == 0.25
+    host = V.array(xp.asarray([1.0, 2.0]), "Delta", xp=np)
+    assert isinstance(host, np.ndarray) and host.tolist() == [1.0, 2.0]
+    with pytest.raises(flt.InputError, match="tau"):
+        V.integer(xp.asarray(0), "tau", low=1)

@@ -171,4 +171,4 @@ def test_alpha_comparison_uses_bound_alpha_star_when_present(quad, xp):
     gap = to_numpy(cmp.gap_at_alpha_gap)
     assert np.all(gap <= to_numpy(cmp.gap_at_alpha_bound) * (1 + 1e-12)) and np.all(gap <= to_numpy(cmp.gap_at_1) * (1 + 1e-12))
     assert np.all(to_numpy(cmp.rate_at_alpha_rate) <= to_numpy(cmp.rate_at_alpha_bound) + 1e-12)
-    assert np.all(cmp.gap_at_alpha_gap <= cmp.gap_at_alpha_bound * (1 + 1e-12))
+    assert np.all(to_numpy(cmp.gap_at_alpha_gap <= cmp.gap_at_alpha_bound * (1 + 1e-12)))
