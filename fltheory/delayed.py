@@ -531,7 +531,7 @@ def schedule_moments(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0
     _refuse_shared_noise(fed, schedule)
     B, cfg_batch = _check_batch(fed, schedule)
     V.check_size((T + 1) * B * fed.d * fed.d + B * (_ring_size(schedule.steps(T)) * fed.d) ** 2,
-                 "the exact moments along the schedule", hint="use fewer steps or configurations at a time")
+                 "the exact moments along the schedule", xp=fed.xp, hint="use fewer steps or configurations at a time")
     runs = local.affine(fed)
     kpos, r = _gather_runs(runs, schedule, fed, xp)
     d = fed.d
@@ -633,7 +633,7 @@ def random_participation_moments(fed, local: LocalSGD, *, eta: float, T: int, x0
     batch = fed.batch_shape
     x_star = fed.x_star
     V.check_size((T + 1) * int(np.prod(batch or (1,))) * d * d + int(np.prod(batch or (1,))) * (R * d) ** 2,
-                 "the exact moments")
+                 "the exact moments", xp=fed.xp)
     r = runs.q[0, ...] + (P @ x_star[..., None, :, None])[..., 0]        # Delta = P y + r, y = x - x*
 
     def step(eng, t, cur, new):
@@ -792,7 +792,7 @@ def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x
     d, U = fed.d, schedule.U
     x0 = V.array(x0, "x0", xp=xp, ndim=1, shape=(d,))
     if return_trajectory:
-        V.check_size((T + 1) * B * d, "the trajectory")
+        V.check_size((T + 1) * B * d, "the trajectory", xp=xp)
     R = _ring_size(schedule.steps(T)) if T else 1
     ring = xp.tile(xp.broadcast_to(asarray(x0, xp), (B, d))[:, None, :], (1, R, 1))
     H = xp.broadcast_to(fed.H, (B,) + fed.H.shape[-3:])
@@ -918,9 +918,9 @@ def simulate_schedule_general(fed, schedule: Schedule, local: LocalSGD, *, eta: 
     B, _ = _check_batch(fed, schedule)
     d, U, M = fed.d, schedule.U, fed.M
     x0 = V.array(x0, "x0", xp=xp, ndim=1, shape=(d,))
-    V.check_size(U * B * M * d, "the per-update gradients (U x B x M x d)", hint="use fewer configurations at a time")
+    V.check_size(U * B * M * d, "the per-update gradients (U x B x M x d)", xp=xp, hint="use fewer configurations at a time")
     if returns == "trajectory":
-        V.check_size((T + 1) * B * d, "the trajectory")
+        V.check_size((T + 1) * B * d, "the trajectory", xp=xp)
     root = scalar_root = None
     if cov is not None:
         root = _noise_root(cov, B, xp)

@@ -287,7 +287,7 @@ class AffineMap:
         """``(x_0, x_1, ..., x_T)`` stacked on a new leading axis (exact iteration)."""
         xp = self.xp
         T = V.integer(T, "T", low=0, high=10**9)
-        V.check_size((T + 1) * int(np.prod(self.b.shape)), "the trajectory", hint="use after(x0, t) for one step")
+        V.check_size((T + 1) * int(np.prod(self.b.shape)), "the trajectory", xp=xp, hint="use after(x0, t) for one step")
         x = xp.broadcast_to(asarray(x0, xp), np.broadcast_shapes(asarray(x0, xp).shape, self.b.shape))
         out = [x]
         for _ in range(T):
@@ -307,7 +307,7 @@ class AffineMap:
         """
         xp = self.xp
         T = V.integer(T, "T", low=0, high=10**9)
-        V.check_size((T + 1) * int(np.prod(self.A.shape)), "the moment trajectory")
+        V.check_size((T + 1) * int(np.prod(self.A.shape)), "the moment trajectory", xp=xp)
         mean0 = V.array(mean0, "mean0", xp=xp)
         m = xp.broadcast_to(asarray(mean0, xp), np.broadcast_shapes(asarray(mean0, xp).shape, self.b.shape))
         S = xp.zeros(m.shape + (self.n,)) if cov0 is None else asarray(cov0, xp)

@@ -392,6 +392,9 @@ def random_quadratic_federation(
         sigma2 = V.real(sigma2, "sigma2", low=0.0)
     seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
     V.choice(backend, "backend", ("numpy", "cupy", "array_api_strict"))
+    if backend != "numpy":   # built on the host, then sent to the device: both must hold it
+        V.check_size(B * M * d * d, "the Hessians of this federation", xp=namespace(backend=backend),
+                     hint="use fewer configurations, clients or dimensions")
     cfg = np.arange(B)[:, None]
     cli = np.arange(M)[None, :] if hessian != "common" else np.zeros((1, M), dtype=np.int64)
     G = KeyedStream(seed, "hessian-basis").normal(config=cfg, client=cli, size=(d, d))

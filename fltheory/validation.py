@@ -62,13 +62,14 @@ from typing import Any, Sequence
 import numpy as np
 
 __all__ = [
-    "FLTheoryError", "InputError", "InputTypeError", "MAX_INT", "MAX_ELEMENTS", "integer", "real", "flag",
+    "FLTheoryError", "InputError", "InputTypeError", "MAX_INT", "MEMORY_FRACTION", "integer", "real", "flag",
     "choice", "array", "tolerance", "tolerance_for", "check_size", "shown", "instance", "PerClient", "PerConfiguration",
     "per_client", "per_configuration", "client_parameter", "configuration_parameter",
 ]
 
 MAX_INT = 2**53          # largest integer parameter accepted unless a function states a tighter bound
-MAX_ELEMENTS = 2 * 10**8  # largest array (in elements) a function may allocate before refusing
+MEMORY_FRACTION = 0.25   # the largest array a function may allocate, as a fraction of its device's free memory
+MIN_REFUSED_BYTES = 2**26  # arrays up to 64 MiB are never refused (the device is not asked)
 
 
 class FLTheoryError(Exception):
@@ -194,12 +195,30 @@ def choice(value: Any, name: str, options: Sequence[str]) -> str:
     return value
 
 
-def check_size(n_elements: int, what: str, *, limit: int = MAX_ELEMENTS, hint: str = "") -> None:
-    """Refuse at once an allocation of more than ``limit`` elements, with the estimate."""
-    if n_elements > limit:
-        gb = n_elements * 8 / 2**30
-        raise InputError(f"{what} would hold {n_elements:,} numbers (about {gb:,.1f} GiB), over the limit of "
-                         f"{limit:,}" + (f"; {hint}" if hint else ""))
+def check_size(n_elements: int, what: str, *, xp=None, limit: int | None = None, hint: str = "",
+               itemsize: int = 8) -> None:
+    """Refuse at once an allocation of more than the device can hold, with the estimate.
+
+    The limit is a quarter of the memory free on the device of namespace ``xp`` (CuPy: the GPU's free
+    memory; otherwise the host's available memory; :func:`fltheory.backend.available_memory`), in numbers of
+    ``itemsize`` bytes: a computation holds a few arrays of its largest size at once.  ``limit`` (a count of
+    numbers) caps it further where the work, not the memory, is what must be bounded.  The message names
+    the device, its free memory and the estimate.
+    """
+    from .backend import available_memory  # noqa: PLC0415 - avoid an import cycle
+
+    n_elements = int(n_elements)
+    if limit is not None and n_elements > limit:
+        raise InputError(f"{what} would hold {n_elements:,} numbers (about {n_elements * itemsize / 2**30:,.1f} GiB), "
+                         f"over the limit of {limit:,}" + (f"; {hint}" if hint else ""))
+    if n_elements * itemsize <= MIN_REFUSED_BYTES:   # small: no need to ask the device
+        return
+    free, where = available_memory(xp)
+    fit = int(free * MEMORY_FRACTION) // itemsize
+    if n_elements > fit:
+        raise InputError(f"{what} would hold {n_elements:,} numbers (about {n_elements * itemsize / 2**30:,.2f} GiB) "
+                         f"where {where} has {free / 2**30:,.2f} GiB free (a quarter of it, {fit:,} numbers, is the "
+                         f"most one array may take)" + (f"; {hint}" if hint else ""))
 
 
 def _all_finite(arr, xp) -> bool:

@@ -110,7 +110,7 @@ def _setup(fed, part, eta, w0, runs, record=False):
     batch = cfg if R is None else (R,) + cfg
     Kmax = int(part.K[part.P].max()) if part.P.any() else 1
     per = 4 + (2 * Kmax if record is True else 0)           # prefix sums, round starts (+ recorded iterates, gradients)
-    V.check_size(int(np.prod(batch, dtype=np.int64)) * fed.M * fed.d * (part.T + 1) * per, "the AFL-DGA run",
+    V.check_size(int(np.prod(batch, dtype=np.int64)) * fed.M * fed.d * (part.T + 1) * per, "the AFL-DGA run", xp=fed.xp,
                  hint="use fewer configurations, runs or rounds" + (", or record=False" if record is True else ""))
     return fed, part, xp, eta, w0, batch
 
@@ -524,7 +524,7 @@ def _baseline_setup(fed, eta, w0, runs, T):
     cfg = np.broadcast_shapes(tuple(fed.batch_shape), eta.shape, w0.shape[:-1])
     R = None if runs is None else V.integer(runs, "runs", low=1, high=10**6)
     batch = cfg if R is None else (R,) + cfg
-    V.check_size(int(np.prod(batch, dtype=np.int64)) * fed.M * fed.d * T, "the baseline run")
+    V.check_size(int(np.prod(batch, dtype=np.int64)) * fed.M * fed.d * T, "the baseline run", xp=fed.xp)
     return fed, xp, T, xp.broadcast_to(eta, batch)[..., None], copy_of(xp.broadcast_to(w0, batch + (fed.d,))), batch
 
 

@@ -153,7 +153,7 @@ def period_pencil(fed, *, eta, tau, Delta) -> PeriodPencil:
     M, d = fed.M, fed.d
     cfg = np.broadcast_shapes(fed.batch_shape, eta.shape, Delta.shape)
     D = xp.broadcast_to(Delta, cfg)
-    V.check_size(int(np.prod(cfg)) * (M * d) ** 2 * 4, "the dense period map on the stacked client state",
+    V.check_size(int(np.prod(cfg)) * (M * d) ** 2 * 4, "the dense period map on the stacked client state", xp=xp,
                  hint="fixed_point, asymptotic_gap and spectral_radius use the structured form for large M d")
     P_tau, b_tau, P_rest, b_D = _local_powers(fed, eta, tau, D, cfg)
     rho = xp.broadcast_to(fed.weights, cfg + (M,))

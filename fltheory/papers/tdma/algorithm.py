@@ -87,7 +87,7 @@ def afl_tdma(fed, timing: TDMATiming, *, eta: float, x0, H: int = 1, batch_size:
         raise V.InputError(f"the timing has N={timing.N} devices but the federation has M={fed.M} clients")
     x0 = V.array(x0, "x0", ndim=1, shape=(fed.d,))
     K = timing.K
-    V.check_size((K + 1) * replicates * fed.d, "the trajectory", hint="use fewer replicates or rounds")
+    V.check_size((K + 1) * replicates * fed.d, "the trajectory", xp=fed.xp, hint="use fewer replicates or rounds")
     slots = np.concatenate([[0], timing.end]).astype(np.int64)
     if isinstance(fed, QuadraticFederation):
         if batch_size is not None:
