@@ -77,8 +77,11 @@ __all__ = [
     "get_backend",
     "synchronize",
     "is_cupy",
+    "is_array",
     "to_numpy",
     "on_device",
+    "available_memory",
+    "device_chunk",
     "device_of",
     "asarray",
     "copy_of",
@@ -98,6 +101,12 @@ def is_cupy(x: Any) -> bool:
     """True when ``x`` is a CuPy array (without importing CuPy otherwise)."""
     mod = type(x).__module__
     return mod.startswith("cupy")
+
+
+def is_array(x: Any) -> bool:
+    """True for an array of any library the package takes (NumPy, CuPy, any namespace of the array API
+    standard); False for numbers, NumPy scalars, text, lists and other objects."""
+    return isinstance(x, np.ndarray) or is_cupy(x) or (hasattr(x, "__array_namespace__") and not isinstance(x, np.generic))
 
 
 def get_backend(name: str) -> ModuleType:
@@ -144,8 +153,7 @@ def namespace(*arrays: Any, backend: str | None = None) -> ModuleType:
         return get_backend(backend)
     # only arrays choose the namespace; numbers, text, lists and other objects are left to the
     # validation layer, which names the parameter when they are not allowed
-    arrays = tuple(a for a in arrays if isinstance(a, np.ndarray) or is_cupy(a)
-                   or (hasattr(a, "__array_namespace__") and not isinstance(a, np.generic)))
+    arrays = tuple(a for a in arrays if is_array(a))
     if not arrays or all(isinstance(a, np.ndarray) for a in arrays):   # the common case, without the lookup
         return np
     from array_api_compat import array_namespace, is_cupy_namespace, is_numpy_namespace  # noqa: PLC0415
@@ -233,6 +241,52 @@ def device_of(xp: ModuleType) -> Any:
     """The device that namespace ``xp`` (from :func:`namespace` or :func:`on_device`) makes arrays on;
     ``None`` for a namespace's default device (NumPy: the CPU)."""
     return getattr(xp, "_device", None)
+
+
+def _host_available() -> int:
+    """Bytes of host memory available to new allocations (Linux ``MemAvailable``; elsewhere free pages)."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:   # pragma: no cover - not Linux
+        pass
+    try:   # pragma: no cover - not Linux
+        import os  # noqa: PLC0415
+
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):   # pragma: no cover - no way to ask
+        return 8 * 2**30
+
+
+def available_memory(xp: ModuleType | None = None) -> tuple[int, str]:
+    """``(bytes, where)``: the memory free for new arrays of namespace ``xp`` and the device's name.
+
+    CuPy: the GPU's free memory plus what CuPy's memory pool holds unused (``"GPU 0 (NVIDIA H200)"``);
+    every other namespace (NumPy, ``array_api_strict`` on any of its devices): the host's available memory.
+
+    >>> free, where = available_memory()
+    >>> free > 0, where
+    (True, 'host memory')
+    """
+    if xp is not None and "cupy" in xp.__name__:   # pragma: no cover - GPU machines
+        import cupy  # noqa: PLC0415
+
+        dev = cupy.cuda.Device()
+        free = int(dev.mem_info[0]) + int(cupy.get_default_memory_pool().free_bytes())
+        name = cupy.cuda.runtime.getDeviceProperties(dev.id)["name"]
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        return free, f"GPU {dev.id} ({name})"
+    return _host_available(), "host memory"
+
+
+def device_chunk(xp: ModuleType, numbers_per_item: int, temporaries: int = 16) -> int:
+    """How many items of ``numbers_per_item`` float64 numbers one chunk of a batched computation on namespace
+    ``xp``'s device may hold, when it makes about ``temporaries`` arrays of the chunk's size: a device runs each
+    operation on a chunk as one kernel, so chunks there are as large as its free memory allows (at least 1)."""
+    free, _ = available_memory(xp)
+    return max(1, int(free * 0.5) // (8 * temporaries * max(1, int(numbers_per_item))))
 
 
 def synchronize(xp: ModuleType) -> None:
@@ -421,6 +475,32 @@ def _mix_inplace(z, tmp):
     z ^= tmp
 
 
+_CUPY_NORMAL = None
+
+
+def _cupy_normal_kernel():   # pragma: no cover - GPU machines
+    """The fused keyed-normal kernel of CuPy (compiled once): output ``i`` has key hash ``h[i / n]`` and
+    counter ``i % n``; the same integer hash, uniforms and Box-Muller formula as :meth:`KeyedStream._normal_plain`."""
+    global _CUPY_NORMAL
+    if _CUPY_NORMAL is None:
+        import cupy  # noqa: PLC0415
+
+        _CUPY_NORMAL = cupy.ElementwiseKernel(
+            "raw uint64 h, uint64 n", "float64 z",
+            """
+            unsigned long long k = h[i / n], c = i % n;
+            unsigned long long a = k ^ (c * 0xBF58476D1CE4E5B9ull + 0x9E3779B97F4A7C15ull);
+            unsigned long long b = k ^ ((c + (1ull << 40)) * 0xBF58476D1CE4E5B9ull + 0x9E3779B97F4A7C15ull);
+            a = (a ^ (a >> 30)) * 0xBF58476D1CE4E5B9ull; a = (a ^ (a >> 27)) * 0x94D049BB133111EBull; a ^= a >> 31;
+            b = (b ^ (b >> 30)) * 0xBF58476D1CE4E5B9ull; b = (b ^ (b >> 27)) * 0x94D049BB133111EBull; b ^= b >> 31;
+            double u1 = ((double)(a >> 11) + 0.5) * 1.1102230246251565e-16;
+            double u2 = ((double)(b >> 11) + 0.5) * 1.1102230246251565e-16;
+            z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+            """,
+            "fltheory_keyed_normal")
+    return _CUPY_NORMAL
+
+
 def _purpose_id(purpose: str | int) -> int:
     if isinstance(purpose, int):
         return purpose
@@ -445,19 +525,26 @@ class KeyedStream:
         with np.errstate(over="ignore"):
             self._base = _mix(np.uint64(self.seed) * _GOLDEN + np.uint64(_purpose_id(purpose)))
 
-    def _bits(self, config, round, client, size, backend, offset=0):
+    def _key_hashes(self, config, round, client, backend):
+        """The hash of every broadcast ``(config, round, client)`` key (before the counter), and the namespace."""
         xp = namespace(config, round, client, backend=backend)
-        size = tuple(size) if size is not None else ()
         keys = [xp.astype(xp.asarray(v), xp.uint64) for v in (config, round, client)]
         shape = np.broadcast_shapes(*(k.shape for k in keys))
-        n = int(np.prod(size)) if size else 1
-        golden, m1, m2 = _constants(xp)[:3]
-        counter = xp.reshape(xp.arange(offset, offset + n, dtype=xp.uint64), size if size else ())
+        golden, m2 = _constants(xp)[0], _constants(xp)[2]
         with np.errstate(over="ignore"):
             h = xp.broadcast_to(xp.asarray(int(self._base), dtype=xp.uint64), shape)   # a uint64 past int64's range
             for k in keys:
                 h = _mix(h ^ (k * golden + m2), xp)
-            h = xp.reshape(h, shape + (1,) * len(size))
+        return h, xp
+
+    def _bits(self, config, round, client, size, backend, offset=0):
+        h, xp = self._key_hashes(config, round, client, backend)
+        size = tuple(size) if size is not None else ()
+        n = int(np.prod(size)) if size else 1
+        golden, m1 = _constants(xp)[:2]
+        counter = xp.reshape(xp.arange(offset, offset + n, dtype=xp.uint64), size if size else ())
+        with np.errstate(over="ignore"):
+            h = xp.reshape(h, tuple(h.shape) + (1,) * len(size))
             return _mix(h ^ (counter * m1 + golden), xp), xp
 
     def uniform(self, *, config=0, round=0, client=0, size=None, backend=None):
@@ -468,12 +555,26 @@ class KeyedStream:
     def normal(self, *, config=0, round=0, client=0, size=None, backend=None):
         """Standard normal numbers (Box-Muller on two independent keyed uniforms)."""
         size = tuple(size) if size is not None else ()
-        if namespace(config, round, client, backend=backend) is np:
+        xp = namespace(config, round, client, backend=backend)
+        if xp is np:
             return self._normal_numpy(config, round, client, size)
+        if "cupy" in xp.__name__:   # pragma: no cover - GPU machines
+            return self._normal_cupy(config, round, client, size, backend)
         return self._normal_plain(config, round, client, size, backend)
 
+    def _normal_cupy(self, config, round, client, size, backend=None):   # pragma: no cover - GPU machines
+        """:meth:`normal` on CuPy as one fused kernel: the operations of :meth:`_normal_plain` (the hash, the
+        uniforms, Box-Muller with the device's ``log``, ``sqrt`` and ``cos``) per output number, written once."""
+        h, xp = self._key_hashes(config, round, client, backend)
+        n = int(np.prod(size)) if size else 1
+        out = xp.empty(tuple(h.shape) + size)
+        _cupy_normal_kernel()(xp.reshape(xp.asarray(h), (-1,)), n, out)
+        return out
+
     def _normal_plain(self, config, round, client, size, backend=None):
-        """:meth:`normal` as one vectorised formula (the CuPy path; the NumPy path gives the same bits)."""
+        """:meth:`normal` as one vectorised formula (namespaces other than NumPy and CuPy; on a namespace that
+        computes with NumPy's functions, such as ``array_api_strict``, the NumPy path's bits; the device functions
+        of a GPU may round ``log`` and ``cos`` differently in the last place)."""
         b1, xp = self._bits(config, round, client, size, backend, offset=0)
         b2, _ = self._bits(config, round, client, size, backend, offset=1 << 40)
         return xp.sqrt(-2.0 * xp.log(_unit(b1, xp))) * xp.cos(2.0 * np.pi * _unit(b2, xp))

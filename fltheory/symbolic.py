@@ -42,7 +42,7 @@ import numpy as np
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
-from .backend import namespace, to_numpy
+from .backend import is_array, namespace, to_numpy
 from .parallel import num_threads, run_parts
 from .validation import InputError, InputTypeError, shown
 
@@ -448,7 +448,7 @@ class Statement:
         _flag(check, "check")
         _flag(mask, "mask")
         _real(rtol, "rtol", low=0.0)
-        arrays = [v for v in values.values() if hasattr(v, "__array_namespace__") or isinstance(v, np.ndarray)]
+        arrays = [v for v in values.values() if is_array(v)]   # CuPy's arrays included (no __array_namespace__)
         try:
             xp = namespace(*arrays, backend=backend)
         except TypeError as exc:

@@ -62,7 +62,7 @@ from typing import Any
 
 import numpy as np
 
-from ...backend import asarray, mT, matvec, to_numpy, trace, weighted_sum
+from ...backend import asarray, device_chunk, mT, matvec, to_numpy, trace, weighted_sum
 from ...linear import AffineMap, Deferred, FixedPoint, Moments, one_minus_power, spectral_radius
 from ...parallel import run_parts
 from ... import validation as V
@@ -476,7 +476,11 @@ def _fixed_point_fused(fed, eta, tau, precond, correction):
     P = None if P is None else xp.broadcast_to(P, bshape + (M, d, d))
     C, c, x = xp.empty(bshape + (d, d)), xp.empty(bshape + (d,)), xp.empty(bshape + (d,))
     cond, res = xp.empty(bshape), xp.empty(bshape)
-    step = max(1, FUSE // (int(np.prod(bshape[1:])) * M * d * d))
+    per_config = int(np.prod(bshape[1:])) * M * d * d
+    if xp is np:   # cache-sized chunks, shared among threads
+        step = max(1, FUSE // per_config)
+    else:   # a device runs a chunk as one kernel per operation: chunks as large as its memory allows
+        step = max(1, device_chunk(xp, per_config))
     common = _common_tau(tau, xp)
 
     def part(lo, hi):

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The GPU check of fltheory, one command on a machine with CuPy and a GPU (about 6 minutes):
+#   1. every test that runs on a backend, on CuPy (the xp fixture's cupy cases);
+#   2. the GPU benchmarks beside NumPy on the same machine: the batched simulator, the closed-form fixed
+#      points, keyed noise and statement grids.
+# It runs where no package can be downloaded: array-api-compat, the one requirement such a machine may lack,
+# is installed from wheels in .whl/ when that folder exists (see benchmarks/README.md, "GPU check").
+# Logs go to $OUT (default: a temporary folder); the summary is printed at the end.
+set -u
+start=$(date +%s)
+OUT=${OUT:-$(mktemp -d)}
+cd "$(dirname "$0")/.."
+if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/fltheory-site .whl/*.whl || exit 3
+    export PYTHONPATH=/tmp/fltheory-site:$PWD
+else
+    export PYTHONPATH=$PWD
+fi
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+python3 -c "import cupy, numpy, scipy, sympy, array_api_compat; print('cupy', cupy.__version__, 'numpy', numpy.__version__, 'scipy', scipy.__version__, 'sympy', sympy.__version__, 'array-api-compat', array_api_compat.__version__)" || exit 3
+left() { echo $(( ${BUDGET:-360} - ($(date +%s) - start) )); }
+
+echo "=== pytest on CuPy (the xp fixture's cupy cases)"
+timeout $(( $(left) - 200 )) python3 -m pytest tests -k cupy -q -p no:cacheprovider -o addopts="" --continue-on-collection-errors \
+    -W ignore::DeprecationWarning > "$OUT/pytest_cupy.log" 2>&1
+echo "pytest exit $?"; grep -E "^(FAILED|ERROR)" "$OUT/pytest_cupy.log" | head -30; tail -1 "$OUT/pytest_cupy.log"
+
+cd benchmarks
+echo "=== simulator (noisy local SGD; AdaGrad with local correction), d = 16, M = 10, tau = 5"
+timeout 60 python3 bench_simulator.py --backend cupy --B 100000 --M 10 --d 16 --tau 5 --rounds 20 --client-opt sgd \
+    --correction none --sigma2 0.1 --loop-configs 2 --repeats 3 2>&1 | tee "$OUT/bench_sim.log"
+timeout 60 python3 bench_simulator.py --backend cupy --B 100000 --M 10 --d 16 --tau 5 --rounds 20 --client-opt adagrad \
+    --correction local --loop-configs 2 --repeats 3 2>&1 | tee -a "$OUT/bench_sim.log"
+timeout 60 python3 bench_simulator.py --backend numpy --B 10000 --M 10 --d 16 --tau 5 --rounds 20 --client-opt sgd \
+    --correction none --sigma2 0.1 --loop-configs 2 --repeats 2 2>&1 | tee -a "$OUT/bench_sim.log"
+echo "=== closed-form fixed points"
+timeout 60 python3 bench_fixed_points.py --backend cupy --B 100000 --repeats 3 2>&1 | tee "$OUT/bench_fp.log"
+timeout 60 python3 bench_fixed_points.py --backend numpy --B 10000 --repeats 2 2>&1 | tee -a "$OUT/bench_fp.log"
+echo "=== keyed noise and statement grids"
+timeout $(( $(left) > 20 ? $(left) : 20 )) python3 bench_gpu.py --B 100000 --n 1000000 2>&1 | tee "$OUT/bench_gpu.log"
+echo "=== done in $(( $(date +%s) - start )) s"
