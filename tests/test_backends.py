@@ -4,6 +4,8 @@ Each test builds its inputs in the backend under test (the ``xp`` fixture: NumPy
 where a GPU is present) and compares with the NumPy result.  On a machine without CuPy these
 run on NumPy only; on a GPU machine they are the CuPy run of the library's main paths.
 """
+import re
+
 import numpy as np
 import pytest
 
@@ -203,3 +205,16 @@ def test_host_side_parameters_come_off_the_device_through_the_doors(xp):
     assert isinstance(host, np.ndarray) and host.tolist() == [1.0, 2.0]
     with pytest.raises(flt.InputError, match="tau"):
         V.integer(xp.asarray(0), "tau", low=1)
+
+
+def test_size_limits_come_from_the_devices_free_memory(xp):
+    """A refusal names the device, its free memory and the estimate; the limit is a quarter of what is free."""
+    from fltheory.backend import available_memory
+
+    free, where = available_memory(xp)
+    fit = int(free * V.MEMORY_FRACTION) // 8
+    V.check_size(fit // 2, "the fitting array", xp=xp)     # within it (halved: free memory moves between reads)
+    with pytest.raises(flt.InputError, match=rf"the big array would hold .* where {re.escape(where)} has .* GiB free"):
+        V.check_size(2 * fit, "the big array", xp=xp)
+    with pytest.raises(flt.InputError, match="over the limit of 10"):   # a stated cap on the work still applies
+        V.check_size(11, "the work", xp=xp, limit=10)
