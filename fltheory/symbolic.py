@@ -78,7 +78,7 @@ def _exact(v, name: str, symbol=None):
     """
     out = _exact_number(v, name)
     if symbol is not None and symbol.is_integer:
-        if not out.is_integer and not (out.is_Float and out == int(out)):
+        if not out.is_integer and not (out.is_Float and float(out).is_integer()):
             raise InputTypeError(f"{name} must be an integer (the symbol {symbol.name} is declared integer); got "
                                  f"{shown(v)}")
         out = sp.Integer(int(out))
