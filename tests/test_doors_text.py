@@ -195,3 +195,16 @@ def test_registered_statements_still_load_and_evaluate():
     st = flt.statement("feddelavg.theorem1")
     assert all(isinstance(c.expr, sp.Basic) for c in st.conditions)
     assert isinstance(st.expr, sp.Expr)
+
+
+def test_admissible_set_takes_values_as_evaluate_does():
+    from fltheory.testing import admissible_set
+
+    st = _statement(expr=(1 - eta * L / 2) ** T, conditions=[(eta * L <= 1, "eta <= 1/L")])
+    assert admissible_set(st, "eta", L=Fraction(2), T=2) == sp.Interval.Lopen(0, sp.Rational(1, 2))
+    with pytest.raises(InputTypeError, match=r"\bL\b"):
+        admissible_set(st, "eta", L="2", T=2)
+    with pytest.raises(InputTypeError, match=r"\bT\b"):
+        admissible_set(st, "eta", L=2, T=1.5)
+    with pytest.raises(InputTypeError, match=r"\bname\b"):
+        admissible_set(st, sp.Symbol("eta"), L=2, T=2)
