@@ -556,7 +556,8 @@ class Statement:
                 except InputError as exc:
                     raise StatementError(f"{self.name}: {exc}") from None
             try:
-                args.append(xp.astype(_array(v, sym.name, xp=xp), xp.float64, copy=False))
+                kind = "integer" if sym.is_integer else "real"   # a symbol declared integer refuses 2.5 here too
+                args.append(xp.astype(_array(v, sym.name, xp=xp, kind=kind), xp.float64, copy=False))
             except InputTypeError:
                 raise
             except InputError as exc:

@@ -159,6 +159,9 @@ def test_an_integer_symbol_refuses_a_fraction_of_a_step():
         st.evaluate(eta=Fraction(1, 4), L=2, T=sp.Rational(5, 2))
     assert st.evaluate(eta=Fraction(1, 4), L=2, T=2.0) == sp.Rational(9, 16)    # an integral float is an integer
     assert st.evaluate(eta=Fraction(1, 4), L=2, T=Fraction(4, 2)) == sp.Rational(9, 16)
+    with pytest.raises(InputTypeError, match=r"\bT\b.*integer"):     # the vectorised mode too
+        st(eta=0.25, L=2.0, T=np.array([2.0, 2.5]))
+    assert st(eta=0.25, L=2.0, T=np.array([2.0, 3.0])).tolist() == [0.5625, 0.421875]
 
 
 def test_fraction_and_decimal_are_reals_in_both_modes():
