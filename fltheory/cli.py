@@ -1,9 +1,14 @@
 """The ``fltheory`` command: ``verify`` runs every registered check and writes the report; ``bounds``
 lists every statement by name (``--latex`` prints its LaTeX, ``--out FILE.tex`` writes a document
-that compiles); ``figures`` draws the exact figures of each paper."""
+that compiles); ``figures`` draws the exact figures of each paper.
+
+No command writes through a symbolic link, or over a file or folder it did not write, unless
+``--force`` is given; the output path is checked before any work, and a bad one is one line on
+stderr (``fltheory <command>: ...``) and exit status 2."""
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from pathlib import Path
@@ -11,15 +16,113 @@ from pathlib import Path
 from . import verify as _verify
 from .validation import InputError, InputTypeError, shown
 
+MARKER = _verify.MARKER  # the file an output folder of fltheory holds: its first line names the command
+
+
+class PathRefused(Exception):
+    """An output path the command will not write (a symlink, a file it did not create, ...): one line, exit 2."""
+
+
+def _marked(folder: Path, command: str) -> bool:
+    """Whether ``folder`` holds the marker an earlier ``fltheory <command>`` wrote (a plain file, not a link)."""
+    marker = folder / MARKER
+    if marker.is_symlink() or not marker.is_file():
+        return False
+    try:
+        with open(marker, encoding="utf-8", errors="replace") as fh:
+            return fh.readline().strip() == f"fltheory {command}"
+    except OSError:
+        return False
+
+
+def _writable_parent(path: Path) -> None:
+    """The nearest existing folder above ``path`` is a folder we may write into (a missing one is created)."""
+    for parent in path.absolute().parents:
+        if parent.is_symlink() and not parent.exists():
+            raise PathRefused(f"{parent} is a dangling symbolic link")
+        if parent.exists():
+            if not parent.is_dir():
+                raise PathRefused(f"{path} is under {parent}, which is a regular file, not a folder")
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise PathRefused(f"cannot write into {parent} (permission denied)")
+            return
+    raise PathRefused(f"{path}: no existing folder above it")  # pragma: no cover - the root always exists
+
+
+def check_out_file(path: Path, *, force: bool) -> Path:
+    """Refuse, before any work, an output file that is a symlink, a folder, under a file, or (without
+    ``force``) an existing file; returns ``path``."""
+    if path.is_symlink():
+        raise PathRefused(f"{path} is a symbolic link; fltheory never writes through one (remove it or choose "
+                          f"another path)")
+    if path.exists():
+        if path.is_dir():
+            raise PathRefused(f"{path} is a folder; --out takes a file name such as statements.tex")
+        if not path.is_file():
+            raise PathRefused(f"{path} exists and is not a regular file")
+        if not force:
+            raise PathRefused(f"{path} exists; give --force to overwrite it")
+        if not os.access(path, os.W_OK):
+            raise PathRefused(f"cannot write {path} (permission denied)")
+    _writable_parent(path)
+    return path
+
+
+def check_out_folder(path: Path, command: str, files=(), *, force: bool) -> Path:
+    """Refuse, before any work, an output folder that is a symlink or not a folder, holds a symlink where a
+    file will be written, or (without ``force``) is a non-empty folder an earlier ``fltheory <command>`` did
+    not write (it holds no marker); returns ``path``."""
+    if path.is_symlink():
+        raise PathRefused(f"{path} is a symbolic link; fltheory never writes through one (remove it or choose "
+                          f"another path)")
+    if not path.exists():
+        _writable_parent(path)
+        return path
+    if not path.is_dir():
+        raise PathRefused(f"{path} exists and is not a folder; --out takes a folder")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise PathRefused(f"cannot write into {path} (permission denied)")
+    for name in (MARKER, *files):
+        target = path / name
+        if target.is_symlink():
+            raise PathRefused(f"{target} is a symbolic link; fltheory never writes through one")
+        if target.exists() and not (target.is_file() or (target.is_dir() and name == "figures")):
+            raise PathRefused(f"{target} exists and is not a regular file")
+    if (path / "figures").is_dir():
+        for inner in (path / "figures").iterdir():
+            if inner.is_symlink():
+                raise PathRefused(f"{inner} is a symbolic link; fltheory never writes through one")
+    if not force and any(path.iterdir()) and not _marked(path, command):
+        raise PathRefused(f"{path} exists and is not an earlier 'fltheory {command}' output (it has no {MARKER} "
+                          f"file); give --force to write into it, or choose a new folder")
+    return path
+
+
+def _write_new(path: Path, text: str, *, force: bool) -> None:
+    """Write ``text`` to ``path`` without following a symlink; without ``force`` only as a new file."""
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | (os.O_TRUNC if force else os.O_EXCL)
+    fd = os.open(path, flags, 0o666)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+_REPORT_FILES = ("report.md", "report.json", "figures")
+
 
 def _cmd_verify(args) -> int:
     papers = args.paper or None
+    if args.only is not None and not args.only.strip():
+        print(f"fltheory verify: --only must name part of a check name (feddelavg.theorem1, say); got "
+              f"{args.only!r}, which would match every check", file=sys.stderr)
+        return 2
+    check_out_folder(args.out, "verify", _REPORT_FILES, force=args.force)   # before any check runs
     try:
         report = _verify.run(papers, quick=args.quick, seed=args.seed, progress=not args.no_progress, only=args.only)
     except InputError as err:  # e.g. --only matching no check: an error, never an empty "all as expected"
         print(f"fltheory verify: {err}", file=sys.stderr)
         return 2
     print(report.table())
+    check_out_folder(args.out, "verify", _REPORT_FILES, force=args.force)   # again: nothing changed meanwhile
     folder = report.write(args.out, figures=not args.no_figures)
     if report.figures:
         print(f"report written to {folder}/ (report.md, report.json, {len(report.figures)} figures in figures/)")
@@ -87,6 +190,8 @@ def latex_document(papers=None) -> str:
 
 def _cmd_bounds(args) -> int:
     papers = args.paper or list(_verify.PAPERS)
+    if args.out is not None:
+        check_out_file(args.out, force=args.force)   # before anything is printed
     for p in papers:
         print(f"== {p}")
         for st in paper_statements(p):
@@ -94,16 +199,22 @@ def _cmd_bounds(args) -> int:
             if args.latex:
                 print(f"    {st.latex()}")
     if args.out is not None:
+        document = latex_document(papers)
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(latex_document(papers))
+        _write_new(args.out, document, force=args.force)
         print(f"LaTeX document written to {args.out} (pdflatex {args.out.name})")
     return 0
+
+
+FIGURE_FILES = ("local_adaptivity_bias_vs_eta.png", "feddelavg_alpha_vs_delta_etabeta0.02.png",
+                "feddelavg_alpha_vs_delta_etabeta0.5.png")
 
 
 def _cmd_figures(args) -> int:
     """Exact figures on built-in instances (seconds; no simulation)."""
     import numpy as np  # noqa: PLC0415
 
+    out = check_out_folder(args.out, "figures", FIGURE_FILES, force=args.force)   # before any figure is drawn
     try:
         import matplotlib  # noqa: F401, PLC0415 - an optional extra
     except ImportError:
@@ -115,8 +226,9 @@ def _cmd_figures(args) -> int:
     from .papers.local_adaptivity import exact as la_exact  # noqa: PLC0415
     from .validation import per_client  # noqa: PLC0415
 
-    out = args.out
     out.mkdir(parents=True, exist_ok=True)
+    if not _marked(out, "figures"):
+        _write_new(out / MARKER, "fltheory figures\n", force=True)
     # local adaptivity: bias of the fixed point against eta on the paper's worked three-client example
     H = np.array([[[2, 0.5], [0.5, 1]], [[1, 0], [0, 4]], [[3, -1], [-1, 2]]], float)
     fed = problems.QuadraticFederation(H, np.array([[1.0, 0], [0, 2], [-1, -1]]), np.array([0.5, 0.3, 0.2]))
@@ -155,7 +267,10 @@ def main(argv=None) -> int:
     v.add_argument("--paper", action="append", choices=_verify.PAPERS, help="restrict to a paper (repeatable)")
     v.add_argument("--only", help="run only checks whose name contains this text")
     v.add_argument("--seed", type=int, default=0)
-    v.add_argument("--out", type=Path, default=Path("fltheory-report"))
+    v.add_argument("--out", type=Path, default=Path("fltheory-report"),
+                   help="report folder (refused if it exists and is not an earlier report, unless --force)")
+    v.add_argument("--force", action="store_true", help="write into an existing --out folder that is not an "
+                   "earlier report")
     v.add_argument("--no-progress", action="store_true")
     v.add_argument("--no-figures", action="store_true", help="write report.md and report.json only")
     v.set_defaults(func=_cmd_verify)
@@ -164,12 +279,30 @@ def main(argv=None) -> int:
     b.add_argument("--latex", action="store_true", help="print each statement's LaTeX under it")
     b.add_argument("--out", type=Path, default=None, metavar="FILE.tex",
                    help="also write a LaTeX document of the statements that compiles with pdflatex")
+    b.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     b.set_defaults(func=_cmd_bounds)
     f = sub.add_parser("figures", help="draw the exact figures of each paper on built-in instances")
-    f.add_argument("--out", type=Path, default=Path("fltheory-figures"))
+    f.add_argument("--out", type=Path, default=Path("fltheory-figures"),
+                   help="figures folder (refused if it exists and is not an earlier one, unless --force)")
+    f.add_argument("--force", action="store_true", help="write into an existing --out folder fltheory did not make")
     f.set_defaults(func=_cmd_figures)
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        from .parallel import num_threads  # noqa: PLC0415
+
+        num_threads()   # a bad FLTHEORY_NUM_THREADS is named now, not in the middle of the work
+        return args.func(args)
+    except (PathRefused, InputError) as err:
+        print(f"fltheory {args.command}: {_one_line(err)}", file=sys.stderr)
+        return 2
+    except OSError as err:   # the path changed under us, a full disk, ...: one line, never a traceback
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"fltheory {args.command}: {where}{_one_line(err.strerror or err)}", file=sys.stderr)
+        return 2
+
+
+def _one_line(err) -> str:
+    return " ".join(str(err).split())
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -65,9 +65,14 @@ def _default() -> int:
     raw = os.environ.get(_ENV)
     if raw is not None and raw.strip():
         text = raw.strip()
-        if not text.isdigit():
-            raise V.InputError(f"the environment variable {_ENV} must be a positive integer; got {raw!r}")
-        return V.integer(int(text), _ENV, low=1, high=1024)
+        # ASCII digits only: str.isdigit also accepts "²" and other digits int() cannot read
+        if not (text.isascii() and text.isdigit()):
+            raise V.InputError(f"the environment variable {_ENV} must be an integer in [1, 1024] written in "
+                               f"the digits 0-9; got {V.shown(raw)}")
+        if len(text) > 6:   # past the bound whatever it says (and int() of thousands of digits is refused)
+            raise V.InputError(f"the environment variable {_ENV} must be an integer in [1, 1024]; got "
+                               f"{V.shown(raw)}")
+        return V.integer(int(text), f"the environment variable {_ENV}", low=1, high=1024)
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - platforms without affinity (macOS, Windows)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextvars
 import math
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Iterable, Mapping, NamedTuple
 
@@ -69,20 +70,35 @@ class Evaluation(NamedTuple):
 EXACT_DIGITS_LIMIT = 10**6  # exact evaluation refuses powers that would build numbers longer than this
 
 
-def _exact(v, name: str):
-    """An exact SymPy number for a user value; text and non-numbers are refused, never parsed."""
-    from decimal import Decimal  # noqa: PLC0415
+def _exact(v, name: str, symbol=None):
+    """An exact SymPy number for a user value; text and non-numbers are refused, never parsed.
 
+    With ``symbol``, a symbol declared integer takes integral values only (``5`` or ``5.0``, which
+    becomes ``Integer(5)``); ``2.5`` for it is an :class:`InputTypeError` naming ``name``.
+    """
+    out = _exact_number(v, name)
+    if symbol is not None and symbol.is_integer:
+        if not out.is_integer and not (out.is_Float and float(out).is_integer()):
+            raise InputTypeError(f"{name} must be an integer (the symbol {symbol.name} is declared integer); got "
+                                 f"{shown(v)}")
+        out = sp.Integer(int(out))
+    return out
+
+
+def _exact_number(v, name: str):
     if isinstance(v, np.ndarray) and v.ndim == 0:
         v = v.item()
-    if isinstance(v, (bool, np.bool_)) or isinstance(v, (str, bytes)) or isinstance(v, (complex, np.complexfloating)):
-        raise InputTypeError(f"{name} must be a real number (int, Fraction, float or a SymPy number); got "
+    if isinstance(v, (bool, np.bool_)) or isinstance(v, (str, bytes, bytearray)) or isinstance(v, (complex, np.complexfloating)):
+        raise InputTypeError(f"{name} must be a real number (int, Fraction, Decimal, float or a SymPy number); got "
                              f"{shown(v)} ({type(v).__name__})")
     if isinstance(v, Fraction):
         return sp.Rational(v.numerator, v.denominator)
     if isinstance(v, Decimal):
         if not v.is_finite():
-            raise StatementError(f"{name} must be finite; got {v}")
+            raise StatementError(f"{name} must be a finite real number; got {v}")
+        if abs(v.adjusted()) > EXACT_DIGITS_LIMIT:
+            raise StatementError(f"{name}: the Decimal {shown(v)} would build a number of more than "
+                                 f"{EXACT_DIGITS_LIMIT:,} digits")
         f = Fraction(v)
         return sp.Rational(f.numerator, f.denominator)
     if isinstance(v, (int, np.integer)):
@@ -94,13 +110,54 @@ def _exact(v, name: str):
     if isinstance(v, sp.Basic):
         if not v.is_number or v.free_symbols:
             raise InputTypeError(f"{name} must be a number; got the expression {shown(v)}")
-        if v.has(sp.nan, sp.zoo, sp.oo, -sp.oo) or v.is_real is False:
+        if v.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
             raise StatementError(f"{name} must be a finite real number; got {v}")
+        if v.is_real is not True:
+            raise InputTypeError(f"{name} must be a real number; got {shown(v)}, which is not real")
         return v
     if isinstance(v, np.ndarray):
         raise StatementError(f"{name}: exact evaluation takes one number, got shape {v.shape}; for arrays call the statement "
                              f"(vectorised mode) instead of .evaluate()")
     raise InputTypeError(f"{name} must be a real number; got {shown(v)} ({type(v).__name__})")
+
+
+def _sympy_expression(value, name: str):
+    """A SymPy expression built in code (or a real number, converted exactly); text is never parsed.
+
+    A string (or bytes) is an :class:`InputTypeError` naming ``name``: ``sympify`` would run it as
+    Python code.  Numbers pass through :func:`_exact` (``Fraction`` stays a ``Rational``).
+    """
+    if isinstance(value, (str, bytes, bytearray)):
+        raise InputTypeError(f"{name} must be a SymPy expression built in code (sp.Symbol('eta') * 2, say), not "
+                             f"text; got {shown(value)} (text is never parsed)")
+    if isinstance(value, sp.Expr):
+        return value
+    if isinstance(value, sp.Basic):
+        raise InputTypeError(f"{name} must be a SymPy expression; got {shown(value)} ({type(value).__name__})")
+    return _exact(value, name)
+
+
+def _sympy_relation(value, name: str):
+    """A condition's SymPy relation (``eta * L <= 1``, ``sp.And(...)``, ``sp.true``) built in code; text refused."""
+    if isinstance(value, (bool, np.bool_)):
+        return sp.true if value else sp.false
+    if isinstance(value, (str, bytes, bytearray)):
+        raise InputTypeError(f"{name} must be a SymPy relation built in code (eta * L <= 1, say), not text; got "
+                             f"{shown(value)} (text is never parsed)")
+    if isinstance(value, sp.logic.boolalg.Boolean) and isinstance(value, sp.Basic):
+        return value
+    raise InputTypeError(f"{name} must be a SymPy relation (eta * L <= 1, sp.And(...), sp.true); got "
+                         f"{shown(value)} ({type(value).__name__})")
+
+
+def _text(value, name: str, *, optional: bool = False):
+    """A display text (a name, LaTeX, a reason): kept as text, never sympified."""
+    if value is None and optional:
+        return value
+    if not isinstance(value, str):
+        raise InputTypeError(f"{name} must be a string{' or None' if optional else ''}; got {shown(value)} "
+                             f"({type(value).__name__})")
+    return value
 
 
 def _check_exact_cost(expr, subs, name: str):
@@ -163,7 +220,7 @@ def _drop_abs(expr, nonneg: set):
 
 
 def _tex_condition(c, names, nonneg) -> str:
-    rel = _drop_abs(sp.sympify(c.expr), nonneg)
+    rel = _drop_abs(c.expr, nonneg)
     if isinstance(rel, sp.Equality) and isinstance(rel.rhs, sp.floor) and rel.rhs.args[0] == rel.lhs:
         return f"{_tex(rel.lhs, names)} \\in \\mathbb{{Z}}"
     return _tex(rel, names)
@@ -247,8 +304,12 @@ class Condition:
     expr: Any
     text: str
 
+    def __post_init__(self):
+        object.__setattr__(self, "expr", _sympy_relation(self.expr, "Condition.expr"))
+        _text(self.text, "Condition.text")
+
     def symbols(self) -> set:
-        return set(sp.sympify(self.expr).free_symbols)
+        return set(self.expr.free_symbols)
 
 
 @dataclass(frozen=True, eq=False)
@@ -285,14 +346,43 @@ class Statement:
     _cache: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
+        _text(self.name, "name")
+        for f in ("lhs", "paper", "equation", "status", "reason", "title"):   # LaTeX and display text: never sympified
+            _text(getattr(self, f), f)
+        _text(self.corrects, "corrects", optional=True)
+        if self.tight is not None and not isinstance(self.tight, (bool, np.bool_)):
+            raise InputTypeError(f"{self.name}: tight must be True, False or None; got {shown(self.tight)}")
+        if not isinstance(self.latex_names, Mapping):
+            raise InputTypeError(f"{self.name}: latex_names must be a mapping from symbol names to LaTeX; got "
+                                 f"{shown(self.latex_names)}")
+        for k, v in self.latex_names.items():
+            _text(k, f"{self.name}: a key of latex_names")
+            _text(v, f"{self.name}: latex_names[{k!r}]")
         if self.relation not in _RELATIONS:
             raise StatementError(f"{self.name}: relation must be one of {sorted(_RELATIONS)}, got {self.relation!r}")
         if self.status not in ("printed", "corrected"):
             raise StatementError(f"{self.name}: status must be 'printed' or 'corrected', got {self.status!r}")
         if self.status == "corrected" and not self.reason:
             raise StatementError(f"{self.name}: a corrected statement needs a reason")
-        object.__setattr__(self, "expr", sp.sympify(self.expr))
-        object.__setattr__(self, "conditions", tuple(self.conditions))
+        object.__setattr__(self, "expr", _sympy_expression(self.expr, f"{self.name}: expr"))
+        object.__setattr__(self, "conditions", self._checked_conditions(self.conditions))
+
+    def _checked_conditions(self, conds) -> tuple:
+        """Each a :class:`Condition` (an ``(expr, text)`` pair becomes one); text never becomes a relation."""
+        if isinstance(conds, (str, bytes, bytearray, Condition)) or not isinstance(conds, Iterable):
+            raise InputTypeError(f"{self.name}: conditions must be a sequence of Condition or (relation, text) "
+                                 f"pairs; got {shown(conds)}")
+        out = []
+        for i, c in enumerate(conds):
+            if isinstance(c, Condition):
+                out.append(c)
+            elif isinstance(c, tuple) and len(c) == 2:
+                rel = _sympy_relation(c[0], f"{self.name}: conditions[{i}][0]")
+                out.append(Condition(rel, _text(c[1], f"{self.name}: conditions[{i}][1]")))
+            else:
+                raise InputTypeError(f"{self.name}: conditions[{i}] must be a Condition or a (relation, text) pair; "
+                                     f"got {shown(c)}")
+        return tuple(out)
 
     # ------------------------------------------------------------------ symbols
     @property
@@ -341,7 +431,7 @@ class Statement:
     def _nonnegative_symbols(self) -> set:
         out = set()
         for c in self.conditions:
-            rel = sp.sympify(c.expr)
+            rel = c.expr
             for r in (rel.args if isinstance(rel, sp.And) else (rel,)):
                 if isinstance(r, (sp.GreaterThan, sp.StrictGreaterThan)) and r.lhs.is_Symbol and r.rhs.is_nonnegative:
                     out.add(r.lhs)
@@ -351,7 +441,7 @@ class Statement:
 
     def _shown_conditions(self, nonneg: set) -> list:
         """The conditions worth printing: not always true, not implied by a stricter one beside them."""
-        rels = [sp.sympify(c.expr) for c in self.conditions]
+        rels = [c.expr for c in self.conditions]
         shown = []
         for i, (c, rel) in enumerate(zip(self.conditions, rels)):
             if rel is sp.true or rel in rels[:i]:
@@ -387,12 +477,12 @@ class Statement:
         floats become 30-digit SymPy floats; text, complex numbers, NaN and arrays are refused."""
         self._check_names(values)
         try:
-            subs = {s: _exact(values[s.name], s.name) for s in self.symbols}
+            subs = {s: _exact(values[s.name], s.name, s) for s in self.symbols}
         except StatementError as exc:
             raise StatementError(f"{self.name}: {exc}") from None
         _check_exact_cost(self.expr, subs, self.name)
         for c in self.conditions:
-            ok = sp.sympify(c.expr).xreplace(subs)
+            ok = c.expr.xreplace(subs)
             ok = sp.simplify(ok) if ok not in (sp.true, sp.false) else ok
             if ok is not sp.true:
                 shown = ", ".join(f"{k}={values[k]}" for k in sorted(values) if sp.Symbol(k) in c.symbols() or k in {s.name for s in c.symbols()})
@@ -457,10 +547,16 @@ class Statement:
         args = []
         for sym in self.symbols:
             v = values[sym.name]
-            if isinstance(v, Fraction):
-                v = float(v)
+            if isinstance(v, (Fraction, Decimal)) or (isinstance(v, sp.Basic) and not isinstance(v, sp.MatrixBase)):
+                try:   # an exact number is a real here too (NaN and text refused by name)
+                    v = _real(v, sym.name, finite=False)
+                except InputTypeError:
+                    raise
+                except InputError as exc:
+                    raise StatementError(f"{self.name}: {exc}") from None
             try:
-                args.append(xp.astype(_array(v, sym.name, xp=xp), xp.float64, copy=False))
+                kind = "integer" if sym.is_integer else "real"   # a symbol declared integer refuses 2.5 here too
+                args.append(xp.astype(_array(v, sym.name, xp=xp, kind=kind), xp.float64, copy=False))
             except InputTypeError:
                 raise
             except InputError as exc:
@@ -533,7 +629,7 @@ class Statement:
 
     def _relaxed_parts(self, c: Condition, module: str):
         """The compiled sides of a condition's relations: (strict, small, big) or (None, truth, None)."""
-        rel = sp.sympify(c.expr)
+        rel = c.expr
         key = ("relaxed", id(c), module)
         if key not in self._cache:
             syms = self.symbols
@@ -595,6 +691,9 @@ class Statement:
     def with_changes(self, **changes) -> "Statement":
         """A copy with some fields replaced (used to build corrected variants)."""
         fields = {f: getattr(self, f) for f in self.__dataclass_fields__ if f != "_cache"}
+        unknown = sorted(set(changes) - set(fields))
+        if unknown:
+            raise InputTypeError(f"{self.name}: with_changes got unknown field(s) {unknown}; it takes {sorted(fields)}")
         fields.update(changes)
         return Statement(**fields)
 

@@ -158,6 +158,7 @@ def quadratic_federations(*, M=st.integers(1, 5), d=st.integers(1, 4), kappa=st.
 # ------------------------------------------------------------------------------ statements
 def _symbol(statement: Statement, name: str):
     V.instance(statement, "statement", Statement)
+    V.instance(name, "name", str, "parameter name (a string)")
     for s in statement.symbols:
         if s.name == name:
             return s
@@ -181,14 +182,14 @@ def admissible_set(statement: Statement, name: str, **values) -> sp.Set:
     extra = sorted(set(values) - {s.name for s in others})
     if extra:
         raise StatementError(f"{statement.name}: unknown parameter(s) {extra}")
-    subs = {s: _exact(values[s.name], s.name) for s in others}
+    subs = {s: _exact(values[s.name], s.name, s) for s in others}
     x = sp.Dummy(name, real=True)
     subs[sym] = x
     # the symbol's own assumptions count as conditions (SymPy folds ``eta > 0`` to True)
     lo, hi, lopen, ropen = (sp.S.Zero if sym.is_nonnegative else -sp.oo), sp.oo, bool(sym.is_positive), False
     rest = []
     for c in statement.conditions:
-        rel = sp.sympify(c.expr).xreplace(subs)
+        rel = c.expr.xreplace(subs)   # a SymPy relation built in code (Condition refuses text)
         if rel is sp.true:
             continue
         if rel is sp.false:

@@ -48,6 +48,7 @@ __all__ = ["Sample", "Verdict", "Check", "register", "registry", "run", "Report"
 PAPERS = ("local_adaptivity", "feddelavg", "tdma", "afl_dga", "defedavg")
 STATUSES = ("holds", "tight", "violated")
 # what a counterexample can refute: the numbered result itself, or only a line of its proof, or a printed constant
+MARKER = ".fltheory"   # written into a report folder (first line "fltheory verify"): the command may rewrite it
 FALSE_OBJECTS = ("theorem", "lemma", "proposition", "corollary", "remark", "proof step", "constant", "algorithm line")
 
 
@@ -343,6 +344,8 @@ class Report:
         The figures are a summary (``figures/verdicts.png``) and one page per paper
         (``figures/verdicts_<paper>.png``); ``report.md`` links them.  Without matplotlib (or with
         ``figures=False``) none is drawn, ``self.figures`` stays empty and both reports say so.
+        A file ``.fltheory`` marks the folder as a report, so that ``fltheory verify --out`` may
+        rewrite it later (it refuses other existing folders without ``--force``).
         """
         folder = Path(folder)
         self.figures = ()
@@ -361,6 +364,7 @@ class Report:
         else:
             self.figures_skipped = "figures were not requested"
         folder.mkdir(parents=True, exist_ok=True)
+        (folder / MARKER).write_text("fltheory verify\n")   # how the command knows an earlier report
         (folder / "report.md").write_text(self.to_markdown())
         (folder / "report.json").write_text(json.dumps(self.to_json(), indent=2, allow_nan=False))
         return folder
@@ -392,6 +396,9 @@ def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int =
     if papers is not None and (isinstance(papers, (str, bytes)) or not all(isinstance(p, str) for p in papers)):
         raise V.InputTypeError(f"papers must be a list of paper names or None; got {V.shown(papers)}")
     checks = registry(papers)
+    if only is not None and not only.strip():
+        raise InputError(f"only must name part of a check name ('feddelavg.theorem1', say); got {only!r}, which "
+                         f"would keep every check")
     if only is not None:
         checks = [c for c in checks if only in c.name]
         if not checks:

@@ -3,6 +3,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -39,8 +40,9 @@ def test_bounds_lists_every_statement(capsys):
 def test_figures(tmp_path):
     assert main(["figures", "--out", str(tmp_path)]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "feddelavg_alpha_vs_delta_etabeta0.02.png", "feddelavg_alpha_vs_delta_etabeta0.5.png",
+        ".fltheory", "feddelavg_alpha_vs_delta_etabeta0.02.png", "feddelavg_alpha_vs_delta_etabeta0.5.png",
         "local_adaptivity_bias_vs_eta.png"]
+    assert main(["figures", "--out", str(tmp_path)]) == 0   # its own earlier output: redrawn without --force
 
 
 def test_a_violated_row_says_which_object_is_false(tmp_path):
@@ -189,3 +191,182 @@ def test_latex_document_refuses_unknown_papers():
     with pytest.raises(InputTypeError, match="papers"):
         latex_document("feddelavg")
     assert latex_document(["feddelavg"]).count("\\begin{equation*}") == len(paper_statements("feddelavg"))
+
+
+# ----------------------------------------------------------------------------- output paths (issue 19, part B)
+def _one_line_error(capsys, command, *, quiet=False):
+    captured = capsys.readouterr()
+    err = captured.err
+    assert not quiet or captured.out == "", captured.out   # refused before anything was listed
+    assert err.startswith(f"fltheory {command}:") and err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+def test_bounds_never_writes_through_a_symlink(tmp_path, capsys):
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me")
+    link = tmp_path / "out.tex"
+    link.symlink_to(target)
+    for extra in ([], ["--force"]):
+        assert main(["bounds", "--paper", "tdma", "--out", str(link), *extra]) == 2
+        assert "symbolic link" in _one_line_error(capsys, "bounds")
+    assert target.read_text() == "keep me" and link.is_symlink()
+
+
+def test_bounds_overwrites_an_existing_file_only_with_force(tmp_path, capsys):
+    tex = tmp_path / "out.tex"
+    tex.write_text("old")
+    assert main(["bounds", "--paper", "tdma", "--out", str(tex)]) == 2
+    err = _one_line_error(capsys, "bounds")
+    assert "--force" in err and str(tex) in err
+    assert tex.read_text() == "old"
+    assert main(["bounds", "--paper", "tdma", "--out", str(tex), "--force"]) == 0
+    assert tex.read_text().startswith("\\documentclass")
+
+
+@pytest.mark.parametrize("where", ["a folder", "under a file", "a dangling link"])
+def test_bounds_bad_paths_give_one_line_and_exit_2(tmp_path, capsys, where):
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    out = {"a folder": tmp_path / "dir", "under a file": tmp_path / "file" / "sub" / "out.tex",
+           "a dangling link": tmp_path / "dangling"}[where]
+    assert main(["bounds", "--paper", "tdma", "--out", str(out), "--force"]) == 2
+    _one_line_error(capsys, "bounds", quiet=True)
+    assert not (tmp_path / "nowhere").exists() and (tmp_path / "file").read_text() == "x"
+
+
+def test_an_unwritable_location_gives_one_line(tmp_path, capsys):
+    import os
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if os.access(locked, os.W_OK):
+            pytest.skip("running as a user who may write anywhere (root)")
+        assert main(["bounds", "--paper", "tdma", "--out", str(locked / "out.tex")]) == 2
+        assert "permission denied" in _one_line_error(capsys, "bounds")
+        assert main(["verify", "--paper", "tdma", "--only", "x", "--out", str(locked / "rep")]) == 2
+        _one_line_error(capsys, "verify")
+    finally:
+        locked.chmod(0o700)
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_a_location_even_root_cannot_write_gives_one_line(capsys):
+    assert main(["bounds", "--paper", "tdma", "--out", "/proc/self/fltheory-statements.tex"]) == 2
+    _one_line_error(capsys, "bounds")
+    assert main(["figures", "--out", "/proc/self/fltheory-figures"]) == 2
+    _one_line_error(capsys, "figures")
+
+
+def test_a_write_that_fails_late_gives_one_line(tmp_path, capsys, monkeypatch):
+    """An OSError while writing (the disk full, the folder gone) is one line too, never a traceback."""
+    from fltheory import cli
+
+    def failing(path, text, *, force):
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(cli, "_write_new", failing)
+    assert main(["bounds", "--paper", "tdma", "--out", str(tmp_path / "out.tex")]) == 2
+    assert "No space left" in _one_line_error(capsys, "bounds")
+
+
+def _no_check_may_run(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("a check ran before the output path was checked")
+
+    monkeypatch.setattr(verify, "run", refuse)
+
+
+@pytest.mark.parametrize("command", ["verify", "figures"])
+def test_an_existing_file_as_out_folder_is_refused_before_any_work(tmp_path, capsys, monkeypatch, command):
+    _no_check_may_run(monkeypatch)
+    existing = tmp_path / "report"
+    existing.write_text("not a folder")
+    for extra in ([], ["--force"]):
+        assert main([command, "--out", str(existing), *extra]) == 2
+        assert "not a folder" in _one_line_error(capsys, command)
+    assert existing.read_text() == "not a folder"
+
+
+@pytest.mark.parametrize("command", ["verify", "figures"])
+def test_an_out_folder_that_is_a_symlink_is_refused(tmp_path, capsys, monkeypatch, command):
+    _no_check_may_run(monkeypatch)
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    assert main([command, "--out", str(tmp_path / "link"), "--force"]) == 2
+    assert "symbolic link" in _one_line_error(capsys, command)
+    assert list(real.iterdir()) == []
+
+
+def test_a_symlink_inside_a_report_folder_is_refused(tmp_path, capsys, monkeypatch):
+    _no_check_may_run(monkeypatch)
+    rep = tmp_path / "rep"
+    rep.mkdir()
+    (rep / ".fltheory").write_text("fltheory verify\n")
+    (tmp_path / "precious").write_text("keep me")
+    (rep / "report.md").symlink_to(tmp_path / "precious")
+    assert main(["verify", "--out", str(rep), "--force"]) == 2
+    assert "symbolic link" in _one_line_error(capsys, "verify")
+    assert (tmp_path / "precious").read_text() == "keep me"
+
+
+def test_verify_refuses_a_folder_that_is_not_an_earlier_report(tmp_path, capsys, monkeypatch):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("my notes")
+    with monkeypatch.context() as m:
+        _no_check_may_run(m)
+        assert main(["verify", "--out", str(mine)]) == 2
+        err = _one_line_error(capsys, "verify")
+        assert "--force" in err and "earlier" in err
+    # an earlier report (it holds the marker the report writes) is rewritten without a word
+    assert _verify(tmp_path, "feddelavg", "alpha_star") == 0
+    assert (tmp_path / "rep" / ".fltheory").read_text() == "fltheory verify\n"
+    assert _verify(tmp_path, "feddelavg", "alpha_star") == 0
+    # with --force a foreign folder is written into, its other files kept
+    assert main(["verify", "--quick", "--paper", "feddelavg", "--only", "alpha_star", "--no-progress", "--no-figures",
+                 "--out", str(mine), "--force"]) == 0
+    assert (mine / "notes.txt").read_text() == "my notes" and (mine / "report.json").exists()
+
+
+def test_figures_refuses_a_folder_it_did_not_make(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from fltheory import plotting
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a figure was drawn before the output path was checked")
+
+    monkeypatch.setattr(plotting, "bias_vs_eta_figure", refuse)
+    (tmp_path / "local_adaptivity_bias_vs_eta.png").write_text("someone else's")
+    assert main(["figures", "--out", str(tmp_path)]) == 2
+    assert "--force" in _one_line_error(capsys, "figures")
+    assert (tmp_path / "local_adaptivity_bias_vs_eta.png").read_text() == "someone else's"
+
+
+@pytest.mark.parametrize("only", ["", "   "])
+def test_verify_refuses_an_empty_only(tmp_path, capsys, monkeypatch, only):
+    _no_check_may_run(monkeypatch)
+    assert main(["verify", "--only", only, "--out", str(tmp_path / "rep")]) == 2
+    assert "--only" in _one_line_error(capsys, "verify")
+    assert not (tmp_path / "rep").exists()
+
+
+def test_verify_run_refuses_an_empty_only():
+    from fltheory.validation import InputError
+
+    with pytest.raises(InputError, match=r"\bonly\b"):
+        verify.run(["feddelavg"], quick=True, only=" ")
+
+
+@pytest.mark.parametrize("raw", ["\u00b2", "\u0661", "+2", "9" * 5000, "2000"])
+def test_a_bad_thread_count_in_the_environment_is_named(tmp_path, capsys, monkeypatch, raw):
+    from fltheory import parallel
+
+    monkeypatch.setenv("FLTHEORY_NUM_THREADS", raw)
+    monkeypatch.setitem(parallel._state, "n", None)
+    assert main(["bounds", "--paper", "tdma"]) == 2
+    assert "FLTHEORY_NUM_THREADS" in _one_line_error(capsys, "bounds")

@@ -15,7 +15,7 @@ def test_set_num_threads_refuses_bad_counts(bad):
         parallel.set_num_threads(bad)
 
 
-@pytest.mark.parametrize("raw", ["zero", "-2", "0", "1.5"])
+@pytest.mark.parametrize("raw", ["zero", "-2", "0", "1.5", "\u00b2", "\u0661", "+2", "2000", "9" * 5000])
 def test_the_environment_variable_is_checked(monkeypatch, raw):
     monkeypatch.setenv("FLTHEORY_NUM_THREADS", raw)
     monkeypatch.setitem(parallel._state, "n", None)

@@ -86,7 +86,7 @@ import numpy as np
 import sympy as sp
 
 from ...backend import namespace
-from ...symbolic import Condition, Statement, scope_memo
+from ...symbolic import Condition, Statement, _sympy_expression, scope_memo
 
 __all__ = [
     "STATEMENTS", "PAPER", "MEANINGS", "expand_named", "alpha_star", "delta_threshold", "h_value", "epsilon_value",
@@ -483,9 +483,15 @@ class _Quantity(sp.Function):
 
     show_definition = False
 
+    def __new__(cls, *args, **options):
+        # SymPy's Function would sympify a string argument (run it as Python): numbers and SymPy objects only
+        args = tuple(_sympy_expression(a, f"{cls.__name__.removesuffix('_def')} argument {i + 1}")
+                     for i, a in enumerate(args))
+        return super().__new__(cls, *args, **options)
+
     @classmethod
     def eval(cls, *args):
-        if all(sp.sympify(a).is_number for a in args):
+        if all(a.is_number for a in args):
             return cls.definition(*args)
         return None
 
@@ -510,7 +516,7 @@ def _quantity(name, nargs, definition, numeric, notation) -> type:
 
 def expand_named(expr):
     """Replace every named quantity by its formula, recursively: a plain SymPy expression."""
-    expr = sp.sympify(expr)
+    expr = _sympy_expression(expr, "expr")   # a SymPy expression or a number; text is refused, never parsed
     for _ in range(10):
         new = expr.replace(lambda e: isinstance(e, _Quantity), lambda e: e.explicit())
         if new == expr:
@@ -601,7 +607,7 @@ def _delta_th_def(eta_, beta_, L_, tau_, D_):
     x1 = 1 + eta_ * beta_
     num = D_ * x1 ** (tau_ - D_) - 2 * (x1 ** tau_ - 1) * (tau_ - D_)
     den = x1 ** tau_ - x1 ** (tau_ - D_) - eta_ * beta_ * D_
-    if all(sp.sympify(v).is_number for v in (eta_, beta_, L_, tau_, D_)) and sp.simplify(den) == 0:
+    if all(v.is_number for v in (eta_, beta_, L_, tau_, D_)) and sp.simplify(den) == 0:
         return sp.oo if sp.simplify(num) > 0 else -sp.oo  # the total reading
     return eta_ * beta_ * L_ * num / den
 

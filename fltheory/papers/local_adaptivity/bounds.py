@@ -75,15 +75,15 @@ Example
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import sympy as sp
 
 from ...backend import asarray, matvec, namespace
 from ...problems import validate_weights
-from ...symbolic import Condition, Statement
-from ...validation import InputError, InputTypeError
+from ...symbolic import Condition, Statement, _sympy_expression
+from ...validation import InputError, InputTypeError, shown
 
 __all__ = [
     "STATEMENTS", "theorem1_aggregates", "Theorem1Aggregates", "theorem3_aggregates", "Theorem3Aggregates",
@@ -443,6 +443,74 @@ class Theorem2Symbolic:
         return tuple(sorted(syms, key=lambda s: s.name))
 
 
+def _theorem2_names(M: int, d: int, precond: str, hessian: str) -> set:
+    """The names of the symbols :func:`theorem2_fixed_point_symbolic` builds for these arguments."""
+    pairs = [(r, c) for r in range(d) for c in range(r, d)]
+    names = set()
+    for i in range(1, M + 1):
+        names |= {f"w_{i}", f"eta_{i}"} | {f"xs_{i}_{r}" for r in range(d)}
+        names |= {f"H_{i}_{r}{c}" for r, c in pairs if r == c or hessian == "symmetric"}
+        if precond == "diagonal":
+            names |= {f"P_{i}_{r}" for r in range(d)}
+        elif precond == "general":
+            names |= {f"P_{i}_{r}{c}" for r, c in pairs}
+    return names
+
+
+def _symbolic_values(values, names: set) -> dict:
+    """``values`` as {symbol name: SymPy object}: keys are names or symbols of ``names``; each value a
+    real number (made an exact SymPy number) or a SymPy expression built in code -- text is refused,
+    never parsed (``sympify`` would run it as Python)."""
+    if values is None:
+        return {}
+    if not isinstance(values, Mapping):
+        raise InputTypeError(f"values must be a mapping from symbol names to numbers or SymPy expressions; got "
+                             f"{shown(values)}")
+    out = {}
+    for k, v in values.items():
+        if isinstance(k, sp.Symbol):
+            key = k.name
+        elif isinstance(k, str):
+            key = k
+        else:
+            raise InputTypeError(f"values: each key must be a symbol name (a string such as 'w_1') or a SymPy "
+                                 f"Symbol; got {shown(k)} ({type(k).__name__})")
+        if key not in names:
+            raise InputError(f"values: {key!r} is not a symbol of this call (it has {', '.join(sorted(names))})")
+        out[key] = _sympy_expression(v, f"values[{key!r}]")
+    return out
+
+
+THEOREM2_SIZE_LIMIT = 10_000   # estimated size (_theorem2_size) past which the symbolic build is refused
+
+
+def _theorem2_size(M: int, d: int, taus, *, precond: str = "diagonal", hessian: str = "symmetric",
+                           values=None) -> int:
+    r"""An estimate of the work of :func:`theorem2_fixed_point_symbolic`, before any of it is done.
+
+    A client whose step matrix :math:`I-\eta_iP_iH_i` has a symbolic entry builds
+    :math:`K_i=(I-\eta_iP_iH_i)^{\tau_i}` as an unexpanded tree that grows about ``b`` times per power
+    (``b = d``, ``d**2`` for a general preconditioner, 1 when every matrix is diagonal), and the
+    determinants of the solves multiply ``d`` such entries; a client whose blocks are all numbers
+    (given through ``values``) costs 1.  The estimate is ``M**2 * sum_i b**(d * tau_i)`` over the
+    symbolic clients (plus ``M**2`` per numeric client).  Measured on two shared cores it takes about
+    1/500 s per unit from about 2,000 units on (``M=2, d=2, tau=4``: 2,048 units, 3.7 s; ``M=2, d=2,
+    tau=6``: 32,768 units, 52 s; ``M=3, d=4, tau=1``: 6,912 units, 9.6 s).
+    """
+    values = values or {}
+    diagonal = hessian == "diagonal" and precond != "general"
+    base = 1 if diagonal else (d * d if precond == "general" else d)
+    pairs = [(r, c) for r in range(d) for c in range(r, d)]
+    total = 0
+    for i, t in zip(range(1, M + 1), taus):
+        names = [f"eta_{i}"] + [f"H_{i}_{r}{c}" for r, c in pairs if r == c or hessian == "symmetric"]
+        names += ([f"P_{i}_{r}" for r in range(d)] if precond == "diagonal"
+                  else [f"P_{i}_{r}{c}" for r, c in pairs] if precond == "general" else [])
+        numeric = all(n in values and getattr(values[n], "is_number", False) for n in names)
+        total += 1 if numeric else base ** (d * t)
+    return M * M * total
+
+
 def theorem2_fixed_point_symbolic(M: int, d: int, *, tau, precond: str = "diagonal",
                                   hessian: str = "symmetric", values=None) -> Theorem2Symbolic:
     r"""Theorem 2 as SymPy matrices with symbolic entries.
@@ -479,7 +547,14 @@ def theorem2_fixed_point_symbolic(M: int, d: int, *, tau, precond: str = "diagon
         raise InputError(f"hessian must be 'symmetric' or 'diagonal', got {hessian!r}")
     # plain symbols (no assumptions): SymPy's assumption queries make products of large symbolic
     # matrices very slow; keys of ``values`` are matched by name
-    sub = {(k if isinstance(k, str) else k.name): sp.sympify(v) for k, v in (values or {}).items()}
+    sub = _symbolic_values(values, _theorem2_names(M, d, precond, hessian))
+    size = _theorem2_size(M, d, taus, precond=precond, hessian=hessian, values=sub)
+    if size > THEOREM2_SIZE_LIMIT:
+        raise InputError(f"theorem2_fixed_point_symbolic(M={M}, d={d}, tau={tau!r}, precond={precond!r}): the symbolic "
+                         f"matrices would be too large (estimated size {size:,}, over the limit of "
+                         f"{THEOREM2_SIZE_LIMIT:,}, about 20 s; the time grows about in proportion); substitute "
+                         f"numbers for some symbols through values=, use a smaller M, d or tau, or the numeric "
+                         f"local_adaptivity.exact.fixed_point")
 
     def val(name):
         return sub.get(name, sp.Symbol(name))
