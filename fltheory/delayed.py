@@ -148,6 +148,9 @@ class LocalSGD:
 
     def affine(self, fed) -> LocalRuns:
         """The exact affine runs on a quadratic federation (P, q, Q per client and per K)."""
+        from .problems import QuadraticFederation  # noqa: PLC0415
+
+        V.instance(fed, "fed", QuadraticFederation)
         xp = fed.xp
         H, d = fed.H, fed.d
         A = xp.eye(d) - self.eta_local * H
@@ -520,11 +523,11 @@ def schedule_moments(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0
     companion map of :func:`fltheory.linear.companion`; ``K = 1``, one client per step, no delay
     is gradient descent.
     """
+    _check_types(fed, schedule, local)
     xp = fed.xp
     eta = V.real(eta, "eta", low=0.0, open_low=True)
     record_cov = V.flag(record_cov, "record_cov")
     record_lags = V.flag(record_lags, "record_lags")
-    _check_types(fed, schedule, local)
     if schedule.N != fed.M:
         raise ScheduleError(f"the schedule has N={schedule.N} clients but the federation has M={fed.M}")
     T = schedule.T if T is None else V.integer(T, "T", low=0, high=schedule.T)
@@ -655,8 +658,8 @@ def step_maps(fed, schedule: Schedule, local: LocalSGD, *, eta: float, steps: Se
     history shifts down.  For small problems and periodic schedules; the batch is the schedule's
     (or the federation's).
     """
-    xp = fed.xp
     _check_types(fed, schedule, local)
+    xp = fed.xp
     eta = V.real(eta, "eta", low=0.0, open_low=True)
     lam = int(schedule.max_staleness.max(initial=0)) if lam is None else V.integer(lam, "lam", low=0, high=10**4)
     if lam < int(schedule.max_staleness.max(initial=0)):
@@ -687,6 +690,7 @@ def period_map(fed, schedule: Schedule, local: LocalSGD, *, eta: float, period: 
     radius is the exact asymptotic contraction per period and its fixed point
     ``(x, x, ..., x)``-shaped limit is the exact limit of the method (at that phase).
     """
+    _check_types(fed, schedule, local)
     period = V.integer(period, "period", low=1, high=10**7)
     offset = V.integer(offset, "offset", low=0, high=10**9)
     eta = V.real(eta, "eta", low=0.0, open_low=True)
@@ -781,8 +785,8 @@ def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x
     ``KeyedStream(seed, "local noise")`` keyed by (configuration, step, slot).  Returns the final
     models (B, d), or the whole trajectory (T+1, B, d).
     """
-    xp = fed.xp
     _check_types(fed, schedule, local)
+    xp = fed.xp
     eta = V.real(eta, "eta", low=0.0, open_low=True)
     seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
     return_trajectory = V.flag(return_trajectory, "return_trajectory")

@@ -34,6 +34,7 @@ import numpy as np
 
 from .backend import KeyedStream, asarray, dtype_kind, gather, mT, matvec, namespace, trace, weighted_sum
 from . import validation as V
+from . import validation as _validation   # for methods with a parameter named V
 from .validation import InputError
 
 __all__ = ["QuadraticFederation", "random_quadratic_federation", "validate_weights", "weights_from_sizes", "ProblemError",
@@ -952,7 +953,9 @@ class LogisticFederation(_Federation):
 
     def predict(self, W, X):
         """Predicted classes for features ``X`` (n, m) under parameters ``W`` (..., d) -> (..., n)."""
-        return self.xp.argmax(self._logits(asarray(W, self.xp), asarray(X, self.xp)), axis=-1)
+        W = V.array(W, "W", xp=self.xp, shape=(self.d,))            # a NaN model has no prediction (not class 0)
+        X = V.array(X, "X", xp=self.xp, shape=(self.m,))
+        return self.xp.argmax(self._logits(W, X), axis=-1)
 
     def accuracy(self, W, X=None, y=None):
         """Fraction of correct predictions on ``(X, y)`` (default: the pooled training data), (...)."""
@@ -973,6 +976,7 @@ class LogisticFederation(_Federation):
 
     def hessp(self, W, V):
         """Hessian-vector product of F at one point ``W`` (d,) with ``V`` (d,)."""
+        W, V = (_validation.array(v, n, xp=self.xp, shape=(self.d,)) for v, n in ((W, "W"), (V, "V")))
         X, wn = self._pooled()
         P = self._softmax_pooled(W, X)
         A = self._logits(asarray(V, self.xp), X)  # (N, s): V x_n

@@ -206,6 +206,23 @@ def _all_finite(arr, xp) -> bool:
     return math.isfinite(total) or bool(xp.all(xp.isfinite(arr)))
 
 
+def _is_real_scalar(v) -> bool:
+    """A real number that NumPy keeps as an object: Fraction, Decimal, a Python int past int64 (not bool, not text)."""
+    return isinstance(v, (numbers.Real, Decimal)) and not isinstance(v, (bool, np.bool_))
+
+
+def _exact_reals(arr: np.ndarray, name: str) -> np.ndarray:
+    """An object array of exact reals (``Fraction``, ``Decimal``, big ints) as float64; anything else refused."""
+    flat = arr.reshape(-1)
+    if not all(_is_real_scalar(v) for v in flat):
+        bad = next(v for v in flat if not _is_real_scalar(v))
+        raise InputTypeError(f"{name} must be an array of numbers; got an entry {shown(bad)} ({type(bad).__name__})")
+    try:
+        return np.array([float(v) for v in flat], dtype=np.float64).reshape(arr.shape)
+    except OverflowError:
+        raise InputError(f"{name} must hold finite real numbers; an entry is too large for a float") from None
+
+
 def array(value: Any, name: str, *, xp=None, ndim: int | None = None, min_ndim: int | None = None,
           shape: tuple | None = None, kind: str = "real", finite: bool = True, low: float | None = None,
           high: float | None = None, open_low: bool = False, empty: bool = False) -> Any:
@@ -236,6 +253,8 @@ def array(value: Any, name: str, *, xp=None, ndim: int | None = None, min_ndim: 
             arr = xp.asarray(value)
     except (ValueError, TypeError) as exc:
         raise InputTypeError(f"{name} must be an array of numbers; got {shown(value)} ({exc})") from None
+    if xp is np and arr.dtype.kind == "O":
+        arr = _exact_reals(arr, name)
     k = dtype_kind(arr, xp)
     if k in "USOV":
         raise InputTypeError(f"{name} must be an array of numbers; got dtype {arr.dtype}")

@@ -137,9 +137,16 @@ def sync_times(*, tau: int, Delta: int, K: int) -> list[int]:
     return [k * tau for k in range(K) if -Delta + 1 <= k * tau <= K * tau - Delta]
 
 
+def _check_fed(fed):
+    from ...problems import LogisticFederation, PseudoHuberFederation  # noqa: PLC0415
+
+    return V.instance(fed, "fed", (QuadraticFederation, LogisticFederation, PseudoHuberFederation))
+
+
 def smoothness(fed):
     """The smoothness constant beta of the paper (``QuadraticFederation.L``, ``LogisticFederation.beta``,
     ``PseudoHuberFederation.L``)."""
+    _check_fed(fed)
     beta = getattr(fed, "beta", None)
     return fed.L if beta is None else beta
 
@@ -529,6 +536,7 @@ def feddelavg_loop(
     >>> r.w_clients.shape
     (13, 3, 2)
     """
+    _check_fed(fed)
     if fed.batch_shape:
         raise ProblemError("feddelavg_loop takes one configuration: fed must not be batched")
     K = V.integer(K, "K", low=1, high=10**6)

@@ -604,6 +604,7 @@ def quadratic_constants(fed, *, radius=None) -> QuadraticConstants:
     is a modelling choice; the default radius ``max(||x*||, max_i ||x_i* - x*||)`` covers a start at
     0 and the client optima.  alpha* depends only on ``delta / L``.
     """
+    _require_quadratic(fed)
     xp = fed.xp
     xs = fed.x_star
     spread = xp.sqrt(xp.sum((fed.x_opt - xs[..., None, :]) ** 2, axis=-1))  # (..., M)

@@ -200,7 +200,8 @@ def rate_per_slot(fed: QuadraticFederation, *, N: int, S: int, tau_comp: int, r:
     only for its timing); ``per_slot`` compares group sizes and delays at equal wall-clock time.
     """
     V.instance(fed, "fed", QuadraticFederation)
-    if fed.M != V.integer(N, "N", low=1, high=10**4):
+    N = V.integer(N, "N", low=1, high=10**4)         # a Python int: NumPy scalars would wrap in -(-N // S)
+    if fed.M != N:
         raise V.InputError(f"the federation has {fed.M} clients but N={N}")
     S = V.integer(S, "S", low=1, high=N)
     G = -(-N // S)
