@@ -386,7 +386,7 @@ class KeyedStream:
         """The keys, checked: integers >= 0 (Python or NumPy of any width, integral floats, or arrays of them);
         bool, text, NaN, inf, fractional and negative keys are refused by name (they would wrap or truncate
         silently into some other key)."""
-        return tuple(v if type(v) is int and v >= 0 else _key(v, name)
+        return tuple(v if type(v) is int and 0 <= v < 2**64 else _key(v, name)
                      for v, name in ((config, "config"), (round, "round"), (client, "client")))
 
     def uniform(self, *, config=0, round=0, client=0, size=None, backend=None):

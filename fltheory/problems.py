@@ -528,6 +528,10 @@ class SeparableCosineFederation(_Federation):
 
     def F_inf_bound(self, grid: int = 4097):
         """Certified lower bound on inf F (class docstring) from a ``grid``-point search per coordinate."""
+        grid = V.integer(grid, "grid", low=2)
+        V.check_size(int(np.prod(self.batch_shape, dtype=np.int64)) * self.d * self.M * grid,
+                     f"F_inf_bound with grid={grid} (batch x d x M x grid values)",
+                     hint="use a coarser grid (the bound is within sum_j (A_j + B_j) h_j^2 / 8 of inf F)")
         xp = self.xp
         w = self.weights[..., None]
         A = xp.sum(w * self.a, axis=-2)  # (..., d)
@@ -834,7 +838,9 @@ class LogisticFederation(_Federation):
         prefix = xp.arange(n)[None, :] < sizes[:, None]
         if bool(xp.any(prefix != mask)):
             raise ProblemError("mask must mark the valid samples first in each row (pad at the end)")
-        s = int(xp.max(y[mask])) + 1 if self.n_classes is None else int(self.n_classes)
+        s = int(xp.max(y[mask])) + 1 if self.n_classes is None else V.integer(self.n_classes, "n_classes", low=1)
+        V.check_size(M * n * s, f"the one-hot labels of n_classes={s} (M x n_max x n_classes)",
+                     hint="n_classes is the number of distinct labels (the default: the largest label + 1)")
         if bool(xp.any((y[mask] < 0) | (y[mask] >= s))):
             raise ProblemError(f"labels y must lie in 0..n_classes-1 = 0..{s - 1}")
         if not float(self.reg) >= 0:

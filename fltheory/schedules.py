@@ -478,7 +478,10 @@ def compute_times(*, seeds, N: int, low: float = 1.0, high: float = 5.0, unit: f
     seeds = V.array(seeds, "seeds", xp=np, kind="integer", ndim=1, low=0)
     N = V.integer(N, "N", low=1, high=10**7)
     low = V.real(low, "low", low=0.0, open_low=True)
-    high = V.real(high, "high", low=low)
+    high = V.real(high, "high", low=0.0, open_low=True)
+    if high < low:
+        raise InputError(f"low must be <= high (compute speeds are drawn from U[low, high]); got low={low:g}, "
+                         f"high={high:g}")
     unit = V.real(unit, "unit", low=0.0, open_low=True)
     seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
     V.check_size(seeds.size * N, "the compute times")

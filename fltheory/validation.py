@@ -63,12 +63,13 @@ import numpy as np
 
 __all__ = [
     "FLTheoryError", "InputError", "InputTypeError", "MAX_INT", "MAX_ELEMENTS", "integer", "real", "flag",
-    "choice", "array", "tolerance", "tolerance_for", "check_size", "shown", "instance", "PerClient", "PerConfiguration",
+    "choice", "array", "tolerance", "tolerance_for", "check_size", "check_time", "MAX_SECONDS", "shown", "instance", "PerClient", "PerConfiguration",
     "per_client", "per_configuration", "client_parameter", "configuration_parameter",
 ]
 
 MAX_INT = 2**53          # largest integer parameter accepted unless a function states a tighter bound
 MAX_ELEMENTS = 2 * 10**8  # largest array (in elements) a function may allocate before refusing
+MAX_SECONDS = 60.0        # longest estimated run (on one core of a current CPU) a function starts before refusing
 
 
 class FLTheoryError(Exception):
@@ -196,6 +197,16 @@ def check_size(n_elements: int, what: str, *, limit: int = MAX_ELEMENTS, hint: s
         gb = n_elements * 8 / 2**30
         raise InputError(f"{what} would hold {n_elements:,} numbers (about {gb:,.1f} GiB), over the limit of "
                          f"{limit:,}" + (f"; {hint}" if hint else ""))
+
+
+def check_time(seconds: float, what: str, *, limit: float = MAX_SECONDS, hint: str = "") -> None:
+    """Refuse at once a computation estimated to take more than ``limit`` seconds, with the estimate.
+
+    The estimates are operation counts times constants measured on small cases (a current CPU core;
+    a factor of a few either way), so the refusal is for work far past the budget, not a timer."""
+    if seconds > limit:
+        raise InputError(f"{what} would take about {seconds:,.0f} s (estimated), over the budget of {limit:,.0f} s"
+                         + (f"; {hint}" if hint else ""))
 
 
 def _all_finite(arr, xp) -> bool:

@@ -695,6 +695,7 @@ def noise_moments(fed: QuadraticFederation, *, eta, tau, alpha, x0, T: int, prec
     Batch axes: ``eta`` and ``tau`` are client parameters (module docstring, *Batch axes*).
     """
     _check_fed(fed)
+    x0 = V.array(x0, "x0", xp=fed.xp, min_ndim=1, shape=(fed.d,))
     _check_correction(correction)
     xp = fed.xp
     ops = round_operators(fed, eta=eta, tau=tau, precond=precond)
