@@ -507,6 +507,26 @@ def _purpose_id(purpose: str | int) -> int:
     return zlib.crc32(purpose.encode())
 
 
+def _key(value, name):
+    """One key of :class:`KeyedStream` checked (see ``KeyedStream._keys``): the value itself when it is
+    already an array of integers >= 0 (so the hash sees the same bits), else its int64 equivalent."""
+    from .validation import InputError, array, integer  # noqa: PLC0415
+
+    if isinstance(value, (int, np.integer, float, np.floating)) or value is None or isinstance(value, (str, bytes)):
+        return integer(value, name, low=0, high=2**64 - 1)
+    kind = dtype_kind(value) if hasattr(value, "dtype") else ""
+    if kind == "u":
+        return value
+    if kind == "i":
+        xp = namespace(value)
+        if value.size and bool(xp.any(value < 0)):
+            raise InputError(f"{name} must hold integers >= 0 (a key of the random stream); smallest is "
+                             f"{int(xp.min(value))}")
+        return value
+    return array(value, name, xp=None if hasattr(value, "__array_namespace__") or hasattr(value, "dtype") else np,
+                 kind="integer", low=0, empty=True)
+
+
 class KeyedStream:
     """Counter-based random numbers keyed by (seed, purpose, configuration, round, client).
 
@@ -547,14 +567,24 @@ class KeyedStream:
             h = xp.reshape(h, tuple(h.shape) + (1,) * len(size))
             return _mix(h ^ (counter * m1 + golden), xp), xp
 
+    @staticmethod
+    def _keys(config, round, client):
+        """The keys, checked: integers >= 0 (Python or NumPy of any width, integral floats, or arrays of them);
+        bool, text, NaN, inf, fractional and negative keys are refused by name (they would wrap or truncate
+        silently into some other key)."""
+        return tuple(v if type(v) is int and 0 <= v < 2**64 else _key(v, name)
+                     for v, name in ((config, "config"), (round, "round"), (client, "client")))
+
     def uniform(self, *, config=0, round=0, client=0, size=None, backend=None):
         """Uniform numbers in the open interval (0, 1), float64."""
+        config, round, client = self._keys(config, round, client)
         bits, xp = self._bits(config, round, client, size, backend)
         return _unit(bits, xp)
 
     def normal(self, *, config=0, round=0, client=0, size=None, backend=None):
         """Standard normal numbers (Box-Muller on two independent keyed uniforms)."""
         size = tuple(size) if size is not None else ()
+        config, round, client = self._keys(config, round, client)
         xp = namespace(config, round, client, backend=backend)
         if xp is np:
             return self._normal_numpy(config, round, client, size)
@@ -630,5 +660,8 @@ class KeyedStream:
 
     def generator(self, *, config: int = 0, round: int = 0, client: int = 0) -> np.random.Generator:
         """A NumPy ``Generator`` for one (configuration, round, client) key (off the hot path)."""
-        key = [self.seed, _purpose_id(self.purpose), int(config), int(round), int(client)]
+        from .validation import integer  # noqa: PLC0415
+
+        key = [self.seed, _purpose_id(self.purpose)] + [integer(v, n, low=0, high=2**64 - 1) for v, n in
+                                                        ((config, "config"), (round, "round"), (client, "client"))]
         return np.random.default_rng(np.random.SeedSequence(key))

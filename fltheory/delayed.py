@@ -61,6 +61,8 @@ Example
 """
 from __future__ import annotations
 
+import dataclasses
+import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -148,6 +150,9 @@ class LocalSGD:
 
     def affine(self, fed) -> LocalRuns:
         """The exact affine runs on a quadratic federation (P, q, Q per client and per K)."""
+        from .problems import QuadraticFederation  # noqa: PLC0415
+
+        V.instance(fed, "fed", QuadraticFederation)
         xp = fed.xp
         H, d = fed.H, fed.d
         A = xp.eye(d) - self.eta_local * H
@@ -409,7 +414,9 @@ class DelayedMoments:
     and ``gap`` (T+1, *batch) are ``E||x_t - x*||^2``, ``E||grad F(x_t)||^2`` and ``E F(x_t) - F*``;
     ``cov`` (T+1, *batch, d, d) when recorded; ``lag_msd`` (T+1, *batch, R) when recorded is
     ``E||x_t - x_{t-l}||^2`` for the lags ``l = 0..R-1`` of the ring (the drift of a stale model,
-    with ``x_j = x_0`` for ``j < 0``)."""
+    with ``x_j = x_0`` for ``j < 0``).  ``diverged`` (*batch) marks the configurations whose moments left
+    the floating-point range (the step size makes the method diverge there; their numbers are not
+    moments); when every configuration diverges the call raises instead."""
 
     mean: Any
     mse: Any
@@ -417,6 +424,7 @@ class DelayedMoments:
     gap: Any
     cov: Any = None
     lag_msd: Any = None
+    diverged: Any = None
 
 
 def _ring_size(schedule: Schedule) -> int:
@@ -520,11 +528,11 @@ def schedule_moments(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0
     companion map of :func:`fltheory.linear.companion`; ``K = 1``, one client per step, no delay
     is gradient descent.
     """
+    _check_types(fed, schedule, local)
     xp = fed.xp
     eta = V.real(eta, "eta", low=0.0, open_low=True)
     record_cov = V.flag(record_cov, "record_cov")
     record_lags = V.flag(record_lags, "record_lags")
-    _check_types(fed, schedule, local)
     if schedule.N != fed.M:
         raise ScheduleError(f"the schedule has N={schedule.N} clients but the federation has M={fed.M}")
     T = schedule.T if T is None else V.integer(T, "T", low=0, high=schedule.T)
@@ -532,6 +540,11 @@ def schedule_moments(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0
     B, cfg_batch = _check_batch(fed, schedule)
     V.check_size((T + 1) * B * fed.d * fed.d + B * (_ring_size(schedule.steps(T)) * fed.d) ** 2,
                  "the exact moments along the schedule", xp=fed.xp, hint="use fewer steps or configurations at a time")
+    # measured: ~3.3e-4 s per step for d = 2 and a short ring (one Python step of small products)
+    V.check_time(T * (3e-4 + 2e-9 * B * (_ring_size(schedule) * fed.d) ** 3),
+                 f"the exact moments over T={T:,} steps of the schedule",
+                 hint="use fewer steps (T=...), or period_map for the asymptotic rate and limit of a periodic "
+                      "schedule")
     runs = local.affine(fed)
     kpos, r = _gather_runs(runs, schedule, fed, xp)
     d = fed.d
@@ -545,9 +558,10 @@ def schedule_moments(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0
         eng.assign([new], [srcs], xp.concat([eye, G], axis=1)[:, None, ...], b[:, None, ...], Q[:, None, ...])
 
     lag_msd = xp.zeros((T + 1, B, R)) if record_lags else None
-    means, blocks = _ring_moments(fed, x0, cov0, R, (B,), T, step, lag_msd=lag_msd)
-    out = _moments_result(fed, means, blocks, x_star, record_cov)
-    return out if lag_msd is None else DelayedMoments(out.mean, out.mse, out.grad_sq, out.gap, out.cov, lag_msd)
+    with np.errstate(over="ignore", invalid="ignore"):   # an overflow is reported as divergence below
+        means, blocks = _ring_moments(fed, x0, cov0, R, (B,), T, step, lag_msd=lag_msd)
+    out = _moments_result(fed, means, blocks, x_star, record_cov, eta)
+    return out if lag_msd is None else dataclasses.replace(out, lag_msd=lag_msd)
 
 
 def _ring_moments(fed, x0, cov0, R: int, batch: tuple, T: int, step, lag_msd=None):
@@ -580,8 +594,9 @@ def _ring_moments(fed, x0, cov0, R: int, batch: tuple, T: int, step, lag_msd=Non
     return means, blocks
 
 
-def _moments_result(fed, means, blocks, x_star, record_cov) -> DelayedMoments:
-    """Metrics from the second moments ``E[y y^T]`` (y = x - x*) and means of y along the steps."""
+def _moments_result(fed, means, blocks, x_star, record_cov, eta) -> DelayedMoments:
+    """Metrics from the second moments ``E[y y^T]`` (y = x - x*) and means of y along the steps; the
+    configurations whose moments overflowed are marked ``diverged`` (all of them: an error naming eta)."""
     xp = fed.xp
     Hbar = fed.Hbar
     H2 = Hbar @ Hbar
@@ -589,7 +604,18 @@ def _moments_result(fed, means, blocks, x_star, record_cov) -> DelayedMoments:
     gsq = trace_product(H2, blocks)
     gap = 0.5 * trace_product(Hbar, blocks)
     cov = blocks - means[..., :, None] * means[..., None, :] if record_cov else None
-    return DelayedMoments(means + x_star, mse, gsq, gap, cov)
+    with np.errstate(invalid="ignore", over="ignore"):
+        diverged = ~xp.all(xp.isfinite(mse), axis=0)
+    if bool(xp.any(diverged)):
+        bad = np.argwhere(np.asarray(to_numpy(diverged)).reshape(-1))[:, 0]
+        first = int(np.argmax(~np.isfinite(to_numpy(mse)).reshape(mse.shape[0], -1)[:, bad[0]]))
+        text = (f"the exact moments left the floating-point range (E||x_t - x*||^2 is not finite from step {first}): "
+                f"the step size eta={eta:g} makes the method diverge on this federation")
+        if bool(xp.all(diverged)):
+            raise V.InputError(text + "; use a smaller eta")
+        warnings.warn(f"{text} in {bad.size} configuration(s) ({bad[:5].tolist()}{'...' if bad.size > 5 else ''}), "
+                      "marked in result.diverged", RuntimeWarning, stacklevel=3)
+    return DelayedMoments(means + x_star, mse, gsq, gap, cov, None, diverged)
 
 
 def random_participation_moments(fed, local: LocalSGD, *, eta: float, T: int, x0, participation: RandomParticipation,
@@ -642,9 +668,10 @@ def random_participation_moments(fed, local: LocalSGD, *, eta: float, T: int, x0
     if record_lags and R < 2:                       # keep x_{t-1} in the ring for the step length
         R = 2
     lag_msd = xp.zeros((T + 1,) + batch + (R,)) if record_lags else None
-    means, blocks = _ring_moments(fed, x0, cov0, R, batch, T, step, lag_msd=lag_msd)
-    out = _moments_result(fed, means, blocks, x_star, record_cov)
-    return out if lag_msd is None else DelayedMoments(out.mean, out.mse, out.grad_sq, out.gap, out.cov, lag_msd)
+    with np.errstate(over="ignore", invalid="ignore"):   # an overflow is reported as divergence below
+        means, blocks = _ring_moments(fed, x0, cov0, R, batch, T, step, lag_msd=lag_msd)
+    out = _moments_result(fed, means, blocks, x_star, record_cov, eta)
+    return out if lag_msd is None else dataclasses.replace(out, lag_msd=lag_msd)
 
 
 def step_maps(fed, schedule: Schedule, local: LocalSGD, *, eta: float, steps: Sequence[int] | None = None,
@@ -655,8 +682,8 @@ def step_maps(fed, schedule: Schedule, local: LocalSGD, *, eta: float, steps: Se
     history shifts down.  For small problems and periodic schedules; the batch is the schedule's
     (or the federation's).
     """
-    xp = fed.xp
     _check_types(fed, schedule, local)
+    xp = fed.xp
     eta = V.real(eta, "eta", low=0.0, open_low=True)
     lam = int(schedule.max_staleness.max(initial=0)) if lam is None else V.integer(lam, "lam", low=0, high=10**4)
     if lam < int(schedule.max_staleness.max(initial=0)):
@@ -687,6 +714,7 @@ def period_map(fed, schedule: Schedule, local: LocalSGD, *, eta: float, period: 
     radius is the exact asymptotic contraction per period and its fixed point
     ``(x, x, ..., x)``-shaped limit is the exact limit of the method (at that phase).
     """
+    _check_types(fed, schedule, local)
     period = V.integer(period, "period", low=1, high=10**7)
     offset = V.integer(offset, "offset", low=0, high=10**9)
     eta = V.real(eta, "eta", low=0.0, open_low=True)
@@ -781,8 +809,8 @@ def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x
     ``KeyedStream(seed, "local noise")`` keyed by (configuration, step, slot).  Returns the final
     models (B, d), or the whole trajectory (T+1, B, d).
     """
-    xp = fed.xp
     _check_types(fed, schedule, local)
+    xp = fed.xp
     eta = V.real(eta, "eta", low=0.0, open_low=True)
     seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
     return_trajectory = V.flag(return_trajectory, "return_trajectory")

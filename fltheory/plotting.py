@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from . import validation as V
+
 __all__ = ["verdict_figure", "summary_figure", "verdict_figures", "paper_title", "loglog_slope", "bias_vs_eta_figure",
            "alpha_vs_delta_figure"]
 
@@ -199,8 +201,18 @@ def loglog_slope(x, y) -> float:
     return float(np.polyfit(lx, ly, 1)[0])
 
 
+def _check_ax(ax, *methods):
+    """``ax`` is None (a new figure) or a Matplotlib Axes (anything with the methods the figure calls)."""
+    missing = [m for m in methods if not hasattr(ax, m)]
+    if ax is not None and missing:
+        raise V.InputTypeError(f"ax must be a Matplotlib Axes (or None for a new figure); got {V.shown(ax)} "
+                               f"without {missing}")
+
+
 def bias_vs_eta_figure(etas, curves: dict, path: str | Path | None = None, ax=None, title: str = ""):
     """Bias against eta on log axes, one curve per label, with fitted slopes in the legend."""
+    V.instance(curves, "curves", dict, "dict {label: bias per eta}")
+    _check_ax(ax, "loglog", "set_xlabel", "set_ylabel")
     plt = _plt()
     own = ax is None
     if own:
@@ -234,6 +246,13 @@ def alpha_vs_delta_figure(comparison, *, curves: dict | None = None, empirical=N
     ``curves``: extra ``{label: alpha per Delta}`` (e.g. alpha* with other constants);
     ``empirical``: ``(Deltas, alphas)`` of an empirical sweep, drawn as black diamonds.
     """
+    missing = [a for a in ("Delta", "alpha_bound", "alpha_gap", "alpha_rate") if not hasattr(comparison, a)]
+    if missing:
+        raise V.InputTypeError(f"comparison must be the result of feddelavg.exact.alpha_comparison (with Delta, "
+                               f"alpha_bound, alpha_gap, alpha_rate); got {V.shown(comparison)} without {missing}")
+    if curves is not None:
+        V.instance(curves, "curves", dict, "dict {label: alpha per Delta}")
+    _check_ax(ax, "plot", "set_xlabel", "set_ylabel")
     plt = _plt()
     own = ax is None
     if own:

@@ -34,6 +34,7 @@ import numpy as np
 
 from .backend import KeyedStream, asarray, dtype_kind, gather, mT, matvec, namespace, trace, weighted_sum
 from . import validation as V
+from . import validation as _validation   # for methods with a parameter named V
 from .validation import InputError
 
 __all__ = ["QuadraticFederation", "random_quadratic_federation", "validate_weights", "weights_from_sizes", "ProblemError",
@@ -530,6 +531,10 @@ class SeparableCosineFederation(_Federation):
 
     def F_inf_bound(self, grid: int = 4097):
         """Certified lower bound on inf F (class docstring) from a ``grid``-point search per coordinate."""
+        grid = V.integer(grid, "grid", low=2)
+        V.check_size(int(np.prod(self.batch_shape, dtype=np.int64)) * self.d * self.M * grid,
+                     f"F_inf_bound with grid={grid} (batch x d x M x grid values)",
+                     hint="use a coarser grid (the bound is within sum_j (A_j + B_j) h_j^2 / 8 of inf F)")
         xp = self.xp
         w = self.weights[..., None]
         A = xp.sum(w * self.a, axis=-2)  # (..., d)
@@ -836,7 +841,9 @@ class LogisticFederation(_Federation):
         prefix = xp.arange(n)[None, :] < sizes[:, None]
         if bool(xp.any(prefix != mask)):
             raise ProblemError("mask must mark the valid samples first in each row (pad at the end)")
-        s = int(xp.max(y[mask])) + 1 if self.n_classes is None else int(self.n_classes)
+        s = int(xp.max(y[mask])) + 1 if self.n_classes is None else V.integer(self.n_classes, "n_classes", low=1)
+        V.check_size(M * n * s, f"the one-hot labels of n_classes={s} (M x n_max x n_classes)",
+                     hint="n_classes is the number of distinct labels (the default: the largest label + 1)")
         if bool(xp.any((y[mask] < 0) | (y[mask] >= s))):
             raise ProblemError(f"labels y must lie in 0..n_classes-1 = 0..{s - 1}")
         if not float(self.reg) >= 0:
@@ -955,7 +962,9 @@ class LogisticFederation(_Federation):
 
     def predict(self, W, X):
         """Predicted classes for features ``X`` (n, m) under parameters ``W`` (..., d) -> (..., n)."""
-        return self.xp.argmax(self._logits(asarray(W, self.xp), asarray(X, self.xp)), axis=-1)
+        W = V.array(W, "W", xp=self.xp, shape=(self.d,))            # a NaN model has no prediction (not class 0)
+        X = V.array(X, "X", xp=self.xp, shape=(self.m,))
+        return self.xp.argmax(self._logits(W, X), axis=-1)
 
     def accuracy(self, W, X=None, y=None):
         """Fraction of correct predictions on ``(X, y)`` (default: the pooled training data), (...)."""
@@ -976,6 +985,7 @@ class LogisticFederation(_Federation):
 
     def hessp(self, W, V):
         """Hessian-vector product of F at one point ``W`` (d,) with ``V`` (d,)."""
+        W, V = (_validation.array(v, n, xp=self.xp, shape=(self.d,)) for v, n in ((W, "W"), (V, "V")))
         X, wn = self._pooled()
         P = self._softmax_pooled(W, X)
         A = self._logits(asarray(V, self.xp), X)  # (N, s): V x_n

@@ -116,7 +116,8 @@ class EventQueue:
         self.log: list[Event] = []
 
     def push(self, time: float, kind: str, payload: Any = None, *, priority: Any = 0) -> Event:
-        time = float(time)
+        if not isinstance(time, float):      # the fast path of the simulators; text, bools, None refused by name
+            time = V.real(time, "time", finite=False)
         if math.isnan(time):
             raise ScheduleError(f"event {kind!r}: time is NaN")
         if time < self.now:
@@ -169,6 +170,11 @@ def _as_int_array(name, a, ndim_min=1):
     if arr.ndim < ndim_min:
         raise ScheduleError(f"{name} must have at least {ndim_min} axes, got shape {arr.shape}")
     return arr
+
+
+def _times(times, name: str = "times"):
+    """Completion times as a float array (``None`` stays ``None``); text, bools and objects refused by name."""
+    return None if times is None else V.array(times, name, xp=np, finite=False, empty=True)
 
 
 @dataclass(frozen=True, eq=False)
@@ -227,7 +233,7 @@ class Schedule:
             raise ScheduleError(
                 f"update at configuration {b}, step {t}, slot {u} starts from step {start[b, t, u]} > {t}: "
                 "a schedule never knows a model before it exists")
-        w = np.asarray(self.weight, dtype=float)
+        w = V.array(self.weight, "weight", xp=np, finite=False, empty=True).astype(float)
         if w.ndim == 2 and w.shape == (T, U):
             w = w[None]
         try:
@@ -238,7 +244,7 @@ class Schedule:
             raise ScheduleError("weight must be finite")
         if np.any((w != 0) & empty):
             w = np.where(empty, 0.0, w)
-        time = np.arange(1.0, T + 1)[None] if self.time is None else np.asarray(self.time, dtype=float)
+        time = np.arange(1.0, T + 1)[None] if self.time is None else _times(self.time, "time").astype(float)
         if time.ndim == 1:
             time = time[None]
         time = np.broadcast_to(time, (B, T))
@@ -393,11 +399,12 @@ class Schedule:
             for u, item in enumerate(step):
                 if len(item) not in (2, 3):
                     raise ScheduleError(f"step {t}, slot {u}: expected (client, start[, weight]), got {item!r}")
-                client[t, u], start[t, u] = int(item[0]), int(item[1])
-                weight[t, u] = float(item[2]) if len(item) == 3 else 1.0 / len(step)
+                client[t, u] = V.integer(item[0], f"steps[{t}][{u}] client", low=-1)
+                start[t, u] = V.integer(item[1], f"steps[{t}][{u}] start", low=-1)
+                weight[t, u] = V.real(item[2], f"steps[{t}][{u}] weight") if len(item) == 3 else 1.0 / len(step)
         if np.any((client[client != -1] < 0)):
             raise ScheduleError("client indices must be >= 0")
-        return cls(client, start, weight, None if times is None else np.asarray(times, float), N, name=name)
+        return cls(client, start, weight, _times(times), N, name=name)
 
 
 # ======================================================================================
@@ -457,7 +464,8 @@ def from_delays(*, clients, delays, N: int, weights=None, times=None, name: str 
     t = np.arange(T)[:, None]
     start = np.where(c >= 0, np.maximum(0, t - D), -1)
     w = np.full(c.shape, 1.0 / c.shape[-1]) if weights is None else weights
-    return Schedule(c, start, w, times, N, name=name)
+    w = w if weights is None else V.array(weights, "weights", xp=np, finite=False, empty=True)
+    return Schedule(c, start, w, _times(times), N, name=name)
 
 
 def compute_times(*, seeds, N: int, low: float = 1.0, high: float = 5.0, unit: float = 1.0, seed: int = 0):
@@ -470,7 +478,10 @@ def compute_times(*, seeds, N: int, low: float = 1.0, high: float = 5.0, unit: f
     seeds = V.array(seeds, "seeds", xp=np, kind="integer", ndim=1, low=0)
     N = V.integer(N, "N", low=1, high=10**7)
     low = V.real(low, "low", low=0.0, open_low=True)
-    high = V.real(high, "high", low=low)
+    high = V.real(high, "high", low=0.0, open_low=True)
+    if high < low:
+        raise InputError(f"low must be <= high (compute speeds are drawn from U[low, high]); got low={low:g}, "
+                         f"high={high:g}")
     unit = V.real(unit, "unit", low=0.0, open_low=True)
     seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
     V.check_size(seeds.size * N, "the compute times")

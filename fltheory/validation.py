@@ -63,13 +63,15 @@ import numpy as np
 
 __all__ = [
     "FLTheoryError", "InputError", "InputTypeError", "MAX_INT", "MEMORY_FRACTION", "integer", "real", "flag",
-    "choice", "array", "tolerance", "tolerance_for", "check_size", "shown", "instance", "PerClient", "PerConfiguration",
+    "choice", "array", "tolerance", "tolerance_for", "check_size", "check_time", "MAX_SECONDS", "shown", "instance",
+    "PerClient", "PerConfiguration",
     "per_client", "per_configuration", "client_parameter", "configuration_parameter",
 ]
 
 MAX_INT = 2**53          # largest integer parameter accepted unless a function states a tighter bound
 MEMORY_FRACTION = 0.25   # the largest array a function may allocate, as a fraction of its device's free memory
 MIN_REFUSED_BYTES = 2**26  # arrays up to 64 MiB are never refused (the device is not asked)
+MAX_SECONDS = 60.0        # longest estimated run (on one core of a current CPU) a function starts before refusing
 
 
 class FLTheoryError(Exception):
@@ -221,12 +223,39 @@ def check_size(n_elements: int, what: str, *, xp=None, limit: int | None = None,
                          f"most one array may take)" + (f"; {hint}" if hint else ""))
 
 
+def check_time(seconds: float, what: str, *, limit: float = MAX_SECONDS, hint: str = "") -> None:
+    """Refuse at once a computation estimated to take more than ``limit`` seconds, with the estimate.
+
+    The estimates are operation counts times constants measured on small cases (a current CPU core;
+    a factor of a few either way), so the refusal is for work far past the budget, not a timer."""
+    if seconds > limit:
+        raise InputError(f"{what} would take about {seconds:,.0f} s (estimated), over the budget of {limit:,.0f} s"
+                         + (f"; {hint}" if hint else ""))
+
+
 def _all_finite(arr, xp) -> bool:
     """Whether every entry is finite: one pass through a sum (a NaN or inf makes it non-finite) and no
     boolean temporary; the exact elementwise test only when the sum itself overflowed."""
     with np.errstate(over="ignore", invalid="ignore"):
         total = float(xp.sum(arr))
     return math.isfinite(total) or bool(xp.all(xp.isfinite(arr)))
+
+
+def _is_real_scalar(v) -> bool:
+    """A real number that NumPy keeps as an object: Fraction, Decimal, a Python int past int64 (not bool, not text)."""
+    return isinstance(v, (numbers.Real, Decimal)) and not isinstance(v, (bool, np.bool_))
+
+
+def _exact_reals(arr: np.ndarray, name: str) -> np.ndarray:
+    """An object array of exact reals (``Fraction``, ``Decimal``, big ints) as float64; anything else refused."""
+    flat = arr.reshape(-1)
+    if not all(_is_real_scalar(v) for v in flat):
+        bad = next(v for v in flat if not _is_real_scalar(v))
+        raise InputTypeError(f"{name} must be an array of numbers; got an entry {shown(bad)} ({type(bad).__name__})")
+    try:
+        return np.array([float(v) for v in flat], dtype=np.float64).reshape(arr.shape)
+    except OverflowError:
+        raise InputError(f"{name} must hold finite real numbers; an entry is too large for a float") from None
 
 
 def array(value: Any, name: str, *, xp=None, ndim: int | None = None, min_ndim: int | None = None,
@@ -260,6 +289,8 @@ def array(value: Any, name: str, *, xp=None, ndim: int | None = None, min_ndim: 
             arr = xp.asarray(value)
     except (ValueError, TypeError) as exc:
         raise InputTypeError(f"{name} must be an array of numbers; got {shown(value)} ({exc})") from None
+    if xp is np and arr.dtype.kind == "O":
+        arr = _exact_reals(arr, name)
     k = dtype_kind(arr, xp)
     if k in "USOV":
         raise InputTypeError(f"{name} must be an array of numbers; got dtype {arr.dtype}")

@@ -137,9 +137,16 @@ def sync_times(*, tau: int, Delta: int, K: int) -> list[int]:
     return [k * tau for k in range(K) if -Delta + 1 <= k * tau <= K * tau - Delta]
 
 
+def _check_fed(fed):
+    from ...problems import LogisticFederation, PseudoHuberFederation  # noqa: PLC0415
+
+    return V.instance(fed, "fed", (QuadraticFederation, LogisticFederation, PseudoHuberFederation))
+
+
 def smoothness(fed):
     """The smoothness constant beta of the paper (``QuadraticFederation.L``, ``LogisticFederation.beta``,
     ``PseudoHuberFederation.L``)."""
+    _check_fed(fed)
     beta = getattr(fed, "beta", None)
     return fed.L if beta is None else beta
 
@@ -327,6 +334,9 @@ def feddelavg(
     rho = fed.weights
     cfg = np.broadcast_shapes(fed.batch_shape, eta.shape, alpha.shape, Delta.shape)
     lead = () if n_seeds is None else (int(n_seeds),)
+    V.check_size(2 * int(np.prod(lead + cfg, dtype=np.int64)) * M * d * (1 + (K * tau * trajectory)),
+                 f"FedDelAvg's state of {int(np.prod(lead + cfg, dtype=np.int64)):,} runs (n_seeds x configurations)"
+                 + (" and its trajectory" if trajectory else ""), hint="use fewer n_seeds or configurations at a time")
     if n_seeds is not None and int(n_seeds) < 1:
         raise ProblemError(f"n_seeds must be >= 1; got {n_seeds}")
     shape = lead + cfg
@@ -529,6 +539,7 @@ def feddelavg_loop(
     >>> r.w_clients.shape
     (13, 3, 2)
     """
+    _check_fed(fed)
     if fed.batch_shape:
         raise ProblemError("feddelavg_loop takes one configuration: fed must not be batched")
     K = V.integer(K, "K", low=1, high=10**6)

@@ -915,6 +915,32 @@ def alpha_star(*, eta, beta, L, delta, tau, Delta, backend=None):
     return alpha_star_total(**kw, backend=backend)
 
 
+def _finite(value, what: str, allowed=None, **params):
+    """``value``, checked for overflow (entries where ``allowed`` is False and the value is not finite: the
+    true value is past float64's range).  Every entry overflowed (a single configuration always): an error
+    naming the statement and the parameters.  Some entries of a batch: they stay inf (the true value is
+    past 1.8e308, as the module's tests of the float mode state) and a RuntimeWarning says how many.  The
+    exact mode (the statement's ``.evaluate`` with Fractions) has no overflow."""
+    import warnings  # noqa: PLC0415
+
+    from ... import validation as V  # noqa: PLC0415
+
+    xp = namespace(value)
+    with np.errstate(invalid="ignore"):
+        bad = ~xp.isfinite(value)
+        if allowed is not None:
+            bad = bad & ~xp.asarray(allowed)
+    if bool(xp.any(bad)):
+        shown = ", ".join(f"{k}={float(np.max(np.asarray(v, dtype=float))):g}" for k, v in params.items())
+        text = (f"{what} overflows the floating-point range at {shown} (a factor such as (1 + eta beta)^tau is "
+                "past 1e308)")
+        if bool(xp.all(bad)):
+            raise V.InputError(text + "; use smaller eta or tau, or the exact mode (the statement's .evaluate "
+                               "with Fractions)")
+        warnings.warn(f"{text}: {int(xp.sum(bad))} of {bad.size} entries are inf", RuntimeWarning, stacklevel=3)
+    return value
+
+
 def delta_threshold(*, eta, beta, L, tau, Delta, backend=None):
     r"""The dissimilarity threshold :math:`\delta_{th}`: :math:`\alpha^*=1\iff\delta\ge\delta_{th}` (Sec. III-A).
 
@@ -925,7 +951,10 @@ def delta_threshold(*, eta, beta, L, tau, Delta, backend=None):
     -inf
     """
     kw = {n: _arr(v) for n, v in dict(eta=eta, beta=beta, L=L, tau=tau, Delta=Delta).items()}
-    return delta_threshold_iff(**kw, backend=backend)
+    out = delta_threshold_iff(**kw, backend=backend)
+    total = (np.asarray(kw["Delta"]) == 0) | ((np.asarray(kw["tau"]) == 1) & (np.asarray(kw["Delta"]) == 1))
+    return _finite(out, "delta_threshold", np.broadcast_to(total, np.shape(out)) if np.ndim(out) else bool(np.all(total)),
+                   eta=eta, tau=tau, Delta=Delta)
 
 
 def h_value(x, *, eta, beta, delta):
@@ -935,22 +964,22 @@ def h_value(x, *, eta, beta, delta):
 
 def epsilon_value(k, *, alpha, eta, L, tau, Delta):
     """eps^(k) of (19), stable as alpha -> 0."""
-    return epsilon(k=k, alpha=alpha, eta=eta, L=L, tau=tau, Delta=Delta)
+    return _finite(epsilon(k=k, alpha=alpha, eta=eta, L=L, tau=tau, Delta=Delta), "epsilon_value", eta=eta, tau=tau)
 
 
 def psi_value(k, *, alpha, eta, beta, L, delta, tau, Delta):
     """psi(alpha, k) of (17)."""
-    return psi(k=k, alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta)
+    return _finite(psi(k=k, alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta), "psi_value", eta=eta, tau=tau)
 
 
 def psi_inf(*, alpha, eta, beta, L, delta, tau, Delta):
     """psi(alpha, inf) of (21)."""
-    return psi_inf_st(alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta)
+    return _finite(psi_inf_st(alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta), "psi_inf", eta=eta, tau=tau)
 
 
 def Psi_value(K, *, alpha, eta, beta, L, delta, tau, Delta):
     """Psi(alpha) = sum_{k=1}^K psi(alpha, k) of (16), summed in closed form without cancellation."""
-    return Psi(K=K, alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta)
+    return _finite(Psi(K=K, alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta), "Psi_value", eta=eta, tau=tau)
 
 
 _psi_main_st = _st("Psi_main", r"\Psi'(\alpha)=\sum_{k=0}^{K-1}\psi(\alpha,k)", "==", Psi0_def_fn(*_P8K),
@@ -959,12 +988,12 @@ _psi_main_st = _st("Psi_main", r"\Psi'(\alpha)=\sum_{k=0}^{K-1}\psi(\alpha,k)", 
 
 def Psi_main_value(K, *, alpha, eta, beta, L, delta, tau, Delta):
     """Psi'(alpha) = sum_{k=0}^{K-1} psi(alpha, k) (main-text indexing)."""
-    return _psi_main_st(K=K, alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta)
+    return _finite(_psi_main_st(K=K, alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta), "Psi_main_value", eta=eta, tau=tau)
 
 
 def theorem1_rhs(*, K, alpha, eta, beta, L, delta, tau, Delta, phi):
     """The right-hand side of Theorem 1 (15) (conditions checked, eta < 2/beta included)."""
-    return theorem1(K=K, alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta, phi=phi)
+    return _finite(theorem1(K=K, alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta, phi=phi), "theorem1_rhs", eta=eta, tau=tau)
 
 
 @dataclass(frozen=True)

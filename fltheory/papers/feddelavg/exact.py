@@ -412,6 +412,10 @@ def exact_trajectory(fed, *, eta, tau, Delta, alpha, K: int, w_init=None) -> Exa
     V.check_size((K + 1) * fed.M * fed.d * max(1, int(np.prod(np.broadcast_shapes(fed.batch_shape, D.shape,
                                                                                    alpha.shape)))),
                  "the exact trajectory", hint="use the period map's power for one late period")
+    n_cfg = max(1, int(np.prod(np.broadcast_shapes(fed.batch_shape, D.shape, alpha.shape))))
+    # measured: ~6e-5 s per period for M d = 6 (a Python loop of small products and a loss per period)
+    V.check_time(K * (5e-5 + 2e-9 * n_cfg * (fed.M * fed.d) ** 2), f"the exact trajectory over K={K:,} periods",
+                 hint="use period_map(...).power(K) for one late period, or fixed_point for the limit")
     pen = period_pencil(fed, eta=eta, tau=tau, Delta=Delta)
     sync = pen.at(alpha)
     M, d = fed.M, fed.d
@@ -604,6 +608,7 @@ def quadratic_constants(fed, *, radius=None) -> QuadraticConstants:
     is a modelling choice; the default radius ``max(||x*||, max_i ||x_i* - x*||)`` covers a start at
     0 and the client optima.  alpha* depends only on ``delta / L``.
     """
+    _require_quadratic(fed)
     xp = fed.xp
     xs = fed.x_star
     spread = xp.sqrt(xp.sum((fed.x_opt - xs[..., None, :]) ** 2, axis=-1))  # (..., M)

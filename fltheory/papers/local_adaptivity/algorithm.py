@@ -190,11 +190,15 @@ def _factor(cov, xp):
     return V * xp.sqrt(xp.clip(lam, 0.0, None))[..., None, :]
 
 
-def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps, bias_correction,
-           n_mode, noise, seed, config, client_ids, extra_batch=()):
+def _check_problem(problem):
     for attr in ("grad_clients", "weights", "M", "d"):
         if not hasattr(problem, attr):
             raise V.InputTypeError(f"problem must provide {attr!r} (see the module docstring); got {V.shown(problem)}")
+
+
+def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps, bias_correction,
+           n_mode, noise, seed, config, client_ids, extra_batch=()):
+    _check_problem(problem)
     M, d = int(problem.M), int(problem.d)
     xp = namespace(problem.weights)
     validate_weights(problem.weights, xp)
@@ -433,6 +437,7 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
     aggregation = _choice("aggregation", aggregation, ("weights", "uniform"))
     rounds = V.integer(rounds, "rounds", low=0, high=10**8)
     record_every = V.integer(record_every, "record_every", low=1, high=10**8)
+    _check_problem(problem)
     xp0 = namespace(problem.weights)
     alpha = xp0.astype(V.configuration_parameter(alpha, "alpha", xp=xp0, low=0.0, open_low=True), xp0.float64)
     s, x = _setup(problem, x0, eta=eta, tau=tau, client_opt=client_opt, precond=precond, beta1=beta1, beta2=beta2,
@@ -520,7 +525,7 @@ def fedopt_loop(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None
     True
     """
     if not (hasattr(problem, "H") and hasattr(problem, "x_opt")):
-        raise V.InputTypeError("fedopt_loop needs a QuadraticFederation (H, x_opt)")
+        raise V.InputTypeError(f"problem must be a QuadraticFederation (fedopt_loop needs H, x_opt); got {V.shown(problem)}")
     _choice("client_opt", client_opt, ("sgd", "precond", "adagrad"))
     _choice("correction", correction, ("none", "local", "joint"))
     M, d = problem.M, problem.d

@@ -167,6 +167,7 @@ def local_operators(fed: QuadraticFederation, *, eta, tau, precond=None) -> Loca
     ``eta``: scalar or a client parameter (module docstring, *Batch axes*); ``tau``: int or the same; ``precond``:
     ``None`` (``P_i = I``) or SPD ``(..., M, d, d)``.
     """
+    _check_fed(fed)
     xp = fed.xp
     eta, tau = _as_eta_tau(fed, eta, tau)
     d = fed.d
@@ -248,6 +249,7 @@ def round_operators(fed: QuadraticFederation, *, eta, tau, precond=None) -> Roun
 
     Batch axes: ``eta`` and ``tau`` are client parameters (module docstring, *Batch axes*).
     """
+    _check_fed(fed)
     xp = fed.xp
     eta, tau = _as_eta_tau(fed, eta, tau)
     P = _precond(fed, precond)
@@ -350,6 +352,7 @@ def client_maps(fed: QuadraticFederation, *, eta, tau, precond=None) -> AffineMa
 
     Batch axes: ``eta`` and ``tau`` are client parameters (module docstring, *Batch axes*).
     """
+    _check_fed(fed)
     ops = local_operators(fed, eta=eta, tau=tau, precond=precond)
     xp = fed.xp
     b = fed.x_opt - matvec(ops.K, fed.x_opt)
@@ -383,6 +386,7 @@ def round_map(fed: QuadraticFederation, *, eta, tau, alpha=1.0, precond=None, co
 
     Batch axes: ``eta`` and ``tau`` are client parameters (module docstring, *Batch axes*).
     """
+    _check_fed(fed)
     _check_correction(correction)
     return _round_map(fed, round_operators(fed, eta=eta, tau=tau, precond=precond), alpha, correction)
 
@@ -605,6 +609,7 @@ def first_order_bias(fed: QuadraticFederation, *, eta, tau, precond=None, correc
 
     Batch axes: ``eta`` and ``tau`` are client parameters (module docstring, *Batch axes*).
     """
+    _check_fed(fed)
     _check_correction(correction)
     xp = fed.xp
     eta_b, tau_b = _as_eta_tau(fed, eta, tau)
@@ -630,6 +635,7 @@ def alpha_max(fed: QuadraticFederation, *, eta, tau, precond=None, correction: s
 
     Batch axes: ``eta`` and ``tau`` are client parameters (module docstring, *Batch axes*).
     """
+    _check_fed(fed)
     _check_correction(correction)
     ops = round_operators(fed, eta=eta, tau=tau, precond=precond)
     xp = fed.xp
@@ -650,6 +656,7 @@ def pseudo_gradient(fed: QuadraticFederation, x, *, eta, tau, precond=None, corr
 
     Batch axes: ``eta`` and ``tau`` are client parameters (module docstring, *Batch axes*).
     """
+    _check_fed(fed)
     _check_correction(correction)
     ops = round_operators(fed, eta=eta, tau=tau, precond=precond)
     xp = fed.xp
@@ -665,6 +672,7 @@ def client_covariances(fed: QuadraticFederation, *, eta, tau, precond=None):
 
     Batch axes: ``eta`` and ``tau`` are client parameters (module docstring, *Batch axes*).
     """
+    _check_fed(fed)
     xp = fed.xp
     if fed.noise_cov is None:
         return xp.zeros(fed.H.shape)
@@ -690,6 +698,8 @@ def noise_moments(fed: QuadraticFederation, *, eta, tau, alpha, x0, T: int, prec
 
     Batch axes: ``eta`` and ``tau`` are client parameters (module docstring, *Batch axes*).
     """
+    _check_fed(fed)
+    x0 = V.array(x0, "x0", xp=fed.xp, min_ndim=1, shape=(fed.d,))
     _check_correction(correction)
     xp = fed.xp
     ops = round_operators(fed, eta=eta, tau=tau, precond=precond)
@@ -726,6 +736,7 @@ def assumption_constants(fed: QuadraticFederation, *, eta, tau, precond=None) ->
 
     Batch axes: ``eta`` and ``tau`` are client parameters (module docstring, *Batch axes*).
     """
+    _check_fed(fed)
     xp = fed.xp
     ops = local_operators(fed, eta=eta, tau=tau, precond=precond)
     sv = xp.linalg.svdvals(ops.K)

@@ -101,6 +101,14 @@ def afl_tdma(fed, timing: TDMATiming, *, eta: float, x0, H: int = 1, batch_size:
     else:
         if batch_size is not None:
             batch_size = V.integer(batch_size, "batch_size", low=1, high=10**6)
+            V.check_size(replicates * fed.M * batch_size * (2 + fed.m + 2 * fed.n_classes),
+                         f"the mini-batches of batch_size={batch_size} (replicates x M x batch_size samples, their "
+                         "features and class scores, at every local step)",
+                         hint="use a smaller batch_size (None: full local gradients) or fewer replicates")
+            # measured: ~1e-6 s per drawn sample plus ~2.2e-8 s per sample and weight (m x n_classes)
+            V.check_time(K * H * replicates * fed.M * batch_size * (1e-6 + 2.2e-8 * fed.m * fed.n_classes),
+                         f"afl_tdma with batch_size={batch_size} over K={K} rounds",
+                         hint="use a smaller batch_size (None: full local gradients), fewer rounds or replicates")
         w = _logistic_run(fed, timing, eta, x0, H, batch_size, replicates, seed)
     rounds = np.unique(np.append(np.arange(0, K + 1, record_every), K))
     f_star = fed.loss(fed.x_star)

@@ -176,6 +176,9 @@ class Rate:
     slots_per_round)`` (the contraction per time slot), ``limit`` the exact limit of the models
     ``w_k`` at the rounds ``k`` that are multiples of ``period`` (the iterates cycle through ``period``
     points) and ``bias`` ``f(limit) - f*`` (a stale round robin with a constant step is biased on heterogeneous clients).
+    ``converges`` is False where ``spectral_radius >= 1``: the step size makes the method diverge, there
+    is no limit (``limit`` is then the fixed point of the divergent map, ``bias`` is inf, ``per_slot``
+    the growth per slot).
     """
 
     spectral_radius: float
@@ -185,6 +188,7 @@ class Rate:
     period: int
     limit: np.ndarray
     bias: float
+    converges: bool = True
 
 
 def rate_per_slot(fed: QuadraticFederation, *, N: int, S: int, tau_comp: int, r: int = 1, eta: float, alpha: int = 0,
@@ -200,7 +204,8 @@ def rate_per_slot(fed: QuadraticFederation, *, N: int, S: int, tau_comp: int, r:
     only for its timing); ``per_slot`` compares group sizes and delays at equal wall-clock time.
     """
     V.instance(fed, "fed", QuadraticFederation)
-    if fed.M != V.integer(N, "N", low=1, high=10**4):
+    N = V.integer(N, "N", low=1, high=10**4)         # a Python int: NumPy scalars would wrap in -(-N // S)
+    if fed.M != N:
         raise V.InputError(f"the federation has {fed.M} clients but N={N}")
     S = V.integer(S, "S", low=1, high=N)
     G = -(-N // S)
@@ -221,7 +226,7 @@ def rate_per_slot(fed: QuadraticFederation, *, N: int, S: int, tau_comp: int, r:
     fp = pm.fixed_point()
     lim = to_numpy(fp.x)[0, :fed.d]
     bias = float(fed.loss(lim) - fed.loss(fed.x_star)) if rho < 1 else float("inf")
-    return Rate(rho, per_round, per_round ** (1.0 / slots), slots, int(period), lim, bias)
+    return Rate(rho, per_round, per_round ** (1.0 / slots), slots, int(period), lim, bias, bool(rho < 1))
 
 
 def _period(tm: TDMATiming, arrays, off: int, cap: int, what: str) -> int:
