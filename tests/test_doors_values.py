@@ -172,9 +172,9 @@ def _big():
     tm = TT.tdma_schedule(N=4, S=2, tau_comp=3, r=1, K=8)
     digits = _digits()
     return {
-        "F_inf_bound(grid)": (lambda: cos.F_inf_bound(grid=10**9), "grid"),
+        "F_inf_bound(grid)": (lambda: cos.F_inf_bound(grid=10**12), "grid"),
         "LogisticFederation(n_classes)": (lambda: flt.problems.LogisticFederation(
-            np.ones((2, 3, 2)), np.zeros((2, 3), int), n_classes=10**9), "n_classes"),
+            np.ones((2, 3, 2)), np.zeros((2, 3), int), n_classes=10**12), "n_classes"),
         "feddelavg(n_seeds)": (lambda: FA.feddelavg(FED, eta=0.05, tau=4, Delta=2, alpha=0.5, K=3, n_seeds=10**9),
                                "n_seeds"),
         "afl_tdma(batch_size)": (lambda: TA.afl_tdma(digits.fed, tm, eta=0.1, x0=np.zeros(digits.fed.d),

@@ -336,7 +336,7 @@ def feddelavg(
     lead = () if n_seeds is None else (int(n_seeds),)
     V.check_size(2 * int(np.prod(lead + cfg, dtype=np.int64)) * M * d * (1 + (K * tau * trajectory)),
                  f"FedDelAvg's state of {int(np.prod(lead + cfg, dtype=np.int64)):,} runs (n_seeds x configurations)"
-                 + (" and its trajectory" if trajectory else ""), hint="use fewer n_seeds or configurations at a time")
+                 + (" and its trajectory" if trajectory else ""), xp=fed.xp, hint="use fewer n_seeds or configurations at a time")
     if n_seeds is not None and int(n_seeds) < 1:
         raise ProblemError(f"n_seeds must be >= 1; got {n_seeds}")
     shape = lead + cfg
