@@ -36,8 +36,13 @@ def main(argv=None):
     ap.add_argument("--sigma2", type=float, default=0.0, help="additive gradient-noise variance (0: deterministic)")
     ap.add_argument("--loop-configs", type=int, default=20, help="configurations timed with the loop (0: all)")
     ap.add_argument("--repeats", type=int, default=3, help="timing repeats (the best is reported)")
+    ap.add_argument("--unfused", action="store_true", help="CuPy: the array code instead of the fused local-run kernel")
     a = ap.parse_args(argv)
     xp = get_backend(a.backend)
+    if a.unfused:
+        from fltheory.papers.local_adaptivity import algorithm  # noqa: PLC0415
+
+        algorithm.FUSED_CUDA = False
 
     fed = flt.random_quadratic_federation(M=a.M, d=a.d, batch=a.B, kappa=10.0, weights="dirichlet",
                                           sigma2=a.sigma2 or None, seed=0, backend=a.backend)
@@ -73,7 +78,8 @@ def main(argv=None):
     fast_rate = steps / t_fast
     loop_rate = nl * a.M * a.tau * a.rounds / t_loop
     extrap = "" if nl == a.B else f", timed on {nl} of {a.B} configurations; extrapolated to all: {steps / loop_rate:.1f} s"
-    print(f"backend={a.backend} client_opt={a.client_opt} correction={a.correction} sigma2={a.sigma2} "
+    print(f"backend={a.backend}{' (array code, unfused)' if a.unfused else ''} client_opt={a.client_opt} "
+          f"correction={a.correction} sigma2={a.sigma2} "
           f"B={a.B} M={a.M} d={a.d} tau={a.tau} rounds={a.rounds}: {steps:,} client steps")
     print(f"fedopt (batched)  : {t_fast:8.3f} s  -> {fast_rate:12,.0f} client-steps/s")
     print(f"fedopt_loop       : {nl * a.M * a.tau * a.rounds / loop_rate:8.3f} s  -> {loop_rate:12,.0f} client-steps/s{extrap}")

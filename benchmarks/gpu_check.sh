@@ -22,21 +22,23 @@ python3 -c "import cupy, numpy, scipy, sympy, array_api_compat; print('cupy', cu
 left() { echo $(( ${BUDGET:-360} - ($(date +%s) - start) )); }
 
 echo "=== pytest on CuPy (the xp fixture's cupy cases)"
-timeout $(( $(left) - 200 )) python3 -m pytest tests -k cupy -q -p no:cacheprovider -o addopts="" --continue-on-collection-errors \
+timeout $(( $(left) - 220 )) python3 -m pytest tests -k cupy -q -p no:cacheprovider -o addopts="" --continue-on-collection-errors \
     -W ignore::DeprecationWarning > "$OUT/pytest_cupy.log" 2>&1
 echo "pytest exit $?"; grep -E "^(FAILED|ERROR)" "$OUT/pytest_cupy.log" | head -30; tail -1 "$OUT/pytest_cupy.log"
 
 cd benchmarks
-echo "=== simulator (noisy local SGD; AdaGrad with local correction), d = 16, M = 10, tau = 5"
+echo "=== simulator (noisy local SGD; AdaGrad with local correction), d = 16, M = 10, tau = 5: fused kernel, then array code"
 timeout 60 python3 bench_simulator.py --backend cupy --B 100000 --M 10 --d 16 --tau 5 --rounds 20 --client-opt sgd \
     --correction none --sigma2 0.1 --loop-configs 2 --repeats 3 2>&1 | tee "$OUT/bench_sim.log"
+timeout 60 python3 bench_simulator.py --backend cupy --B 100000 --M 10 --d 16 --tau 5 --rounds 20 --client-opt sgd \
+    --correction none --sigma2 0.1 --loop-configs 2 --repeats 3 --unfused 2>&1 | tee -a "$OUT/bench_sim.log"
 timeout 60 python3 bench_simulator.py --backend cupy --B 100000 --M 10 --d 16 --tau 5 --rounds 20 --client-opt adagrad \
     --correction local --loop-configs 2 --repeats 3 2>&1 | tee -a "$OUT/bench_sim.log"
-timeout 60 python3 bench_simulator.py --backend numpy --B 10000 --M 10 --d 16 --tau 5 --rounds 20 --client-opt sgd \
+timeout 60 python3 bench_simulator.py --backend numpy --B 2000 --M 10 --d 16 --tau 5 --rounds 20 --client-opt sgd \
     --correction none --sigma2 0.1 --loop-configs 2 --repeats 2 2>&1 | tee -a "$OUT/bench_sim.log"
 echo "=== closed-form fixed points"
 timeout 60 python3 bench_fixed_points.py --backend cupy --B 100000 --repeats 3 2>&1 | tee "$OUT/bench_fp.log"
 timeout 60 python3 bench_fixed_points.py --backend numpy --B 10000 --repeats 2 2>&1 | tee -a "$OUT/bench_fp.log"
-echo "=== keyed noise and statement grids"
+echo "=== keyed noise, the simulator three ways, statement grids"
 timeout $(( $(left) > 20 ? $(left) : 20 )) python3 bench_gpu.py --B 100000 --n 1000000 2>&1 | tee "$OUT/bench_gpu.log"
 echo "=== done in $(( $(date +%s) - start )) s"

@@ -42,6 +42,11 @@ the bound namespace; the logistic reference minimiser (SciPy), FedDelAvg's ARPAC
 work on host copies.  Nothing calls ``np.asarray`` on a device array: ``array_api_strict`` on ``device1``
 refuses it as CuPy does, and the test suite runs every batched path there.
 
+On CuPy three paths run as kernels of their own (:mod:`fltheory._cuda`, compiled on first use): keyed normal
+noise (one elementwise kernel), FedOpt's local runs on quadratic clients with client SGD or AdaGrad (the whole
+round of every configuration and client in one kernel) and statement grids (``cupy.fuse`` where the expression
+allows it); closed-form fixed points work through the batch in chunks sized by the GPU's free memory.
+
 Randomness is *keyed*: every draw is a pure function of ``(seed, purpose, configuration,
 round, client, counter)`` computed with a SplitMix64-style hash on unsigned 64-bit integers.
 Any round of any configuration and client regenerates without replaying history, a batch
@@ -475,32 +480,6 @@ def _mix_inplace(z, tmp):
     z ^= tmp
 
 
-_CUPY_NORMAL = None
-
-
-def _cupy_normal_kernel():   # pragma: no cover - GPU machines
-    """The fused keyed-normal kernel of CuPy (compiled once): output ``i`` has key hash ``h[i / n]`` and
-    counter ``i % n``; the same integer hash, uniforms and Box-Muller formula as :meth:`KeyedStream._normal_plain`."""
-    global _CUPY_NORMAL
-    if _CUPY_NORMAL is None:
-        import cupy  # noqa: PLC0415
-
-        _CUPY_NORMAL = cupy.ElementwiseKernel(
-            "raw uint64 h, uint64 n", "float64 z",
-            """
-            unsigned long long k = h[i / n], c = i % n;
-            unsigned long long a = k ^ (c * 0xBF58476D1CE4E5B9ull + 0x9E3779B97F4A7C15ull);
-            unsigned long long b = k ^ ((c + (1ull << 40)) * 0xBF58476D1CE4E5B9ull + 0x9E3779B97F4A7C15ull);
-            a = (a ^ (a >> 30)) * 0xBF58476D1CE4E5B9ull; a = (a ^ (a >> 27)) * 0x94D049BB133111EBull; a ^= a >> 31;
-            b = (b ^ (b >> 30)) * 0xBF58476D1CE4E5B9ull; b = (b ^ (b >> 27)) * 0x94D049BB133111EBull; b ^= b >> 31;
-            double u1 = ((double)(a >> 11) + 0.5) * 1.1102230246251565e-16;
-            double u2 = ((double)(b >> 11) + 0.5) * 1.1102230246251565e-16;
-            z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-            """,
-            "fltheory_keyed_normal")
-    return _CUPY_NORMAL
-
-
 def _purpose_id(purpose: str | int) -> int:
     if isinstance(purpose, int):
         return purpose
@@ -598,7 +577,9 @@ class KeyedStream:
         h, xp = self._key_hashes(config, round, client, backend)
         n = int(np.prod(size)) if size else 1
         out = xp.empty(tuple(h.shape) + size)
-        _cupy_normal_kernel()(xp.reshape(xp.asarray(h), (-1,)), n, out)
+        from ._cuda import keyed_normal  # noqa: PLC0415
+
+        keyed_normal()(xp.reshape(xp.asarray(h), (-1,)), n, out)
         return out
 
     def _normal_plain(self, config, round, client, size, backend=None):

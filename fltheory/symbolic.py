@@ -510,7 +510,8 @@ class Statement:
     def _compiled(self, module: str):
         if module not in self._cache:
             # cse: a subexpression (a named quantity of a paper, a power) that occurs twice is computed once
-            self._cache[module] = sp.lambdify(self.symbols, self.expr, modules=self._modules(module), cse=True)
+            f = sp.lambdify(self.symbols, self.expr, modules=self._modules(module), cse=True)
+            self._cache[module] = _FusedOnCupy(f) if "cupy" in module else f
         return self._cache[module]
 
     def __call__(self, *, check: bool = True, mask: bool = False, rtol: float = 1e-12, backend: str | None = None,
@@ -696,6 +697,27 @@ class Statement:
             raise InputTypeError(f"{self.name}: with_changes got unknown field(s) {unknown}; it takes {sorted(fields)}")
         fields.update(changes)
         return Statement(**fields)
+
+
+class _FusedOnCupy:   # pragma: no cover - GPU machines
+    """A compiled statement on CuPy as one fused elementwise kernel (``cupy.fuse``), compiled on its first call;
+    a statement that fusion cannot trace (a ``select`` of a piecewise expression, a named quantity written in
+    Python) keeps the array code, which computes the same values in one kernel per operation."""
+
+    def __init__(self, f):
+        self._plain, self._fused = f, None
+
+    def __call__(self, *args):
+        if self._fused is not False:
+            try:
+                import cupy  # noqa: PLC0415
+
+                if self._fused is None:
+                    self._fused = cupy.fuse(self._plain)
+                return self._fused(*args)
+            except Exception:  # noqa: BLE001 - fusion is an optimisation: any failure to trace falls back
+                self._fused = False
+        return self._plain(*args)
 
 
 _KEYED_NAMESPACES: dict = {}

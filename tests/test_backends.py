@@ -218,3 +218,26 @@ def test_size_limits_come_from_the_devices_free_memory(xp):
         V.check_size(2 * fit, "the big array", xp=xp)
     with pytest.raises(flt.InputError, match="over the limit of 10"):   # a stated cap on the work still applies
         V.check_size(11, "the work", xp=xp, limit=10)
+
+
+@pytest.mark.parametrize("d", [1, 5, 16, 17])
+@pytest.mark.parametrize("client_opt,noisy", [("sgd", True), ("sgd", False), ("adagrad", True), ("adagrad", False)])
+def test_fused_local_runs_are_the_array_code_on_cupy(monkeypatch, d, client_opt, noisy):
+    """FedOpt's fused CuPy kernel (quadratic clients, client SGD/AdaGrad, keyed noise) against the array code on
+    the device and against NumPy: per-client tau (inactive steps), a batch of step sizes, padding lanes (d < W)."""
+    if "cupy" not in [p.id for p in __import__("conftest")._backends()]:
+        pytest.skip("no usable GPU")
+    xp = flt.backend.get_backend("cupy")
+    ref = flt.random_quadratic_federation(M=4, d=d, batch=3, kappa=5.0, weights="dirichlet", seed=2,
+                                          sigma2=0.1 if noisy else None)
+    fed = on_backend(ref, xp)
+    eta = np.array([[0.02], [0.05], [0.1]]) * np.array([1.0, 0.5, 1.0, 0.8])
+    kw = dict(rounds=4, tau=flt.per_client([1, 2, 3, 3]), client_opt=client_opt, seed=11,
+              correction="local" if client_opt == "adagrad" else "none", alpha=0.7)
+    fused = la_alg.fedopt(fed, x0=xp.zeros(d), eta=xp.asarray(eta), **kw)
+    monkeypatch.setattr(la_alg, "FUSED_CUDA", False)
+    plain = la_alg.fedopt(fed, x0=xp.zeros(d), eta=xp.asarray(eta), **kw)
+    host = la_alg.fedopt(ref, x0=np.zeros(d), eta=eta, **kw)
+    np.testing.assert_allclose(to_numpy(fused.x), to_numpy(plain.x), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(to_numpy(fused.N), to_numpy(plain.N), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(to_numpy(fused.x), host.x, rtol=1e-10, atol=1e-12)

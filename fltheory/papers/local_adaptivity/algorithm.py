@@ -68,7 +68,7 @@ import numpy as np
 
 from ... import validation as V
 from ...backend import KeyedStream, asarray, copy_of, is_cupy, mT, matvec, namespace, to_numpy, weighted_sum
-from ...problems import validate_weights
+from ...problems import QuadraticFederation, validate_weights
 
 __all__ = [
     "CLIENT_OPTS",
@@ -260,7 +260,25 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
 # --------------------------------------------------------------------------------------
 # the local runs (all clients and configurations at once)
 # --------------------------------------------------------------------------------------
+FUSED_CUDA = True   # on CuPy, run the local runs that _cuda.local_runs covers as one kernel (False: the array code)
+
+
+def _fused_cuda(problem, s: _Setup, record: bool) -> bool:
+    """Whether this round's local runs go to the fused CuPy kernel: quadratic clients, client SGD or AdaGrad
+    without momentum or bias correction, d <= 32, nothing recorded."""
+    return (FUSED_CUDA and not record and "cupy" in s.xp.__name__ and isinstance(problem, QuadraticFederation)
+            and s.client_opt in ("sgd", "adagrad") and not s.beta1 and not s.bias_correction and s.d <= 32)
+
+
 def _local_runs(problem, x, s: _Setup, t: int, record: bool = False) -> ClientUpdate:
+    if _fused_cuda(problem, s, record):   # pragma: no cover - GPU machines
+        from ..._cuda import local_runs  # noqa: PLC0415
+
+        delta, N = local_runs(xp=s.xp, x=x, H=problem.H, x_opt=problem.x_opt, factor=s.noise_factor, eta=s.eta,
+                              tau=s.tau, tau_max=s.tau_max, config=s.config, client_ids=s.client_ids, batch=s.batch,
+                              M=s.M, d=s.d, base=int(KeyedStream(s.seed, _NOISE)._base), round0=t * _STEP_KEY,
+                              adagrad=s.client_opt == "adagrad", v0=s.v0, eps=s.eps, exact_n=s.n_mode == "exact")
+        return ClientUpdate(delta=delta, N=s.xp.broadcast_to(N, s.batch + (s.M, s.d)))
     xp, b1, b2, opt = s.xp, s.beta1, s.beta2, s.client_opt
     shape = s.batch + (s.M, s.d)
     y = copy_of(xp.broadcast_to(x[..., None, :], shape))

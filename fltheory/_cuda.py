@@ -1,0 +1,164 @@
+"""CuPy kernels of the hot paths, compiled on first use (imported only where CuPy arrays are seen).
+
+* :func:`keyed_normal`: ``KeyedStream.normal`` as one elementwise kernel (the integer hash, the two uniforms
+  and Box-Muller per output number).
+* :func:`local_runs`: the local runs of FedOpt on quadratic clients (client SGD or AdaGrad without momentum,
+  keyed additive noise) for every configuration and client at once, the whole round in one kernel: each client
+  is a group of ``W`` threads (the power of two at least ``d``), thread ``i`` holds row ``i`` of ``H_i`` and of
+  the noise factor in registers for the round and its coordinate of the local model; a product ``H_i y`` is
+  ``d`` fused multiply-adds per thread, with the other coordinates read from the group by warp shuffles.
+
+The noise is the keyed stream's own: the same hash, uniforms and formula as the array path on the device, so
+the same bits as ``KeyedStream.normal`` there.  Sums are in another order than the array path's batched
+products (a few units in the last place).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_DEVICE_CODE = r"""
+#define FL_GOLDEN 0x9E3779B97F4A7C15ull
+#define FL_M1 0xBF58476D1CE4E5B9ull
+#define FL_M2 0x94D049BB133111EBull
+__device__ __forceinline__ unsigned long long fl_mix(unsigned long long z) {
+    z = (z ^ (z >> 30)) * FL_M1;
+    z = (z ^ (z >> 27)) * FL_M2;
+    return z ^ (z >> 31);
+}
+__device__ __forceinline__ double fl_normal(unsigned long long h, unsigned long long c) {
+    unsigned long long a = fl_mix(h ^ (c * FL_M1 + FL_GOLDEN));
+    unsigned long long b = fl_mix(h ^ ((c + (1ull << 40)) * FL_M1 + FL_GOLDEN));
+    double u1 = ((double)(a >> 11) + 0.5) * 1.1102230246251565e-16;
+    double u2 = ((double)(b >> 11) + 0.5) * 1.1102230246251565e-16;
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+__device__ __forceinline__ unsigned long long fl_key(unsigned long long base, unsigned long long config,
+                                                    unsigned long long round, unsigned long long client) {
+    unsigned long long h = fl_mix(base ^ (config * FL_GOLDEN + FL_M2));
+    h = fl_mix(h ^ (round * FL_GOLDEN + FL_M2));
+    return fl_mix(h ^ (client * FL_GOLDEN + FL_M2));
+}
+"""
+
+_LOCAL_RUNS = r"""
+extern "C" __global__ void fl_local_runs(
+    const double* x, const double* H, long long sH, const double* xo, long long sX,
+    const double* F, long long sF, int noisy, const double* eta, long long sE, const long long* tau, long long sT,
+    const long long* config, const long long* cid, long long sC,
+    unsigned long long base, unsigned long long round0, int tau_max, int adagrad, double v0, double eps,
+    int exact_n, double* delta, double* Nout, long long BM, int M)
+{
+    long long gid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long cm = gid / W;                       // (configuration, client)
+    int i = (int)(gid % W);                       // the coordinate (row) of this thread
+    bool valid = cm < BM, row = valid && i < D;
+    long long c = valid ? cm : BM - 1;            // lanes past the end shuffle with the last client, write nothing
+    long long b = c / M;
+    int m = (int)(c % M), ir = i < D ? i : 0;
+    const double* Hr = H + (sH ? b : 0) * (long long)M * D * D + (long long)m * D * D + ir * D;
+    double h[D], f[D];
+#pragma unroll
+    for (int j = 0; j < D; ++j) h[j] = Hr[j];
+    if (noisy) {
+        const double* Fr = F + (sF ? b : 0) * (long long)M * D * D + (long long)m * D * D + ir * D;
+#pragma unroll
+        for (int j = 0; j < D; ++j) f[j] = Fr[j];
+    }
+    double xi = x[b * D + ir];
+    double xoi = xo[(sX ? b : 0) * (long long)M * D + (long long)m * D + ir];
+    double e = eta[(sE ? b : 0) * M + m];
+    long long tm = tau[(sT ? b : 0) * M + m];
+    unsigned long long cfg = (unsigned long long)config[b];
+    unsigned long long cl = (unsigned long long)cid[(sC ? b : 0) * M + m];
+    double y = xi, v = v0, acc = 0.0;
+    for (int k = 0; k < tau_max; ++k) {
+        double r = row ? y - xoi : 0.0;
+        double g = 0.0;
+#pragma unroll
+        for (int j = 0; j < D; ++j) g += h[j] * __shfl_sync(0xffffffffu, r, j, W);
+        if (noisy) {
+            double z = row ? fl_normal(fl_key(base, cfg, round0 + (unsigned long long)k, cl), (unsigned long long)i) : 0.0;
+            double n = 0.0;
+#pragma unroll
+            for (int j = 0; j < D; ++j) n += f[j] * __shfl_sync(0xffffffffu, z, j, W);
+            g += n;
+        }
+        double P = 1.0;
+        if (adagrad) { v += g * g; P = 1.0 / (sqrt(v) + eps); }
+        if (k < tm) { y = y - e * (P * g); acc += P; }
+    }
+    if (row) {
+        delta[cm * D + i] = xi - y;
+        double nv = exact_n ? e * acc : acc;
+        if (adagrad) Nout[cm * D + i] = nv;
+        else if (i == 0) Nout[cm] = nv;
+    }
+}
+"""
+
+_KERNELS: dict = {}
+
+
+def keyed_normal():
+    """The elementwise kernel ``(raw uint64 h, uint64 n) -> float64 z``: output ``i`` has key hash ``h[i / n]`` and
+    counter ``i % n``."""
+    if "normal" not in _KERNELS:
+        import cupy  # noqa: PLC0415
+
+        _KERNELS["normal"] = cupy.ElementwiseKernel(
+            "raw uint64 h, uint64 n", "float64 z", "z = fl_normal(h[i / n], i % n);", "fltheory_keyed_normal",
+            preamble=_DEVICE_CODE)
+    return _KERNELS["normal"]
+
+
+def _local_runs_kernel(d: int):
+    key = ("local", d)
+    if key not in _KERNELS:
+        import cupy  # noqa: PLC0415
+
+        W = 1 << max(0, (d - 1).bit_length())
+        _KERNELS[key] = (cupy.RawKernel(f"#define D {d}\n#define W {W}\n" + _DEVICE_CODE + _LOCAL_RUNS,
+                                        "fl_local_runs"), W)
+    return _KERNELS[key]
+
+
+def _flat(xp, a, batch, tail):
+    """``a`` (batch axes, then ``tail``) as a C-contiguous array with one batch axis, and 1 when it varies
+    along the batch (0 when one value serves every configuration)."""
+    import cupy  # noqa: PLC0415
+
+    lead = tuple(a.shape[:a.ndim - len(tail)])
+    if int(np.prod(lead)) == 1:
+        return cupy.ascontiguousarray(xp.reshape(a, tail)), 0
+    full = xp.broadcast_to(a, tuple(batch) + tuple(tail))
+    return cupy.ascontiguousarray(xp.reshape(full, (-1,) + tuple(tail))), 1
+
+
+def local_runs(*, xp, x, H, x_opt, factor, eta, tau, tau_max, config, client_ids, batch, M, d, base, round0,
+               adagrad, v0, eps, exact_n):
+    """``(delta, N)`` of one round's local runs for every configuration and client (see the module docstring):
+    ``delta`` ``batch + (M, d)``; ``N`` ``batch + (M, d)`` for AdaGrad, ``batch + (M, 1)`` for SGD."""
+    import cupy  # noqa: PLC0415
+
+    kernel, W = _local_runs_kernel(d)
+    B = int(np.prod(batch)) if batch else 1
+    xf = cupy.ascontiguousarray(xp.reshape(xp.broadcast_to(x, tuple(batch) + (d,)), (B, d)))
+    Hf, sH = _flat(xp, H, batch, (M, d, d))
+    xof, sX = _flat(xp, x_opt, batch, (M, d))
+    Ff, sF = (Hf, 0) if factor is None else _flat(xp, factor, batch, (M, d, d))
+    ef, sE = _flat(xp, eta, batch, (M,))
+    tf, sT = _flat(xp, xp.astype(tau, xp.int64), batch, (M,))
+    cf = cupy.ascontiguousarray(xp.reshape(xp.broadcast_to(xp.astype(config, xp.int64), tuple(batch)), (B,)))
+    idf, sC = _flat(xp, xp.astype(client_ids, xp.int64), batch, (M,))
+    delta = cupy.empty((B, M, d))
+    N = cupy.empty((B, M, d) if adagrad else (B, M))
+    threads = B * M * W
+    block = 256
+    kernel(((threads + block - 1) // block,), (block,),
+           (xf, Hf, np.int64(sH), xof, np.int64(sX), Ff, np.int64(sF), np.int32(factor is not None), ef, np.int64(sE),
+            tf, np.int64(sT), cf, idf, np.int64(sC), np.uint64(base), np.uint64(round0), np.int32(tau_max),
+            np.int32(adagrad), np.float64(v0), np.float64(eps), np.int32(exact_n), delta, N, np.int64(B * M),
+            np.int32(M)))
+    delta = xp.reshape(delta, tuple(batch) + (M, d))
+    N = xp.reshape(N, tuple(batch) + ((M, d) if adagrad else (M, 1)))
+    return delta, N
