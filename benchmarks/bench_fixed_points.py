@@ -53,6 +53,13 @@ def main(argv=None):
     with parallel.threads(1):
         t_cf1, _ = best(lambda: exact.fixed_point(fed, **kw).x, a.repeats, xp=xp)
     t_rho, _ = best(lambda: exact.fixed_point(fed, **kw).spectral_radius, a.repeats, xp=xp)
+    t_arr = None
+    if a.backend == "cupy":   # the array code beside the kernel
+        exact.FUSED_CUDA = False
+        try:
+            t_arr, x_arr = best(lambda: exact.fixed_point(fed, **kw).x, a.repeats, xp=xp)
+        finally:
+            exact.FUSED_CUDA = True
     t_nv, x_nv = best(lambda: naive_fixed_point(fed.H, fed.x_opt, fed.weights, P, eta, a.tau, xp), a.repeats, xp=xp)
     t_it, it = best(lambda: exact.round_map(fed, alpha=1.0, **kw).iterate_to_fixed_point(tol=1e-10), a.repeats, xp=xp)
     rounds = it.iterations
@@ -67,6 +74,9 @@ def main(argv=None):
     print(f"closed form        : {t_cf:7.3f} s -> {a.B / t_cf:12,.0f} fixed points/s "
           f"(with the condition number; {t_rho:.3f} s when the spectral radius is asked for too)")
     print(f"  on one thread    : {t_cf1:7.3f} s -> {a.B / t_cf1:12,.0f} fixed points/s")
+    if t_arr is not None:
+        print(f"  array code       : {t_arr:7.3f} s -> {a.B / t_arr:12,.0f} fixed points/s (CuPy without the kernel; "
+              f"max |diff| {float(xp.max(xp.abs(x_arr - x_cf))):.1e}; {t_arr / t_cf:.1f}x the kernel's time)")
     print(f"naive numpy        : {t_nv:7.3f} s -> {a.B / t_nv:12,.0f} fixed points/s "
           f"(matrix_power + one solve; max |diff| {err_nv:.1e}; {t_nv / t_cf:.1f}x the closed form's time, "
           f"{t_nv / t_cf1:.1f}x on one thread)")

@@ -241,3 +241,28 @@ def test_fused_local_runs_are_the_array_code_on_cupy(monkeypatch, d, client_opt,
     np.testing.assert_allclose(to_numpy(fused.x), to_numpy(plain.x), rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(to_numpy(fused.N), to_numpy(plain.N), rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(to_numpy(fused.x), host.x, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("d", [1, 3, 10, 16])
+@pytest.mark.parametrize("with_p", [False, True])
+def test_fixed_point_kernel_is_the_array_code_on_cupy(monkeypatch, d, with_p):
+    """Theorem 2's closed form by the CuPy kernel (a configuration per group of threads) against the array code
+    on the device and NumPy: distinct federations, per-client tau, a diagonal P, a (2, 3) batch."""
+    if "cupy" not in [p.id for p in __import__("conftest")._backends()]:
+        pytest.skip("no usable GPU")
+    xp = flt.backend.get_backend("cupy")
+    ref = flt.random_quadratic_federation(M=5, d=d, batch=6, kappa=20.0, weights="dirichlet", seed=4)
+    ref = flt.QuadraticFederation(ref.H.reshape(2, 3, 5, d, d), ref.x_opt.reshape(2, 3, 5, d), ref.weights.reshape(2, 3, 5))
+    fed = on_backend(ref, xp)
+    P = np.broadcast_to(np.diag(np.linspace(0.5, 2.0, d)), (2, 3, 5, d, d)).copy() if with_p else None
+    eta = 0.3 / np.linalg.eigvalsh(ref.H)[..., -1] / (2.0 if with_p else 1.0)
+    kw = dict(tau=flt.per_client([1, 2, 5, 3, 8]), precond=None if P is None else xp.asarray(P))
+    got = la_exact.fixed_point(fed, eta=xp.asarray(eta), **kw)
+    monkeypatch.setattr(la_exact, "FUSED_CUDA", False)
+    plain = la_exact.fixed_point(fed, eta=xp.asarray(eta), **kw)
+    host = la_exact.fixed_point(ref, eta=eta, **{**kw, "precond": P})
+    for name in ("x", "residual", "condition"):
+        np.testing.assert_allclose(to_numpy(getattr(got, name)), to_numpy(getattr(plain, name)), rtol=1e-9,
+                                   atol=1e-12, err_msg=name)
+    np.testing.assert_allclose(to_numpy(got.x), host.x, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(to_numpy(got.spectral_radius), to_numpy(plain.spectral_radius), rtol=1e-10)

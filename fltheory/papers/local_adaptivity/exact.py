@@ -456,6 +456,7 @@ def fixed_point(fed: QuadraticFederation, *, eta, tau, precond=None, correction:
     return FixedPoint(x, res, spectral_radius=Deferred(lambda: spectral_radius(R)), condition=cond)
 
 
+FUSED_CUDA = True   # on CuPy, fixed points without correction and with P_i diagonal (or none), d <= 16, by one kernel
 FUSE = 2**16  # numbers of one (chunk, M, d, d) array: fixed_point works through the batch in chunks this size (cache)
 
 
@@ -473,6 +474,17 @@ def _fixed_point_fused(fed, eta, tau, precond, correction):
     if not bshape:
         C, c = _Cc_arrays(fed.weights, fed.x_opt, _round_ops(fed.H, eta, tau, P, xp), correction, xp)
         return (C, c) + _solve_fixed_point(C, c, xp)
+    if FUSED_CUDA and correction == "none" and d <= 16 and "cupy" in xp.__name__:   # pragma: no cover - GPUs
+        diagP = None if P is None else _check_spd(P, xp)
+        if P is None or diagP is not None:
+            from ..._cuda import fixed_points  # noqa: PLC0415
+
+            C, c, x, cond, res = fixed_points(xp=xp, H=fed.H, x_opt=fed.x_opt, weights=fed.weights, diagP=diagP,
+                                              eta=eta, tau=tau, batch=bshape, M=M, d=d)
+            if not bool(xp.all(xp.isfinite(x))):
+                raise ProblemError("sum_i w_i (I - K_i) is singular in some configuration: no unique fixed point "
+                                   "(Theorem 2 needs it invertible)")
+            return C, c, x, cond, res
     H = xp.broadcast_to(fed.H, bshape + (M, d, d))
     xo = xp.broadcast_to(fed.x_opt, bshape + (M, d))
     w = xp.broadcast_to(fed.weights, bshape + (M,))
