@@ -96,3 +96,38 @@ def test_theorem1_constant_alpha_against_exact_moments(seed, alpha):
     r = C.exact.noise_moments(fed, eta=per_client(eta), tau=per_client(tau), alpha=alpha, x0=x_t + 1.0, T=25).mse(x_t)
     bound = B.theorem1_constant_alpha(alpha=alpha, hbar=hbar, Cq=Cq, r0=float(r[0]), T=np.arange(26.0))
     assert np.all(r <= bound * (1 + 1e-9) + 1e-15)
+
+
+def test_theorem1_printed_fails_for_the_best_server_schedule():
+    """(7) with c = 36 read existentially: the greedy schedule is optimal (no schedule found by L-BFGS-B over
+    alpha in [0, 1]^T does better), and it exceeds the bound at r0 / C_q = 1e48 (ratio 1.008, T = 623)."""
+    from scipy.optimize import minimize
+
+    from fltheory.papers.local_adaptivity import bounds as LB
+    from fltheory.papers.local_adaptivity import checks as LC
+
+    k, V, T = 0.7, 0.01, 12
+    greedy = LC._best_schedule_1d(k=k, V=V, r0=1.0, T=T)[T]
+
+    def r_T(alpha):
+        r = 1.0
+        for a in alpha:
+            r = (1 - a * (1 - k)) ** 2 * r + a * a * V
+        return r
+
+    rng = np.random.default_rng(0)
+    best = min(minimize(r_T, rng.uniform(0, 1, T), bounds=[(0.0, 1.0)] * T, method="L-BFGS-B").fun for _ in range(5))
+    assert greedy <= best * (1 + 1e-9)
+    r = LC._best_schedule_1d(k=0.91, V=1e-48, r0=1.0, T=623)[623]
+    bound = float(LB.theorem1_printed(hbar=0.91**2, Cq=1e-48, r0=1.0, T=623, c_T1=36.0))
+    assert r / bound == pytest.approx(1.008066, rel=1e-5)
+
+
+def test_readme_quotes_the_best_schedule_counterexample():
+    """The README's numbers for (7) under the best server schedule are the check's (counterexample and worst)."""
+    from pathlib import Path
+
+    v = verify._REGISTRY["local_adaptivity.theorem1_printed_best_schedule"].run(quick=True)
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert v.status == "violated" and v.counterexample["params"]["T"] == 623
+    assert f"ratio {v.counterexample['ratio']:.3f} at r₀/C_q = 10⁴⁸ (T = 623), {v.worst_ratio:.3f} at 10³⁰⁰" in readme
