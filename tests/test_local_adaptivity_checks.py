@@ -6,6 +6,7 @@ from fltheory import verify
 from fltheory.validation import per_client
 from fltheory.papers.local_adaptivity import bounds as B
 from fltheory.papers.local_adaptivity import checks as C
+from fltheory.papers.local_adaptivity.algorithm import fedopt
 
 CHECKS = verify.registry(["local_adaptivity"])
 
@@ -131,3 +132,19 @@ def test_readme_quotes_the_best_schedule_counterexample():
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert v.status == "violated" and v.counterexample["params"]["T"] == 623
     assert f"ratio {v.counterexample['ratio']:.3f} at r₀/C_q = 10⁴⁸ (T = 623), {v.worst_ratio:.3f} at 10³⁰⁰" in readme
+
+
+def test_adaptive_limits_are_fixed_points_of_the_runs():
+    """The adaptive_bias_shrinks check compares exact limits: a run of FedOpt started at each computed limit stays
+    there (to round-off), and on the tuned two-client federation the uncorrected limit is x* while the corrected
+    one is 1.889e-3 away."""
+    from fltheory.problems import QuadraticFederation
+
+    w1 = 0.4995344616676178
+    fed = QuadraticFederation(np.array([[[1.0]], [[4.0]]]), np.array([[-1.0], [2.0]]), np.array([w1, 1 - w1]))
+    kw = dict(client_opt="adagrad", v0=0.1, eps=0.0, tau=5, eta=0.0025)
+    x0, x1 = C._adaptive_limit(fed, False, **kw), C._adaptive_limit(fed, True, **kw)
+    assert abs(float(x0[0] - fed.x_star[0])) < 1e-13 and abs(float(x1[0] - fed.x_star[0])) == pytest.approx(1.8892e-3, rel=1e-4)
+    for x, corr in ((x0, "none"), (x1, "local")):
+        run = fedopt(fed, x0=x, rounds=50, alpha=1.0, record_every=50, noise=False, correction=corr, **kw)
+        assert np.abs(run.x - x).max() < 1e-12

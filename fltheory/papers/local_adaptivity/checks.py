@@ -37,8 +37,8 @@ Registered checks (name: what is compared, expected verdict)
 * ``sgd_decaying_printed``: violated; ``sgd_decaying_corrected``: holds.
 * ``theorem3_general`` (126), ``theorem3_corrected``: hold along local-AdaGrad runs with local
   correction on a non-convex federation; ``theorem3_printed`` (129): violated.
-* ``adaptive_bias_shrinks``: AdaGrad / Adam clients converge to a biased point that local
-  correction shrinks; holds.
+* ``adaptive_bias_shrinks``: our claim that local correction brings the limit of AdaGrad clients
+  closer to x*, at the exact limits: violated (a two-client federation whose uncorrected limit is x*).
 """
 from __future__ import annotations
 
@@ -680,25 +680,56 @@ register(Check(f"{PAPER}.theorem3_printed", paper=PAPER, statement=B.theorem3_pr
 
 
 # ----------------------------------------------------------------------------- adaptive clients
+def _adaptive_limit(fed, corrected: bool, **kw):
+    """The limit of deterministic FedOpt with adaptive clients (restarted each round): the root of
+    sum_i w_i Delta_i(x) (no correction) or of sum_i w_i N_i^{-1} Delta_i(x) (local or joint correction: N_s^{-1}
+    rescales and leaves the root alone), found from x* by SciPy's root (hybr) to round-off."""
+    from scipy.optimize import root  # noqa: PLC0415
+
+    def terms(x):
+        cu = client_update(fed, x=np.asarray(x, dtype=float), noise=False, **kw)
+        return fed.weights[:, None] * (cu.delta / cu.N if corrected else cu.delta)
+
+    best, starts = None, [fed.x_star]
+    for method, start in (("hybr", 0), ("lm", 0), ("hybr", 1), ("lm", 1)):
+        if start == len(starts):   # from x* the solver stalled: start from where 3000 rounds of the method end
+            starts.append(fedopt(fed, x0=fed.x_star, rounds=3000, alpha=1.0, record_every=3000, noise=False,
+                                 correction="local" if corrected else "none", **kw).x)
+        x = root(lambda z: terms(z).sum(axis=0), starts[start], method=method, tol=1e-15).x
+        t = terms(x)   # the residual against the size of its terms: round-off is ~1e-16 of them
+        rel = float(np.abs(t.sum(axis=0)).max() / max(np.abs(t).max(), 1e-300))
+        best = (rel, x) if best is None or rel < best[0] else best
+        if rel <= 1e-12:
+            return x
+    raise RuntimeError(f"adaptive limit not found to round-off (relative residual {best[0]:.1e})")
+
+
 def _adaptive_bias(quick, seed):
-    """Deterministic local AdaGrad / Adam: ||x^ - x*|| (local correction) <= ||x~ - x*|| (none)."""
+    """||x^ - x*|| (local correction) against ||x~ - x*|| (none) at the exact limits of deterministic local AdaGrad
+    (v0 = 0.1): random federations, and the two-client federation whose weight w_1 puts the uncorrected limit on
+    x*.  Adam is left out: its nearly sign-like first steps leave some instances without a fixed point of the
+    uncorrected round map (the run oscillates), so "its limit" is not defined there."""
+    w1 = 0.4995344616676178
+    tuned = QuadraticFederation(np.array([[[1.0]], [[4.0]]]), np.array([[-1.0], [2.0]]), np.array([w1, 1 - w1]))
+    cases = [("tuned", tuned, "adagrad", 0.0025, 5)]
     for j in range(_n(quick, 2, 8)):
         s = seed * 1000 + j
         fed, _, _, _ = instance(s, precond="identity")
         rng = np.random.default_rng(s)
-        opt = ("adagrad", "adam")[j % 2]
-        eta = float(rng.uniform(0.005, 0.02)) / float(fed.L)
-        tau = int(rng.integers(2, 8))
-        kw = dict(client_opt=opt, v0=0.1 if opt == "adagrad" else 0.0, eps=0.0 if opt == "adagrad" else 1e-7,
-                  tau=tau, eta=eta, x0=np.zeros(fed.d), noise=False)
-        rounds = 3000 if quick else 6000
-        xt = fedopt(fed, rounds=rounds, alpha=1.0, record_every=rounds, **kw).x
-        xh = fedopt(fed, rounds=rounds, alpha=1.0, correction="joint", record_every=rounds, **kw).x
-        b0, b1 = _norm(xt - fed.x_star), _norm(xh - fed.x_star)
-        yield Sample(b1, b0, {"instance_seed": s, "client_opt": opt, "eta": eta, "tau": tau, "rounds": rounds},
-                     seed=s, size=fed.M * fed.d)
+        cases.append((s, fed, "adagrad", float(rng.uniform(0.005, 0.02)) / float(fed.L), int(rng.integers(2, 8))))
+    for label, fed, opt, eta, tau in cases:
+        kw = dict(client_opt=opt, v0=0.1, eps=0.0, tau=tau, eta=eta)
+        b0 = _norm(_adaptive_limit(fed, False, **kw) - fed.x_star)
+        b1 = _norm(_adaptive_limit(fed, True, **kw) - fed.x_star)
+        yield Sample(b1, b0, {"instance": label, "client_opt": opt, "eta": eta, "tau": tau},
+                     seed=label if isinstance(label, int) else None, size=fed.M * fed.d)
 
 
 register(Check(f"{PAPER}.adaptive_bias_shrinks", paper=PAPER, statement=None, relation="<=",
-               sampler=_adaptive_bias, variant="corrected",
-               description="AdaGrad / Adam clients: the corrected limit is closer to x* than the biased one ((11) and the paper's Section 5.4)"))
+               sampler=_adaptive_bias, variant="corrected", expected="violated", atol=1e-13,
+               description="our claim that with AdaGrad clients the corrected limit is closer to x* than the "
+                           "uncorrected one, at the exact limits (roots of the round maps): false -- two clients "
+                           "(H = 1, 4; x* = -1, 2) with w_1 tuned so the uncorrected limit is x* itself",
+               still_stands="with the exact N the corrected bias is O(eta) while the uncorrected one does not vanish "
+                            "as eta -> 0 (corrected_bias_first_order, nonvanishing_bias); at a fixed eta either limit "
+                            "can be the closer one"))
