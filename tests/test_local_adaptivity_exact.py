@@ -339,3 +339,18 @@ def test_rescaling_data_sizes_changes_nothing(inst, c):
     for corr in exact.CORRECTIONS:
         np.testing.assert_allclose(exact.fixed_point(b, eta=per_client(eta), tau=per_client(tau), precond=P, correction=corr).x,
                                    exact.fixed_point(a, eta=per_client(eta), tau=per_client(tau), precond=P, correction=corr).x, rtol=1e-12, atol=1e-12)
+
+
+def test_small_eta_limit_refuses_a_singular_weighted_sum():
+    """(8) needs sum_i w_i gamma_i tau_i P_i H_i invertible: a singular sum is a named ProblemError, and the fixed
+    point runs off like 1/eta there (eta ||x~|| stays at 0.3534)."""
+    from fltheory.problems import ProblemError
+
+    H = np.array([[[5.0, -2.0], [-2.0, 1.0]], [[1.0, -2.0], [-2.0, 5.0]]])
+    P = np.array([np.diag([1 / 3, 3.0]), np.eye(2)])
+    fed = flt.QuadraticFederation(H, np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([0.5, 0.5]))
+    with pytest.raises(ProblemError, match="needs it invertible"):
+        exact.small_eta_limit(fed, tau=3, precond=P)
+    for eta in (1e-4, 1e-5, 1e-6):   # eta ||x~|| -> sqrt(2) / 4 (x~ ~ -0.25 / eta (1, 1)), not 0
+        fp = exact.fixed_point(fed, eta=eta, tau=3, precond=P)
+        assert bool(fp.converges) and eta * np.linalg.norm(fp.x) == pytest.approx(2**0.5 / 4, rel=2e-3)

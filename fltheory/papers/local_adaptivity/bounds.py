@@ -364,7 +364,12 @@ def theorem2_fixed_point_scalar(M: int = 3) -> Statement:
 
 def theorem2_limit_scalar(M: int = 3) -> Statement:
     r"""Theorem 2 limit (8) for d = 1: with eta_i = gamma_i eta, eta -> 0,
-    :math:`\tilde x\to\sum_iw_i\gamma_i\tau_iP_iH_ix_i^*/\sum_iw_i\gamma_i\tau_iP_iH_i` (generically != x*)."""
+    :math:`\tilde x\to\sum_iw_i\gamma_i\tau_iP_iH_ix_i^*/\sum_iw_i\gamma_i\tau_iP_iH_i` (generically != x*).
+
+    In d dimensions (8) needs :math:`\sum_iw_i\gamma_i\tau_iP_iH_i` invertible, which the paper does not say: a
+    sum of products of SPD matrices can be singular, and then the fixed point runs off like :math:`1/\eta` (check
+    ``limit8_singular``; ``exact.small_eta_limit`` refuses such a sum).  Here, d = 1 with positive parameters, the
+    sum is positive and the condition always holds."""
     c = _clients(M, ("w", "gamma", "tau", "P", "H", "xs"))
     wts = [w * g * t * p * h for w, g, t, p, h in zip(c["w"], c["gamma"], c["tau"], c["P"], c["H"])]
     expr = sum(a * xs for a, xs in zip(wts, c["xs"])) / sum(wts)

@@ -195,6 +195,27 @@ register(Check(f"{PAPER}.limit8", paper=PAPER, statement=B.theorem2_limit, relat
                sampler=_limit8, description="Theorem 2 (8): x~(eps*eta) -> lim as eps -> 0 (eps = 1e-8, 1e-5 relative)"))
 
 
+def _limit8_singular(quick, seed):
+    """(8) without its unstated hypothesis: two clients with sum_i w_i gamma_i tau_i P_i H_i singular, FedOpt still
+    converges for each small eta, and eta ||x~(eta)|| tends to a constant (the fixed point runs off like 1/eta)
+    instead of 0: value eta ||x~(eta)|| at eta = 1e-4 (1e-5 too in the full run), identity with 0."""
+    H = np.array([[[5.0, -2.0], [-2.0, 1.0]], [[1.0, -2.0], [-2.0, 5.0]]])
+    P = np.array([np.diag([1 / 3, 3.0]), np.eye(2)])
+    fed = QuadraticFederation(H, np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([0.5, 0.5]))
+    for eta in ((1e-4,) if quick else (1e-4, 1e-5)):
+        fp = exact.fixed_point(fed, eta=eta, tau=3, precond=P)
+        yield Sample(eta * _norm(fp.x), 0.0, {"instance": "singular sum", "eta": eta, "tau": 3,
+                                               "converges": bool(fp.converges)}, seed=None, size=eta)
+
+
+register(Check(f"{PAPER}.limit8_singular", paper=PAPER, statement=B.theorem2_limit, relation="==", atol=1e-3,
+               rtol=0.0, sampler=_limit8_singular, expected="violated", falsifies="theorem",
+               description="Theorem 2 (8) silently needs sum_i w_i gamma_i tau_i P_i H_i invertible: H_1 = [[5, -2], "
+                           "[-2, 1]], H_2 = [[1, -2], [-2, 5]], P_1 = diag(1/3, 3), P_2 = I, w = (1/2, 1/2), tau = 3, "
+                           "x_1* = (1, 0), x_2* = (0, 1): FedOpt converges for every small eta but x~ ~ -0.25/eta (1, 1)",
+               still_stands="(8) holds when the sum is invertible (limit8); small_eta_limit refuses a singular sum"))
+
+
 def _nonvanishing_bias(quick, seed):
     """The uncorrected bias stays at ||lim - x*|| > 0 as eta -> 0 (value), >= half of it (bound)."""
     for s, fed, P, eta, tau in _hetero_instances(seed, _n(quick, 6, 30)):

@@ -607,7 +607,24 @@ def small_eta_limit(fed: QuadraticFederation, *, tau, gamma=1.0, precond=None, c
     A = xp.sum(Wt, axis=-3)
     b = (xp.einsum("...mij,...mj->...i", Wt, fed.x_opt) if xp is np
          else xp.sum(matvec(Wt, fed.x_opt), axis=-2))
-    return xp.linalg.solve(A, b[..., None])[..., 0]
+    try:
+        x = xp.linalg.solve(A, b[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        x = None
+    if x is None or not bool(xp.all(xp.isfinite(x))) or bool(xp.any(_cond1(A, xp) > COND_LIMIT)):
+        raise ProblemError("sum_i w_i gamma_i tau_i P_i H_i is singular (or nearly: condition number past "
+                           f"{COND_LIMIT:.0e}) in some configuration: (8) needs it invertible; without it the fixed "
+                           "point x~ does not converge as eta -> 0 (it runs off like 1/eta)")
+    return x
+
+
+def _cond1(A, xp):
+    """The 1-norm condition number of each matrix of a batch (inf for a singular one)."""
+    try:
+        Ainv = xp.linalg.inv(A)
+    except np.linalg.LinAlgError:
+        return xp.full(A.shape[:-2], xp.inf)
+    return xp.max(xp.sum(xp.abs(A), axis=-2), axis=-1) * xp.max(xp.sum(xp.abs(Ainv), axis=-2), axis=-1)
 
 
 def first_order_bias(fed: QuadraticFederation, *, eta, tau, precond=None, correction: str = "local"):
