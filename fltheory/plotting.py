@@ -1,6 +1,9 @@
 """Figures: statements against the quantities they bound, bias against eta, sweeps.
 
-matplotlib is an optional extra (``pip install 'fltheory[plot]'``); it is imported here only.
+matplotlib is an optional extra (``pip install 'fltheory[plot]'``); it is imported here only.  The helpers
+build :class:`matplotlib.figure.Figure` objects directly, never through ``pyplot``: they leave the session's
+backend and pyplot's list of open figures alone, write a file when given a ``path`` and otherwise return the
+Figure, which a notebook shows when it is a cell's last value (or ``display(fig)``).
 """
 from __future__ import annotations
 
@@ -20,13 +23,12 @@ RATIO_FLOOR = 1e-12  # ratios below it (exact zeros included) are drawn at the l
 RATIO_CEIL = 1e6  # ratios above it (infinite ones included) are drawn at the right edge, the worst one labelled
 
 
-def _plt():
-    import matplotlib  # noqa: PLC0415
+def _figure(figsize):
+    """A new Figure and its Axes, outside pyplot (no backend is chosen or changed)."""
+    from matplotlib.figure import Figure  # noqa: PLC0415
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
-    return plt
+    fig = Figure(figsize=figsize)
+    return fig, fig.subplots()
 
 
 def paper_title(paper: str, width: int = 200, *, short: bool = False) -> str:
@@ -85,14 +87,13 @@ def verdict_figure(verdicts, path: str | Path | None = None, *, title: str | Non
     """
     from matplotlib.lines import Line2D  # noqa: PLC0415
 
-    plt = _plt()
     vs = [v for v in verdicts if len(getattr(v, "values", ())) or getattr(v, "ratios", None)]
     rows = [(v, _ratios(v)) for v in vs]
     finite = np.concatenate([r[np.isfinite(r) & (r >= RATIO_FLOOR)] for _, r in rows] + [np.array([1.0])])
     lo = max(RATIO_FLOOR, 10 ** np.floor(np.log10(finite.min())) / 3)
     hi = min(RATIO_CEIL, max(10.0, 10 ** np.ceil(np.log10(finite.max())) * 3))
     n = max(len(rows), 1)
-    fig, ax = plt.subplots(figsize=(10, 1.9 + 0.27 * n))
+    fig, ax = _figure((10, 1.9 + 0.27 * n))
     ax.axvspan(1.0, hi, color="tab:red", alpha=0.06, lw=0)
     ax.axvline(1.0, color="k", lw=1, ls="--")
     for i, (v, r) in enumerate(rows):
@@ -138,23 +139,21 @@ def verdict_figure(verdicts, path: str | Path | None = None, *, title: str | Non
     fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=7, frameon=False)
     fig.subplots_adjust(left=0.36, right=0.98, top=1 - (0.35 + 0.16 * head.count("\n")) / inch - 0.3 / inch,
                         bottom=1.05 / inch)
-    return _finish(plt, fig, path)
+    return _finish(fig, path)
 
 
-def _finish(plt, fig, path, **savefig):
+def _finish(fig, path, **savefig):
     if path is None:
         return fig
     fig.savefig(path, dpi=100, **savefig)
-    plt.close(fig)
     return path
 
 
 def summary_figure(verdicts, path: str | Path | None = None):
     """Every paper at a glance: how many of its checks hold, are tight or are violated, and how many
     verdicts differ from the expected one.  Returns ``path``, or the open figure when it is None."""
-    plt = _plt()
     papers = list(dict.fromkeys(v.paper for v in verdicts))
-    fig, ax = plt.subplots(figsize=(10, 1.4 + 0.45 * max(len(papers), 1)))
+    fig, ax = _figure((10, 1.4 + 0.45 * max(len(papers), 1)))
     left = np.zeros(len(papers))
     for status in _COLORS:
         k = np.array([sum(v.paper == p and v.status == status for v in verdicts) for p in papers], float)
@@ -175,7 +174,7 @@ def summary_figure(verdicts, path: str | Path | None = None):
     ax.set_title(f"Every statement checked: {n_ok}/{len(verdicts)} verdicts as expected", fontsize=9)
     ax.legend(title="verdict", loc="lower center", bbox_to_anchor=(0.5, 1.12), ncol=3, fontsize=7,
               title_fontsize=7, frameon=False)
-    return _finish(plt, fig, path, bbox_inches="tight")
+    return _finish(fig, path, bbox_inches="tight")
 
 
 def verdict_figures(verdicts, folder: str | Path) -> list:
@@ -210,13 +209,13 @@ def _check_ax(ax, *methods):
 
 
 def bias_vs_eta_figure(etas, curves: dict, path: str | Path | None = None, ax=None, title: str = ""):
-    """Bias against eta on log axes, one curve per label, with fitted slopes in the legend."""
+    """Bias against eta on log axes, one curve per label, with fitted slopes in the legend.  Draws on ``ax`` when
+    given, else on a new Figure; returns ``path`` when given, else the Figure."""
     V.instance(curves, "curves", dict, "dict {label: bias per eta}")
     _check_ax(ax, "loglog", "set_xlabel", "set_ylabel")
-    plt = _plt()
     own = ax is None
     if own:
-        fig, ax = plt.subplots(figsize=(5.5, 4.0))
+        fig, ax = _figure((5.5, 4.0))
     for label, ys in curves.items():
         ys = np.asarray(ys, float)
         ax.loglog(etas, ys, "o-", ms=3, label=f"{label} (slope {loglog_slope(etas, ys):.2f})")
@@ -225,10 +224,10 @@ def bias_vs_eta_figure(etas, curves: dict, path: str | Path | None = None, ax=No
     if title:
         ax.set_title(title, fontsize=9)
     _legend(ax, own)
-    if own and path is not None:
-        fig.savefig(path, dpi=110, bbox_inches="tight")
-        plt.close(fig)
-    return ax
+    if path is not None:
+        ax.figure.savefig(path, dpi=110, bbox_inches="tight")
+        return path
+    return ax.figure
 
 
 def _legend(ax, own: bool, **kw):
@@ -244,7 +243,8 @@ def alpha_vs_delta_figure(comparison, *, curves: dict | None = None, empirical=N
     alpha of a quadratic instance (``feddelavg.exact.alpha_comparison``), as functions of Delta.
 
     ``curves``: extra ``{label: alpha per Delta}`` (e.g. alpha* with other constants);
-    ``empirical``: ``(Deltas, alphas)`` of an empirical sweep, drawn as black diamonds.
+    ``empirical``: ``(Deltas, alphas)`` of an empirical sweep, drawn as black diamonds.  Draws on ``ax`` when
+    given, else on a new Figure; returns ``path`` when given, else the Figure.
     """
     missing = [a for a in ("Delta", "alpha_bound", "alpha_gap", "alpha_rate") if not hasattr(comparison, a)]
     if missing:
@@ -253,10 +253,9 @@ def alpha_vs_delta_figure(comparison, *, curves: dict | None = None, empirical=N
     if curves is not None:
         V.instance(curves, "curves", dict, "dict {label: alpha per Delta}")
     _check_ax(ax, "plot", "set_xlabel", "set_ylabel")
-    plt = _plt()
     own = ax is None
     if own:
-        fig, ax = plt.subplots(figsize=(7, 4.2))
+        fig, ax = _figure((7, 4.2))
     D = np.asarray(comparison.Delta)
     flat = lambda a: np.asarray(a, float).reshape(D.size, -1)[:, 0]  # noqa: E731 - first configuration
     if comparison.alpha_bound is not None:
@@ -273,7 +272,7 @@ def alpha_vs_delta_figure(comparison, *, curves: dict | None = None, empirical=N
     _legend(ax, own)
     if title:
         ax.set_title(title, fontsize=9)
-    if own and path is not None:
-        fig.savefig(path, dpi=110, bbox_inches="tight")
-        plt.close(fig)
-    return ax
+    if path is not None:
+        ax.figure.savefig(path, dpi=110, bbox_inches="tight")
+        return path
+    return ax.figure

@@ -166,27 +166,51 @@ def _legend_hides_no_point(ax):
 
 def test_bias_and_alpha_figures_have_labelled_axes_and_a_legend_that_hides_no_data():
     pytest.importorskip("matplotlib")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     from fltheory import problems
     from fltheory.papers.feddelavg import exact as fd_exact
 
     etas = np.logspace(-3, -1, 5)
-    ax = plotting.bias_vs_eta_figure(etas, {"a": etas, "b": 2 * etas ** 2, "flat": np.full(5, 0.3)},
-                                     title="bias against the learning rate")
-    try:
-        assert ax.get_xlabel() and ax.get_ylabel()
-        _legend_hides_no_point(ax)
-    finally:
-        plt.close(ax.figure)
+    fig = plotting.bias_vs_eta_figure(etas, {"a": etas, "b": 2 * etas ** 2, "flat": np.full(5, 0.3)},
+                                      title="bias against the learning rate")
+    assert isinstance(fig, Figure)
+    ax = fig.axes[0]
+    assert ax.get_xlabel() and ax.get_ylabel()
+    _legend_hides_no_point(ax)
     q = problems.random_quadratic_federation(M=3, d=2, kappa=5, seed=0)
     cmp = fd_exact.alpha_comparison(q, eta=0.1 / float(q.L), tau=4, Deltas=np.arange(5))
-    ax = plotting.alpha_vs_delta_figure(cmp, title="which weight against the delay")
+    fig = plotting.alpha_vs_delta_figure(cmp, title="which weight against the delay")
+    assert isinstance(fig, Figure)
+    ax = fig.axes[0]
+    assert ax.get_xlabel() and ax.get_ylabel()
+    _legend_hides_no_point(ax)
+
+
+def test_figures_leave_the_users_backend_and_pyplot_alone(tmp_path):
+    """A package helper neither switches matplotlib's backend (an inline notebook stays inline) nor adds figures
+    to pyplot's list: it returns a Figure, or writes the file it is given."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+
+    old = matplotlib.get_backend()
+    plt.switch_backend("svg")   # a backend that is not Agg, as an inline or GUI session has
     try:
-        assert ax.get_xlabel() and ax.get_ylabel()
-        _legend_hides_no_point(ax)
+        before = plt.get_fignums()
+        etas = np.logspace(-3, -1, 4)
+        fig = plotting.bias_vs_eta_figure(etas, {"a": etas})
+        path = plotting.bias_vs_eta_figure(etas, {"a": etas}, tmp_path / "b.png")
+        v = verify.Verdict(check="p.c", paper="p", statement="c", variant="printed", relation="<=", status="holds",
+                           expected="holds", instances=2, worst_ratio=0.5, metric="value/bound", values=[1.0, 2.0],
+                           bounds=[4.0, 4.0], ratios=[0.25, 0.5])
+        page = plotting.verdict_figure([v])
+        assert isinstance(fig, Figure) and isinstance(page, Figure) and path.exists()
+        assert matplotlib.get_backend().lower() == "svg"
+        assert plt.get_fignums() == before
     finally:
-        plt.close(ax.figure)
+        plt.switch_backend(old)
 
 
 # ----------------------------------------------------------------------------- rebuilding counterexamples
