@@ -48,7 +48,7 @@ import numpy as np
 from .validation import InputError
 
 __all__ = ["Sample", "Verdict", "Check", "register", "registry", "run", "Report", "PAPERS", "rebuild", "Rebuilt",
-           "strict_json", "register_paper", "unregister_paper", "all_papers", "Paper"]
+           "strict_json"]
 
 PAPERS = ("local_adaptivity", "feddelavg", "tdma", "afl_dga", "defedavg")
 STATUSES = ("holds", "tight", "violated")
@@ -275,6 +275,7 @@ class Paper:
 
 
 _USER_PAPERS: dict[str, Paper] = {}
+__all__ += ["Paper", "register_paper", "unregister_paper", "all_papers"]
 ENTRY_POINT_GROUP = "fltheory.papers"
 
 
