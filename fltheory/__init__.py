@@ -15,10 +15,11 @@ from .linear import AffineMap, FixedPoint, Moments, companion  # noqa: E402
 from .problems import QuadraticFederation, random_quadratic_federation  # noqa: E402
 from .schedules import Schedule  # noqa: E402
 from .validation import FLTheoryError, InputError, InputTypeError, per_client, per_configuration  # noqa: E402
-from .symbolic import Condition, ConditionError, Evaluation, Statement, StatementError, statement, statements  # noqa: E402
+from .symbolic import (Condition, ConditionError, Evaluation, GridSizeError, Statement, StatementError, statement,  # noqa: E402
+                       statements)
 
 __all__ = [
-    "AffineMap", "Condition", "ConditionError", "Evaluation", "FLTheoryError", "FixedPoint", "InputError", "InputTypeError", "Moments", "QuadraticFederation", "Schedule",
+    "AffineMap", "Condition", "ConditionError", "Evaluation", "FLTheoryError", "FixedPoint", "GridSizeError", "InputError", "InputTypeError", "Moments", "QuadraticFederation", "Schedule",
     "Statement", "StatementError", "backend", "companion", "delayed", "linear", "papers", "parallel", "per_client",
     "per_configuration", "problems", "random_quadratic_federation", "schedules", "statement", "statements", "symbolic",
     "validation", "verify",

@@ -264,7 +264,8 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     v = sub.add_parser("verify", help="run every registered check and write a report")
     v.add_argument("--quick", action="store_true", help="fewer instances per check (a first look)")
-    v.add_argument("--paper", action="append", choices=_verify.PAPERS, help="restrict to a paper (repeatable)")
+    v.add_argument("--paper", action="append", choices=_verify.all_papers(),
+                   help="restrict to a paper (repeatable; your own too, see verify.register_paper)")
     v.add_argument("--only", help="run only checks whose name contains this text")
     v.add_argument("--seed", type=int, default=0)
     v.add_argument("--out", type=Path, default=Path("fltheory-report"),

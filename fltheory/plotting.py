@@ -32,15 +32,19 @@ def _figure(figsize):
 
 
 def paper_title(paper: str, width: int = 200, *, short: bool = False) -> str:
-    """The paper's authors and title, as its package docstring opens (the slug when there is none);
+    """The paper's authors and title, as its package docstring opens, or the title given to
+    ``verify.register_paper`` (the slug when there is none);
     ``short``: the quoted title alone."""
     import importlib  # noqa: PLC0415
     import re  # noqa: PLC0415
 
-    try:
+    from .verify import PAPERS, paper_title as _registered_title  # noqa: PLC0415
+
+    doc = ""
+    if paper in PAPERS:
         doc = importlib.import_module(f"fltheory.papers.{paper}").__doc__ or ""
-    except ImportError:
-        doc = ""
+    elif _registered_title(paper):   # a paper of the user's own (verify.register_paper)
+        doc = _registered_title(paper)
     head = " ".join(doc.strip().split("\n\n", 1)[0].split())
     head = re.sub(r"^Paper\s+\d+\s*[-\u2014\u2013:]+\s*", "", head)  # no internal numbering
     if short:

@@ -15,7 +15,9 @@ Method
 fastest), cuts it into chunks of ``chunk`` configurations, calls ``fn`` once per chunk with
 each axis as a 1-D array of that chunk's values (plus the fixed keyword arguments), and puts the
 pieces back in the grid's shape.  With ``client=`` (a ``dask.distributed.Client``) the chunks run
-as tasks on the cluster; otherwise they run here, one after the other.
+as tasks on the cluster; otherwise they run here, one after the other.  Each sweep scatters its
+grid under keys of its own (never the axis names) and releases them when it returns, so one client
+serves any number of sweeps, one after the other or at once from several threads.
 
 Randomness keyed by the configuration (the package's :class:`~fltheory.backend.KeyedStream`
 keys noise by ``(seed, configuration, round, client)``) must see the GLOBAL configuration index,
@@ -110,6 +112,10 @@ def _run_chunk(fn, params, fixed, index_name, start, stop):
     return fn(**kw, **fixed)
 
 
+def _run_remote_chunk(fn, names, arrays, fixed, index_name, start, stop):
+    return _run_chunk(fn, dict(zip(names, arrays)), fixed, index_name, start, stop)
+
+
 def _leaves(out):
     """The arrays of one chunk's output, as a structure tag and a list."""
     if isinstance(out, tuple):
@@ -159,9 +165,17 @@ def sweep(fn: Callable[..., Any], grid: Mapping[str, Any], *, chunk: int | None 
     else:
         if not (hasattr(client, "scatter") and hasattr(client, "submit") and hasattr(client, "gather")):
             raise V.InputTypeError(f"client must be a dask.distributed.Client; got {V.shown(client)}")
-        shared = client.scatter(params, broadcast=True)
-        futures = [client.submit(_run_chunk, fn, shared, fixed, index, a, b, pure=False) for a, b in bounds]
-        outs = client.gather(futures)
+        # Scatter the axes as a list under keys of this sweep's own (hash=False: a fresh uuid per array).
+        # A dict would be stored under its keys ('eta'), shared by every sweep on the cluster: a second
+        # sweep found its data released, and two sweeps at once read each other's values.
+        names = tuple(params)
+        shared = client.scatter([params[name] for name in names], broadcast=True, hash=False)
+        futures = [client.submit(_run_remote_chunk, fn, names, shared, fixed, index, a, b, pure=False)
+                   for a, b in bounds]
+        try:
+            outs = client.gather(futures)
+        finally:
+            client.cancel(futures + list(shared))
     kind, first = _leaves(outs[0])
     pieces = [_leaves(o)[1] for o in outs]
     for (k, leaves), (a, b) in zip((_leaves(o) for o in outs), bounds):

@@ -8,7 +8,8 @@ the reason) and whether it is tight.  The same object
 * renders LaTeX (:meth:`Statement.latex`),
 * evaluates exactly on Python/SymPy numbers (:meth:`Statement.evaluate`), and
 * evaluates fast on NumPy or CuPy arrays, broadcasting, with a cached ``lambdify``
-  (:meth:`Statement.__call__`, :meth:`Statement.grid`): array type in, array type out.
+  (:meth:`Statement.__call__`, which pairs equal-length arrays, and :meth:`Statement.grid` with
+  ``outer=True``, every combination of its axes): array type in, array type out.
 
 Evaluating where a condition fails raises :class:`ConditionError` naming the condition, never a
 silent number; ``mask=True`` (or :meth:`Statement.holds`) returns where the conditions hold
@@ -45,9 +46,10 @@ from sympy.printing.latex import LatexPrinter
 
 from .backend import is_array, namespace, to_numpy
 from .parallel import num_threads, run_parts
-from .validation import InputError, InputTypeError, shown
+from .validation import InputError, InputTypeError, integer as _integer, shown
 
-__all__ = ["Statement", "Condition", "ConditionError", "StatementError", "Evaluation", "statement", "statements"]
+__all__ = ["Statement", "Condition", "ConditionError", "StatementError", "GridSizeError", "GRID_POINTS_LIMIT",
+           "Evaluation", "statement", "statements"]
 
 _RELATIONS = {"<=": r"\le", ">=": r"\ge", "==": "=", "<": "<", ">": ">"}
 
@@ -58,6 +60,13 @@ class StatementError(InputError):
 
 class ConditionError(InputError):
     """A statement evaluated where one of its conditions fails."""
+
+
+class GridSizeError(StatementError):
+    """An outer-product grid (:meth:`Statement.grid`) with more points than its budget."""
+
+
+GRID_POINTS_LIMIT = 10**7  # Statement.grid refuses outer products of more points than this unless max_points= says so
 
 
 class Evaluation(NamedTuple):
@@ -328,6 +337,17 @@ class Statement:
     tight : True when the bound is attained on the stated class, False when not, None if unknown.
     corrects : for a corrected statement, the name of the printed one it stands beside.
     latex_names : LaTeX for symbols whose names SymPy would not render well.
+
+    Evaluating
+    ----------
+    * ``st(**values)`` -- the usual call: arrays broadcast as NumPy's do, so equal-length 1-D
+      arrays are PAIRED (``st(eta=etas, L=Ls)`` gives ``len(etas)`` values, one per ``(etas[i], Ls[i])``);
+      shape them (``etas[:, None]``, ``Ls[None, :]``) for a table.  ``mask=True`` returns where the
+      conditions hold instead of raising.
+    * ``st.grid(outer=True, **axes)`` -- every combination of 1-D axes (the outer product: 40 values on
+      each of three axes are 64,000 points); refused with :class:`GridSizeError` past
+      :data:`GRID_POINTS_LIMIT` points unless ``max_points=`` allows more.
+    * ``st.evaluate(**numbers)`` -- one point, exactly, in SymPy.
     """
 
     name: str
@@ -646,8 +666,18 @@ class Statement:
             self._cache[key] = parts
         return self._cache[key]
 
-    def grid(self, *, mask: bool = False, **axes):
-        """Evaluate on the outer product of 1-D ``axes`` (``indexing='ij'``); scalars stay scalars.
+    def grid(self, *, outer: bool | None = None, mask: bool = False, max_points: int | None = None, **axes):
+        """Evaluate on the OUTER PRODUCT of 1-D ``axes`` (``indexing='ij'``); scalars stay scalars.
+
+        ``outer=True`` says so explicitly: three axes of 40 values are 40 x 40 x 40 = 64,000 points.
+        To evaluate paired values (``eta[i]`` with ``L[i]``), call the statement itself:
+        ``st(eta=etas, L=Ls)`` broadcasts.  ``outer=False`` is that paired call.  Omitting ``outer``
+        still evaluates the outer product but warns (``DeprecationWarning``): a later release will
+        require it.
+
+        A grid of more than ``max_points`` points (default :data:`GRID_POINTS_LIMIT`, ten million)
+        is refused before anything is computed with :class:`GridSizeError`, which names the axes
+        and the point count; pass ``max_points=`` to allow a larger one (memory is still checked).
 
         Returns an array of shape ``(len(axis_1), len(axis_2), ...)`` over the array-valued axes,
         in the order they were given; with ``mask=True`` an :class:`Evaluation` whose ``holds``
@@ -657,9 +687,23 @@ class Statement:
         >>> eta, L = sp.symbols("eta L", positive=True)
         >>> st = Statement("demo", lhs=r"\\rho", relation="<=", expr=1 - eta * L / 2,
         ...                conditions=[Condition(eta * L <= 1, "eta <= 1/L")])
-        >>> st.grid(eta=np.array([0.25, 1.0]), L=np.array([1.0, 2.0]), mask=True).holds.tolist()
+        >>> st.grid(eta=np.array([0.25, 1.0]), L=np.array([1.0, 2.0]), outer=True, mask=True).holds.tolist()
         [[True, True], [True, False]]
+        >>> st(eta=np.array([0.25, 0.5]), L=np.array([1.0, 2.0])).tolist()       # paired: (0.25, 1), (0.5, 2)
+        [0.875, 0.5]
         """
+        from .validation import flag as _flag  # noqa: PLC0415
+
+        if outer is None:
+            import warnings  # noqa: PLC0415
+
+            warnings.warn(f"{self.name}: grid() evaluates the outer product of its axes; pass outer=True to say so "
+                          f"(a later release will require it), or call the statement, {self.name}(...), to "
+                          f"evaluate paired values", DeprecationWarning, stacklevel=2)
+            outer = True
+        _flag(outer, "outer")
+        if not outer:
+            return self(mask=mask, **axes)
         self._check_names(axes)
         try:
             xp = namespace(*axes.values())
@@ -670,6 +714,17 @@ class Statement:
             if np.ndim(axes[name]) != 1:
                 raise StatementError(f"{self.name}: grid axis {name} must be a scalar or 1-D; got shape "
                                      f"{tuple(np.shape(axes[name]))} (call the statement to broadcast arrays)")
+        budget = GRID_POINTS_LIMIT if max_points is None else _integer(max_points, "max_points", low=1, high=2**62)
+        sizes = {k: int(np.size(axes[k])) for k in arr_names}
+        points = math.prod(sizes.values())
+        if points > budget:
+            raise GridSizeError(f"{self.name}: the outer product of "
+                                + " x ".join(f"{k} ({n:,})" for k, n in sizes.items())
+                                + f" has {points:,} points, over the budget of {budget:,}; pass max_points= to "
+                                f"allow it, or call the statement on paired arrays ({self.name}(...) broadcasts)")
+        from .validation import check_size as _check_size  # noqa: PLC0415
+
+        _check_size(points, f"{self.name}: the grid", xp=xp, hint="call the statement on paired arrays instead")
         k = len(arr_names)
         vals = {}
         for name, v in axes.items():

@@ -18,6 +18,11 @@ returns a :class:`Report` that renders a table and writes Markdown, strict JSON 
 numbers written as the strings ``"inf"``, ``"-inf"``, ``"nan"``) and figures.  A counterexample
 of the report is rebuilt by :func:`rebuild` from its check name, parameters and seed.
 
+Besides the five papers of ``PAPERS``, a user's own checks run the same way: name a paper with
+:func:`register_paper` (or an installed ``fltheory.papers`` entry point), register its
+``Check(..., paper=slug)`` objects, and ``run``, ``fltheory verify``, the report, its figures and
+``rebuild`` serve it like the others (:func:`all_papers` lists them all).
+
 Example
 -------
 >>> from fltheory.verify import Check, Sample
@@ -259,13 +264,122 @@ def register(check: Check) -> Check:
     return check
 
 
+@dataclass
+class Paper:
+    """A paper of a user's own, registered with :func:`register_paper` (or the ``fltheory.papers`` entry points)."""
+
+    slug: str
+    title: str = ""
+    checks: Any = None   # None, a module name imported to register its checks, or a callable called once
+    loaded: bool = False
+
+
+_USER_PAPERS: dict[str, Paper] = {}
+__all__ += ["Paper", "register_paper", "unregister_paper", "all_papers"]
+ENTRY_POINT_GROUP = "fltheory.papers"
+
+
+def _entry_points() -> dict:
+    """The installed ``fltheory.papers`` entry points, name -> entry point (listed, not loaded)."""
+    from importlib.metadata import entry_points  # noqa: PLC0415
+
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def register_paper(slug: str, *, title: str = "", checks: Any = None) -> Paper:
+    """Make ``slug`` a paper of ``fltheory verify``, the report, its figures and :func:`rebuild`.
+
+    Its checks are ``Check(..., paper=slug)`` objects passed to :func:`register` (their names
+    ``"<slug>.<what>"``, so that :func:`rebuild` finds them by name).  ``checks`` says where they
+    come from when they are not registered yet: a module name (imported the first time the paper's
+    checks are wanted) or a callable (called once then).  ``title`` heads the paper's figure.
+    The five built-in papers (``PAPERS``) cannot be replaced; registering a slug again replaces it.
+
+    Installed packages can do the same without code in the user's session: an entry point in
+    the group ``fltheory.papers`` whose name is the slug and whose value is the module (or the
+    callable) that registers the checks, e.g. in ``pyproject.toml``::
+
+        [project.entry-points."fltheory.papers"]
+        mine = "mypackage.fl_checks"
+
+    :func:`unregister_paper` removes a paper and its checks.
+    """
+    from . import validation as V  # noqa: PLC0415
+
+    if not isinstance(slug, str) or not slug.isidentifier():
+        raise V.InputTypeError(f"slug must be a paper name (a Python identifier, 'mine' say); got {V.shown(slug)}")
+    if slug in PAPERS:
+        raise InputError(f"{slug!r} is a built-in paper; choose another slug")
+    if not isinstance(title, str):
+        raise V.InputTypeError(f"title must be text; got {V.shown(title)}")
+    if checks is not None and not (isinstance(checks, str) or callable(checks)):
+        raise V.InputTypeError(f"checks must be None, a module name or a callable; got {V.shown(checks)}")
+    paper = Paper(slug, title, checks, loaded=checks is None)
+    _USER_PAPERS[slug] = paper
+    return paper
+
+
+def unregister_paper(slug: str) -> None:
+    """Forget a paper registered with :func:`register_paper` and every check registered for it."""
+    if slug in PAPERS:
+        raise InputError(f"{slug!r} is a built-in paper; it cannot be unregistered")
+    if slug not in _USER_PAPERS:
+        raise InputError(f"no registered paper {slug!r}; registered: {sorted(_USER_PAPERS)}")
+    del _USER_PAPERS[slug]
+    for name in [n for n, c in _REGISTRY.items() if c.paper == slug]:
+        del _REGISTRY[name]
+
+
+def all_papers() -> tuple:
+    """Every paper ``fltheory verify`` knows: the five built-in ones (``PAPERS``), then those registered
+    with :func:`register_paper`, then the installed ``fltheory.papers`` entry points."""
+    out = list(PAPERS) + list(_USER_PAPERS)
+    try:
+        out += [name for name in _entry_points() if name not in out]
+    except Exception:  # noqa: BLE001 - broken package metadata must not stop the built-in papers
+        pass
+    return tuple(out)
+
+
+def paper_title(slug: str) -> str:
+    """The title given to :func:`register_paper` ("" for the built-in papers and unknown slugs)."""
+    p = _USER_PAPERS.get(slug)
+    return p.title if p is not None else ""
+
+
+def _load_paper(slug: str) -> None:
+    """Import (or call) what registers a user paper's checks, once; an entry point is registered first."""
+    if slug not in _USER_PAPERS:
+        ep = _entry_points().get(slug)
+        if ep is None:
+            return
+        try:
+            obj = ep.load()
+        except Exception as exc:  # noqa: BLE001
+            raise InputError(f"the {ENTRY_POINT_GROUP} entry point {slug!r} ({ep.value}) failed to load: {exc}") from exc
+        doc = (getattr(obj, "__doc__", None) or "").strip().split("\n\n", 1)[0]
+        register_paper(slug, title=getattr(obj, "TITLE", "") or " ".join(doc.split()),
+                       checks=obj if callable(obj) else None)
+    p = _USER_PAPERS[slug]
+    if not p.loaded:
+        if isinstance(p.checks, str):
+            importlib.import_module(p.checks)
+        else:
+            p.checks()
+        p.loaded = True
+
+
 def registry(papers: Iterable[str] | None = None) -> list[Check]:
-    """Every registered check of ``papers`` (all papers by default), importing their modules."""
-    wanted = tuple(PAPERS if papers is None else papers)
+    """Every registered check of ``papers`` (all papers by default, see :func:`all_papers`), importing their modules."""
+    known = all_papers()
+    wanted = tuple(known if papers is None else papers)
     for p in wanted:
-        if p not in PAPERS:
-            raise InputError(f"unknown paper {p!r}; known: {PAPERS}")
-        importlib.import_module(f"fltheory.papers.{p}.checks")
+        if p not in known:
+            raise InputError(f"unknown paper {p!r}; known: {known} (register your own with verify.register_paper)")
+        if p in PAPERS:
+            importlib.import_module(f"fltheory.papers.{p}.checks")
+        else:
+            _load_paper(p)
     return [c for c in _REGISTRY.values() if c.paper in wanted]
 
 
@@ -383,7 +497,7 @@ def _environment(seed: int) -> dict:
 
 def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int = 0, progress: bool = False,
         only: str | None = None) -> Report:
-    """Run every registered check of ``papers`` and return the :class:`Report`.
+    """Run every registered check of ``papers`` (default: :func:`all_papers`) and return the :class:`Report`.
 
     ``only`` keeps the checks whose name contains that substring.
     """
@@ -492,11 +606,11 @@ def rebuild(check: str | Check, params: dict, seed: int | None = None, *, quick:
         c = check
     else:
         paper = check.split(".", 1)[0]
-        if check not in _REGISTRY and paper in PAPERS:
+        if check not in _REGISTRY and paper in all_papers():
             registry([paper])
         if check not in _REGISTRY:
             raise InputError(f"no check named {check!r}; checks are named '<paper>.<what>' "
-                             f"(papers: {', '.join(PAPERS)})")
+                             f"(papers: {', '.join(all_papers())})")
         c = _REGISTRY[check]
     want = strict_json(params)
     run_seeds = [run_seed] if run_seed is not None else list(dict.fromkeys([0] + ([seed] if seed is not None else [])))

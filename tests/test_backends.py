@@ -107,9 +107,9 @@ def test_local_adaptivity_simulator_and_noise(xp):
 def test_statements_evaluate_on_the_backend(xp):
     st = la_bounds.theorem1_recursion
     alpha = xp.linspace(0.1, 1.0, 7)
-    out = st.grid(alpha=alpha, hbar=0.5, Cq=0.01, r_t=1.0)
+    out = st.grid(alpha=alpha, hbar=0.5, Cq=0.01, r_t=1.0, outer=True)
     assert namespace(out) is xp
-    _same(out, st.grid(alpha=np.linspace(0.1, 1.0, 7), hbar=0.5, Cq=0.01, r_t=1.0))
+    _same(out, st.grid(alpha=np.linspace(0.1, 1.0, 7), hbar=0.5, Cq=0.01, r_t=1.0, outer=True))
 
 
 def test_every_statement_evaluates_on_the_backend_as_on_numpy(xp):

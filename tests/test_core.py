@@ -221,7 +221,7 @@ ST = Statement(
 
 def test_statement_exact_and_vectorised_agree(xp):
     assert ST.evaluate(eta=sp.Rational(1, 2), L=1, tau=2) == sp.Rational(9, 16)
-    g = ST.grid(eta=xp.asarray([0.1, 0.5]), L=1.0, tau=xp.asarray([1.0, 2.0, 3.0]))
+    g = ST.grid(eta=xp.asarray([0.1, 0.5]), L=1.0, tau=xp.asarray([1.0, 2.0, 3.0]), outer=True)
     assert namespace(g) is xp and g.shape == (2, 3)
     np.testing.assert_allclose(to_numpy(g)[1, 1], 9 / 16)
 

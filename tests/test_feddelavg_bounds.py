@@ -328,3 +328,49 @@ def test_theorem1_on_clients_that_meet_every_assumption_literally():
     assert np.all(hetero.delta > 0)
     for R in (same, hetero):   # the global Lipschitz constant bounds every gradient norm the run met
         assert np.all(to_numpy(R.res.record.L_eff) <= R.L * (1 + 1e-12))
+
+
+# ----------------------------------------------------------------------------- phi depends on eta (issue 23, item 2)
+def test_a_sweep_over_eta_with_each_etas_phi_matches_the_runs():
+    """phi = omega (1 - beta eta/2): theorem1_rhs(omega=...) gives each eta its own phi, as the run's record does."""
+    import fltheory as flt
+    from fltheory.papers.feddelavg import algorithm as A
+    from fltheory.sweep import sweep
+
+    fed = flt.random_quadratic_federation(M=3, d=2, kappa=4.0, heterogeneity=1.0, seed=2)
+    beta = float(A.smoothness(fed))
+    etas = np.linspace(0.2, 1.6, 6) / beta
+    setup = dict(tau=4, Delta=2, alpha=0.5, K=6)
+
+    def bound(eta):
+        rec = A.feddelavg(fed, eta=eta, record=True, **setup).record
+        kw = dict(K=setup["K"], alpha=setup["alpha"], eta=eta, beta=beta, L=to_numpy(rec.L_eff),
+                  delta=to_numpy(rec.delta), tau=setup["tau"], Delta=setup["Delta"])
+        return {"omega": to_numpy(rec.omega), "phi": to_numpy(rec.phi), "with_omega": B.theorem1_rhs(**kw, omega=to_numpy(rec.omega)),
+                "with_phi": B.theorem1_rhs(**kw, phi=to_numpy(rec.phi)), "kw_L": kw["L"], "kw_delta": kw["delta"]}
+
+    res = sweep(bound, {"eta": etas}, chunk=1).values          # one run per eta
+    np.testing.assert_allclose(B.phi_value(omega=res["omega"], eta=etas, beta=beta), res["phi"], rtol=1e-14)
+    np.testing.assert_allclose(res["with_omega"], res["with_phi"], rtol=1e-14)
+    # holding phi at the first eta's value across the sweep gives other numbers (the pitfall)
+    held = B.theorem1_rhs(K=setup["K"], alpha=0.5, eta=etas, beta=beta, L=res["kw_L"], delta=res["kw_delta"],
+                          tau=4, Delta=2, phi=res["phi"][0])
+    assert not np.allclose(held[1:], res["with_omega"][1:], rtol=1e-3)
+    # exact: the statement at phi = omega (1 - beta eta/2), substituted in SymPy, at one eta
+    i = 3
+    exact = B.theorem1.evaluate(K=6, alpha=R(1, 2), eta=etas[i], beta=beta, L=float(res["kw_L"][i]),
+                                delta=float(res["kw_delta"][i]), tau=4, Delta=2,
+                                phi=B._phi_st.evaluate(omega=float(res["omega"][i]), eta=etas[i], beta=beta))
+    assert float(res["with_omega"][i]) == pytest.approx(float(exact), rel=1e-10)
+
+
+def test_theorem1_rhs_takes_phi_or_omega_not_both():
+    kw = dict(K=3, alpha=0.5, eta=0.02, beta=1.0, L=1.0, delta=0.5, tau=10, Delta=9)
+    from fltheory.validation import InputError
+
+    for extra in ({}, {"phi": 0.5, "omega": 0.5}):
+        with pytest.raises(InputError, match="phi or omega"):
+            B.theorem1_rhs(**kw, **extra)
+    assert B.theorem1_rhs(**kw, omega=0.5) == B.theorem1_rhs(**kw, phi=0.5 * (1 - 0.01))
+    with pytest.raises(ConditionError, match="omega > 0"):
+        B.phi_value(omega=-1.0, eta=0.1, beta=1.0)

@@ -117,7 +117,7 @@ def test_condition_errors_name_the_condition(stmt, values, text):
     (B.theorem1_proven, dict(hbar=[0, R(1, 2)], Cq=[1], r0=[2], T=[1, 4])),
 ])
 def test_grid_matches_exact(stmt, axes):
-    grid = stmt.grid(**{k: np.array([float(v) for v in vs]) for k, vs in axes.items()})
+    grid = stmt.grid(outer=True, **{k: np.array([float(v) for v in vs]) for k, vs in axes.items()})
     keys = list(axes)
     for idx in itertools.product(*(range(len(axes[k])) for k in keys)):
         exact = stmt.evaluate(**{k: axes[k][i] for k, i in zip(keys, idx)})

@@ -152,17 +152,17 @@ def test_statement_evaluation_with_nan_or_wrong_shapes_is_a_statement_error():
     with pytest.raises(flt.StatementError, match="exact evaluation takes one number"):
         st.evaluate(eta=np.ones(2), mu=1, L=3, k=2)
     with pytest.raises(flt.StatementError, match="grid axis eta must be a scalar or 1-D"):
-        st.grid(eta=np.ones((2, 2)), mu=1.0, L=3.0, k=2)
+        st.grid(eta=np.ones((2, 2)), mu=1.0, L=3.0, k=2, outer=True)
     with pytest.raises(flt.StatementError, match="L must be finite"):
-        st.grid(eta=np.array([0.1]), mu=1.0, L=np.array([np.nan, 1.0]), k=2)
+        st.grid(eta=np.array([0.1]), mu=1.0, L=np.array([np.nan, 1.0]), k=2, outer=True)
 
 
 def test_a_grid_can_return_where_the_conditions_hold_instead_of_raising():
     st = LB.h_sgd
     eta, L = np.array([0.1, 0.4, 0.6]), np.array([1.0, 3.0])
     with pytest.raises(flt.ConditionError):
-        st.grid(eta=eta, mu=1.0, L=L, k=2)
-    value, holds = st.grid(eta=eta, mu=1.0, L=L, k=2, mask=True)
+        st.grid(eta=eta, mu=1.0, L=L, k=2, outer=True)
+    value, holds = st.grid(eta=eta, mu=1.0, L=L, k=2, outer=True, mask=True)
     np.testing.assert_array_equal(holds, eta[:, None] * (L[None, :] + 1.0) <= 2)
     np.testing.assert_allclose(value, np.broadcast_to((1 - eta[:, None]) ** 4, (3, 2)))
     np.testing.assert_array_equal(st.holds(eta=eta[:, None], mu=1.0, L=L, k=2), holds)
@@ -203,3 +203,43 @@ def test_no_tautological_conditions_are_rendered():
     for full, s in flt.statements().items():
         text = s.latex()
         assert r"\text{True}" not in text and r"\text{False}" not in text, full
+
+
+# --- statement grids: paired by default, the outer product said out loud (issue 23, item 2) ----------
+
+def test_calling_a_statement_pairs_arrays_and_grid_outer_takes_every_combination():
+    st = LB.h_sgd
+    eta, L = np.array([0.1, 0.2, 0.3]), np.array([1.0, 2.0, 3.0])
+    paired = st(eta=eta, mu=1.0, L=L, k=2)
+    assert paired.shape == (3,)
+    outer = st.grid(eta=eta, mu=1.0, L=L, k=2, outer=True)
+    assert outer.shape == (3, 3)
+    np.testing.assert_array_equal(np.diagonal(outer), paired)
+    np.testing.assert_array_equal(st.grid(eta=eta, mu=1.0, L=L, k=2, outer=False), paired)
+
+
+def test_grid_without_outer_still_works_but_warns():
+    st = LB.h_sgd
+    eta, L = np.array([0.1, 0.2]), np.array([1.0, 2.0, 3.0])
+    with pytest.warns(DeprecationWarning, match="outer=True"):
+        old = st.grid(eta=eta, mu=1.0, L=L, k=2)
+    np.testing.assert_array_equal(old, st.grid(eta=eta, mu=1.0, L=L, k=2, outer=True))
+
+
+def test_a_grid_past_its_point_budget_is_refused_up_front_with_its_size():
+    import time
+
+    st = flt.statement("feddelavg.theorem1")
+    axes = {name: 1.0 for name in st.parameters}
+    big = np.linspace(0.1, 0.2, 1000)
+    axes.update(eta=big, L=big, delta=big)     # 10^9 points: refused before anything is evaluated
+    t0 = time.perf_counter()
+    with pytest.raises(flt.GridSizeError, match=r"1,000,000,000 points, over the budget of 10,000,000"):
+        st.grid(outer=True, **axes)
+    assert time.perf_counter() - t0 < 1.0
+    st2 = LB.h_sgd
+    with pytest.raises(flt.GridSizeError, match="eta \\(3\\) x L \\(3\\) has 9 points"):
+        st2.grid(eta=np.ones(3) * 0.1, mu=1.0, L=np.ones(3), k=2, outer=True, max_points=8)
+    assert st2.grid(eta=np.ones(3) * 0.1, mu=1.0, L=np.ones(3), k=2, outer=True, max_points=9).shape == (3, 3)
+    with pytest.raises(flt.InputTypeError, match="outer"):
+        st2.grid(eta=np.ones(3) * 0.1, mu=1.0, L=np.ones(3), k=2, outer="yes")

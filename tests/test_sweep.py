@@ -90,3 +90,69 @@ def test_sweep_on_a_two_worker_local_cluster_is_the_local_sweep():
         assert len(client.scheduler_info()["workers"]) == 2
     local = sweep(noisy_runs, {"eta": np.linspace(0.02, 0.1, 6), "tau": np.array([2, 3])}, chunk=3, index="config")
     assert np.array_equal(remote.values, local.values)
+
+
+# --- one cluster, many sweeps (issue 23, item 1) ------------------------------------------------------
+# The grid used to be scattered as a dict, which Dask stores under the dict's keys ("eta"): a second
+# sweep on the same client found its data cancelled (or hung on a process-based cluster), and two
+# sweeps at once on one cluster read each other's values.  Each sweep now scatters under keys of its own.
+
+def _cluster(processes):
+    distributed = pytest.importorskip("distributed")
+    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=processes,
+                                    dashboard_address=None, silence_logs=40)
+
+
+def _scaled(scale, pause=0.0):
+    """A function defined here (so cloudpickle ships it by value to worker processes)."""
+    def fn(eta):
+        import time
+
+        time.sleep(pause)
+        return eta * scale
+    return fn
+
+
+def _within(seconds, call, *args, **kw):
+    """``call(*args, **kw)`` in a thread; an old-code hang becomes a failure instead of a stuck suite."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(1)
+    try:
+        return pool.submit(call, *args, **kw).result(timeout=seconds)
+    finally:
+        pool.shutdown(wait=False)
+
+
+PROCESSES = [pytest.param(False, id="threads"), pytest.param(True, id="processes", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("processes", PROCESSES)
+def test_a_second_sweep_on_the_same_client_gets_its_own_numbers(processes):
+    distributed = pytest.importorskip("distributed")
+    with _cluster(processes) as cluster, distributed.Client(cluster) as client:
+        for lo in (0.0, 100.0, 0.0, 100.0, 0.0, 100.0):
+            eta = lo + np.arange(4.0)
+            res = _within(60, sweep, _scaled(2.0), {"eta": eta}, chunk=2, client=client)
+            np.testing.assert_array_equal(res.values, 2.0 * eta)
+
+
+@pytest.mark.parametrize("processes", PROCESSES)
+def test_two_sweeps_at_once_on_one_cluster_each_get_their_own_numbers(processes):
+    distributed = pytest.importorskip("distributed")
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    barrier = threading.Barrier(2)
+    with _cluster(processes) as cluster, distributed.Client(cluster) as client:
+        def one(lo):
+            eta = lo + np.arange(4.0)        # the same axis name, different data
+            barrier.wait(timeout=30)
+            return eta, sweep(_scaled(2.0, pause=0.05), {"eta": eta}, chunk=1, client=client)
+
+        with ThreadPoolExecutor(2) as pool:
+            runs = [pool.submit(one, lo) for lo in (0.0, 100.0)]
+            for run in runs:
+                eta, res = run.result(timeout=60)
+                np.testing.assert_array_equal(res.values, 2.0 * eta)
+                np.testing.assert_array_equal(res.params["eta"], eta)

@@ -60,7 +60,8 @@ III-A), not the client count.  :data:`MEANINGS` says what every symbol is.  The 
 
 Trajectory-dependent symbols: ``phi`` :math:`=\omega(1-\beta\eta/2)`,
 :math:`\omega=1/\max_{k<K}\|w(k\tau-\Delta)-w^*\|^2` (App. A-G (82)) is supplied from a run
-(``FedDelAvgRecord.phi``), as are ``dist_prev``, ``delta_i``, ``rho_i``, ``xi`` and ``Gamma_min``.
+(``FedDelAvgRecord.phi``; :func:`phi_value` computes it from ``omega`` for each ``eta``, as a sweep over
+``eta`` needs -- never hold ``phi`` fixed across step sizes), as are ``dist_prev``, ``delta_i``, ``rho_i``, ``xi`` and ``Gamma_min``.
 
 Example
 -------
@@ -90,7 +91,7 @@ from ...symbolic import Condition, Statement, _sympy_expression, scope_memo
 
 __all__ = [
     "STATEMENTS", "PAPER", "MEANINGS", "expand_named", "alpha_star", "delta_threshold", "h_value", "epsilon_value",
-    "psi_value", "psi_inf", "Psi_value", "Psi_main_value", "theorem1_rhs", "AlphaStar", "alpha_star_details",
+    "psi_value", "psi_inf", "Psi_value", "Psi_main_value", "theorem1_rhs", "phi_value", "AlphaStar", "alpha_star_details",
     "D_expr", "M_expr", "psi_inf_expr", "alpha_star_expr", "delta_th_expr", "SYMBOLS",
 ]
 
@@ -991,8 +992,41 @@ def Psi_main_value(K, *, alpha, eta, beta, L, delta, tau, Delta):
     return _finite(_psi_main_st(K=K, alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta), "Psi_main_value", eta=eta, tau=tau)
 
 
-def theorem1_rhs(*, K, alpha, eta, beta, L, delta, tau, Delta, phi):
-    """The right-hand side of Theorem 1 (15) (conditions checked, eta < 2/beta included)."""
+omega = _s("omega")   # 1 / max_{k<K} ||w(k tau - Delta) - w*||^2 of a run (App. A-G (82)); only phi_value takes it
+_phi_st = _st("phi_def", r"\phi", "==", omega * (1 - beta * eta / 2),
+              [(omega > 0, "omega > 0")] + _ETA + _BETA + _ETA2, "(82)",
+              "phi = omega (1 - beta eta / 2): Theorem 1's and (20)'s phi as a function of eta.")
+
+
+def phi_value(*, omega, eta, beta):
+    r"""Theorem 1's :math:`\phi=\omega(1-\beta\eta/2)` (App. A-G (82)) for each ``eta``, vectorised.
+
+    ``theorem1``, ``theorem1_corrected``, ``prop2`` and ``asymptotic_gap`` take :math:`\phi` as a free
+    symbol, but :math:`\phi` depends on :math:`\eta`: a sweep over ``eta`` that holds ``phi`` fixed
+    evaluates the bound at a :math:`\phi` that belongs to one step size only.  Pass each configuration's
+    own: ``phi=phi_value(omega=omega, eta=eta, beta=beta)``, or ``theorem1_rhs(..., omega=omega)``.
+    :math:`\omega=1/\max_{k<K}\|w(k\tau-\Delta)-w^*\|^2` comes from the run at that same ``eta``
+    (``FedDelAvgRecord.omega``; the run's ``FedDelAvgRecord.phi`` is this function of it).
+    Conditions: ``omega > 0``, ``eta > 0``, ``beta > 0``, ``eta < 2/beta`` (so that :math:`\phi>0`).
+
+    >>> phi_value(omega=2.0, eta=[0.1, 0.5, 1.0], beta=1.0).tolist()
+    [1.9, 1.5, 1.0]
+    """
+    return _phi_st(omega=_arr(omega), eta=_arr(eta), beta=_arr(beta))
+
+
+def theorem1_rhs(*, K, alpha, eta, beta, L, delta, tau, Delta, phi=None, omega=None):
+    """The right-hand side of Theorem 1 (15) (conditions checked, eta < 2/beta included).
+
+    Give ``phi``, or ``omega`` (then ``phi = phi_value(omega=omega, eta=eta, beta=beta)``, the phi of each
+    ``eta``: what a sweep over ``eta`` needs), not both.
+    """
+    from ... import validation as V  # noqa: PLC0415
+
+    if (phi is None) == (omega is None):
+        raise V.InputError("theorem1_rhs takes phi or omega (phi = omega (1 - beta eta / 2)), exactly one of them")
+    if omega is not None:
+        phi = phi_value(omega=omega, eta=eta, beta=beta)
     return _finite(theorem1(K=K, alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta, phi=phi), "theorem1_rhs", eta=eta, tau=tau)
 
 
