@@ -523,7 +523,9 @@ class Statement:
         if "cupy" in module:
             import cupy  # noqa: PLC0415
 
-            return [cupy, "numpy"]
+            # CuPy's own functions, but the piecewise helpers of the standard's form: cupy.select refuses the
+            # True condition and the scalar choices that lambdify writes for a Piecewise
+            return [_piecewise_names(xp), cupy, "numpy"]
         # another namespace of the array API standard (bound to its device): the NumPy printer's names, read there
         return [_standard_names(xp), "numpy"]
 
@@ -531,7 +533,7 @@ class Statement:
         if module not in self._cache:
             # cse: a subexpression (a named quantity of a paper, a power) that occurs twice is computed once
             f = sp.lambdify(self.symbols, self.expr, modules=self._modules(module), cse=True)
-            self._cache[module] = _FusedOnCupy(f) if "cupy" in module else f
+            self._cache[module] = f
         return self._cache[module]
 
     def __call__(self, *, check: bool = True, mask: bool = False, rtol: float = 1e-12, backend: str | None = None,
@@ -754,27 +756,6 @@ class Statement:
         return Statement(**fields)
 
 
-class _FusedOnCupy:   # pragma: no cover - GPU machines
-    """A compiled statement on CuPy as one fused elementwise kernel (``cupy.fuse``), compiled on its first call;
-    a statement that fusion cannot trace (a ``select`` of a piecewise expression, a named quantity written in
-    Python) keeps the array code, which computes the same values in one kernel per operation."""
-
-    def __init__(self, f):
-        self._plain, self._fused = f, None
-
-    def __call__(self, *args):
-        if self._fused is not False:
-            try:
-                import cupy  # noqa: PLC0415
-
-                if self._fused is None:
-                    self._fused = cupy.fuse(self._plain)
-                return self._fused(*args)
-            except Exception:  # noqa: BLE001 - fusion is an optimisation: any failure to trace falls back
-                self._fused = False
-        return self._plain(*args)
-
-
 _KEYED_NAMESPACES: dict = {}
 
 
@@ -812,13 +793,18 @@ def _standard_names(xp) -> dict:
     names = {name: getattr(xp, name) for name in dir(xp) if not name.startswith("_")}
     names.update({old: getattr(xp, new) for old, new in _RENAMED.items()})
     names = {k: lifted(f) if callable(f) and not isinstance(f, type) else f for k, f in names.items()}
-    names.update(pi=math.pi, e=math.e, inf=math.inf, nan=math.nan,
-                 logical_and=_Reducible(xp.logical_and), logical_or=_Reducible(xp.logical_or))
+    names.update(pi=math.pi, e=math.e, inf=math.inf, nan=math.nan)
+    names.update(_piecewise_names(xp))
+    return names
 
+
+def _piecewise_names(xp) -> dict:
+    """``select`` (what lambdify writes for a Piecewise: conditions that may be Python bools, choices that may be
+    numbers) and ``logical_and``/``logical_or`` with NumPy's ``.reduce``, on namespace ``xp``."""
     def select(condlist, choicelist, default=0.0):
         out = default
         for cond, value in zip(reversed(condlist), reversed(choicelist)):
-            if isinstance(cond, bool):
+            if isinstance(cond, (bool, np.bool_)):
                 out = value if cond else out
                 continue
             if not hasattr(value, "shape") and not hasattr(out, "shape"):   # where takes one scalar at most
@@ -826,8 +812,7 @@ def _standard_names(xp) -> dict:
             out = xp.where(cond, value, out)
         return out
 
-    names["select"] = select
-    return names
+    return {"select": select, "logical_and": _Reducible(xp.logical_and), "logical_or": _Reducible(xp.logical_or)}
 
 
 class _Reducible:
