@@ -172,3 +172,20 @@ def test_alpha_comparison_uses_bound_alpha_star_when_present(quad, xp):
     assert np.all(gap <= to_numpy(cmp.gap_at_alpha_bound) * (1 + 1e-12)) and np.all(gap <= to_numpy(cmp.gap_at_1) * (1 + 1e-12))
     assert np.all(to_numpy(cmp.rate_at_alpha_rate) <= to_numpy(cmp.rate_at_alpha_bound) + 1e-12)
     assert np.all(to_numpy(cmp.gap_at_alpha_gap <= cmp.gap_at_alpha_bound * (1 + 1e-12)))
+
+
+def test_exact_optimal_alpha_says_when_the_infimum_is_not_attained():
+    """The rate can keep falling as alpha -> 0 (the search stops at its floor), and with Delta = tau the gap's
+    infimum is approached as alpha -> 1 while alpha = 1 itself is worse: both are marked not attained."""
+    import fltheory as flt
+    from fltheory.papers.feddelavg import exact as E
+
+    q = flt.random_quadratic_federation(M=3, d=2, kappa=5, seed=0)
+    rate = E.exact_optimal_alpha(q, eta=1.0 / float(q.L), tau=4, Delta=np.array([0, 2]), objective="rate")
+    assert to_numpy(rate.attained).tolist() == [True, False]
+    a = float(to_numpy(rate.alpha)[1])
+    assert a <= 5.1e-4 and float(E.spectral_radius(q, eta=1.0 / float(q.L), tau=4, Delta=2, alpha=1e-4)) < \
+        float(to_numpy(rate.value)[1])   # the objective is still falling below the floor
+    gap = E.exact_optimal_alpha(q, eta=0.1 / float(q.L), tau=4, Delta=np.array([2, 4]), objective="gap")
+    assert to_numpy(gap.attained).tolist() == [True, False]
+    assert float(to_numpy(gap.alpha)[1]) > 1 - 1e-6 and float(to_numpy(gap.value_at_1)[1]) > float(to_numpy(gap.value)[1])

@@ -441,7 +441,12 @@ def exact_trajectory(fed, *, eta, tau, Delta, alpha, K: int, w_init=None) -> Exa
 @dataclass(frozen=True)
 class OptimalAlpha:
     """``alpha`` minimising ``objective`` over (0, 1] per configuration, with the minimum ``value``,
-    the value at ``alpha = 1`` and the coarse grid used (``grid``, ``grid_values``: (G, ...))."""
+    the value at ``alpha = 1`` and the coarse grid used (``grid``, ``grid_values``: (G, ...)).
+
+    ``attained`` is False where the point found is not a minimiser: the objective is lower still at
+    ``alpha / 2`` (it keeps falling as alpha -> 0, past the search's floor), or ``alpha`` ends within 1e-6 of 1
+    and the objective jumps up at alpha = 1 (the infimum is the limit alpha -> 1, not attained).  There
+    ``alpha`` and ``value`` are the best point found, not a minimiser."""
 
     alpha: Any
     value: Any
@@ -449,6 +454,7 @@ class OptimalAlpha:
     objective: str
     grid: Any
     grid_values: Any
+    attained: Any = None
 
 
 def _objective(pen: PeriodPencil, fed, alpha, objective, xp):
@@ -472,7 +478,9 @@ def exact_optimal_alpha(fed, *, eta, tau, Delta, objective: str = "gap", grid=No
     radius of the period map (``"rate"``), batched over fed, eta and Delta (see :func:`_optimal_alpha`).
 
     Large batches run in chunks of configurations whose grid evaluation holds about
-    ``chunk_budget`` numbers, so memory stays bounded whatever the batch size.
+    ``chunk_budget`` numbers, so memory stays bounded whatever the batch size.  The result's ``attained`` says
+    where the minimum is attained inside (0, 1]; where it is False the search ran into an edge (the rate can
+    keep falling as alpha -> 0; with Delta = tau the gap's infimum is approached as alpha -> 1).
     """
     _require_quadratic(fed)
     V.choice(objective, "objective", ("gap", "rate"))
@@ -499,7 +507,7 @@ def exact_optimal_alpha(fed, *, eta, tau, Delta, objective: str = "gap", grid=No
         parts.append(_optimal_alpha(sub, eta=eb[sl], tau=tau_i, Delta=Db[sl], objective=objective, grid=grid, tol=tol))
     cat = lambda k, shape, axis=0: xp.reshape(xp.concat([getattr(p_, k) for p_ in parts], axis=axis), shape)  # noqa: E731
     return OptimalAlpha(cat("alpha", cfg), cat("value", cfg), cat("value_at_1", cfg),
-                        objective, parts[0].grid, cat("grid_values", (-1,) + cfg, 1))
+                        objective, parts[0].grid, cat("grid_values", (-1,) + cfg, 1), cat("attained", cfg))
 
 
 def _optimal_alpha(fed, *, eta, tau, Delta, objective: str = "gap", grid=None, tol: float = 1e-10) -> OptimalAlpha:
@@ -556,7 +564,13 @@ def _optimal_alpha(fed, *, eta, tau, Delta, objective: str = "gap", grid=None, t
     fa = xp.minimum(fa, f1)
     if bool(xp.any(~xp.isfinite(fa))):
         raise ProblemError(f"the period map is unstable for every alpha on the grid (eta={eta} too large)")
-    return OptimalAlpha(a, fa, f1, objective, g, vals)
+    # is the point found a minimiser?  Not where the objective is lower still at alpha / 2 (it keeps falling as
+    # alpha -> 0), nor where alpha ends within 1e-6 of 1 with a jump up at alpha = 1 (the infimum is the limit
+    # alpha -> 1, which alpha = 1 does not attain: a continuous objective would not jump there)
+    below = _objective(pen, fed, 0.5 * a, objective, xp)
+    to_one = (a < 1.0) & (1.0 - a <= 1e-6) & (f1 > fa * (1.0 + 1e-3))
+    attained = ~((below < fa - 1e-13 * xp.abs(fa)) | to_one)
+    return OptimalAlpha(a, fa, f1, objective, g, vals, attained)
 
 
 @dataclass(frozen=True)
@@ -568,6 +582,8 @@ class AlphaComparison:
     are the exact gap and spectral radius at those alphas and at alpha = 1.  ``L_lipschitz``
     (the paper's Lipschitz constant ``L``), ``delta`` and ``beta`` (smoothness, the core's
     ``fed.L``) are the constants alpha* was evaluated with; ``L`` is an alias of ``L_lipschitz``.
+    ``gap_attained`` and ``rate_attained`` are False where that optimum is not attained in (0, 1]
+    (:class:`OptimalAlpha`): the alpha given is then the best point found near the edge.
     """
 
     Delta: Any
@@ -583,6 +599,8 @@ class AlphaComparison:
     L_lipschitz: Any
     delta: Any
     beta: Any
+    gap_attained: Any = None
+    rate_attained: Any = None
 
     @property
     def L(self):
@@ -656,5 +674,5 @@ def alpha_comparison(fed, *, eta, tau, Deltas, alpha_bound=None, L=None, delta=N
         Delta=xp.reshape(D, (-1,)), alpha_gap=og.alpha, alpha_rate=orate.alpha, alpha_bound=alpha_bound,
         gap_at_alpha_gap=og.value, gap_at_alpha_bound=gap_b, gap_at_1=og.value_at_1,
         rate_at_alpha_rate=orate.value, rate_at_alpha_bound=rate_b, rate_at_1=orate.value_at_1,
-        L_lipschitz=L, delta=delta, beta=beta,
+        L_lipschitz=L, delta=delta, beta=beta, gap_attained=og.attained, rate_attained=orate.attained,
     )
