@@ -252,6 +252,7 @@ class SearchResult:
     seed: int = 0
     family: str = ""
     seconds: float = 0.0
+    sample: Any = None      # set by fltheory.verify.Check.search: the worst instance's Sample
 
     def as_dict(self) -> dict:
         return {"params": self.params, "ratio": self.ratio, "evaluations": self.evaluations, "budget": self.budget,

@@ -124,3 +124,47 @@ def test_errors_and_nan_count_as_outside():
 def test_bad_inputs_are_refused_by_name(bad, err):
     with pytest.raises(err):
         bad()
+
+
+# ----------------------------------------------------------------------------- wired into Check
+def _toy_check(name, scale=1.0):
+    from fltheory.verify import Check, Sample
+
+    fam = Family([Real("x", 0.0, 1.0), Integer("k", 1, 4)], description="toy: x in [0, 1] is the hypothesis")
+    return Check(name, paper="demo", relation="<=", sampler=lambda q, s: [Sample(0.3, 1.0, {"x": 0.3, "k": 1})],
+                 family=fam, evaluate=lambda p: Sample(p["x"] ** 2 * p["k"] / 4, scale, dict(p)), search_budget=(40, 80))
+
+
+def test_check_runs_the_search_and_merges_its_worst_instance():
+    from fltheory.verify import Report, rebuild
+
+    c = _toy_check("demo.search_tight")
+    v = c.run(quick=True, seed=3)
+    assert v.sampled_worst_ratio == pytest.approx(0.3) and v.status == "tight" and v.worst_ratio == 1.0
+    assert v.instances == 2 and 0 < v.budget <= 40 and v.search["seed"] == 3
+    assert "toy: x in [0, 1] is the hypothesis" in v.search["family"]
+    assert "adversarial search of budget" in v.wording()
+    r = rebuild(c, v.search["params"], None)
+    assert r.ratio == 1.0 and not r.violated
+    # a planted loosening (the bound times 0.9) is refuted by the search, and its counterexample rebuilds
+    bad = _toy_check("demo.search_loosened", scale=0.9)
+    w = bad.run(quick=True)
+    assert w.status == "violated" and w.counterexample["ratio"] > 1
+    assert rebuild(bad, w.counterexample["params"], w.counterexample["seed"]).violated
+    rep = Report([v], True, 0, 0.0, {})
+    assert "not refuted" in rep.table() and "## Adversarial search" in rep.to_markdown()
+
+
+def test_check_refuses_a_family_without_evaluate():
+    from fltheory.verify import Check
+
+    fam = Family([Real("x", 0.0, 1.0)])
+    with pytest.raises(V.InputError):
+        Check("demo.nofam", paper="demo", relation="<=", sampler=lambda q, s: [], family=fam)
+    with pytest.raises(V.InputTypeError):
+        Check("demo.nofam", paper="demo", relation="<=", sampler=lambda q, s: [], family="fam", evaluate=lambda p: p)
+    with pytest.raises(V.InputError):
+        Check("demo.nofam", paper="demo", relation="<=", sampler=lambda q, s: [], evaluate=lambda p: p)
+    with pytest.raises(V.InputTypeError):
+        Check("demo.nofam", paper="demo", relation="<=", sampler=lambda q, s: [], family=fam, evaluate=lambda p: p,
+              search_budget=5)
