@@ -5,7 +5,8 @@ attained (or broken) elsewhere.  :func:`worst_case` looks for the instance of a 
 maximises ``ratio(params)`` (value/bound for an upper bound) in three phases:
 
 1. **random** -- a batch of instances drawn uniformly over the family (log-uniformly for
-   ``log=True`` parameters), the family's corners among them;
+   ``log=True`` parameters), the family's corners among them; the best one's continuous
+   parameters are then snapped to the ends of their intervals where that helps (as in 3);
 2. **local** -- from the best few: SciPy ``minimize`` (Nelder-Mead) on the continuous
    parameters in an unconstrained reparametrisation (``x = low + (high - low) sin^2 z``, or the
    same in ``log x``: every ``z`` is inside the box and the bounds are reached, not approached),
@@ -366,6 +367,11 @@ def worst_case(ratio: Callable, family: Family, *, budget: int = 200, seed: int 
         raws = raws[:n_random]
         rs = ev.many(raws)
         history.append(("random", ev.best))
+        if ev.best_params is not None and budget - ev.n > 4 * len(family.reals):
+            _boundary(ev, family, passes=1)
+            history.append(("boundary", ev.best))
+            raws.append({k: ev.best_params[k] for k in family.names})
+            rs.append(ev.best)
         order = np.argsort(-np.asarray(rs), kind="stable")
         seen, picks = set(), []
         for i in order:
@@ -435,7 +441,10 @@ def _local(ev: _Evaluator, family: Family, raw: dict, stop: int, rng) -> None:
             moves = p.neighbours(cur[p.name])
             if not moves:
                 continue
-            cands = [{**cur, p.name: m} for m in moves]
+            room = stop - ev.n
+            if room <= 0:
+                return
+            cands = [{**cur, p.name: m} for m in moves][:room]
             rs = ev.many(cands)
             j = int(np.argmax(rs))
             if rs[j] > cur_r:
@@ -448,20 +457,16 @@ class _Stop(Exception):
     pass
 
 
-def _boundary(ev: _Evaluator, family: Family) -> None:
-    """Snap each continuous parameter of the best instance to each end (greedy, repeated while it helps)."""
-    for _ in range(2):
-        base = {p.name: ev.best_params.get(p.name) for p in family.params}
-        if any(v is None for v in base.values()):
-            return
+def _boundary(ev: _Evaluator, family: Family, passes: int = 2) -> None:
+    """Snap each continuous parameter of the best instance to each end, greedily, while it helps."""
+    for _ in range(passes):
         r0 = ev.best
-        cands = []
         for p in family.reals:
-            for end in (p.low, p.high):
-                if base[p.name] != end:
-                    cands.append({**base, p.name: end})
-        if not cands:
-            return
-        ev.many(cands)
+            base = {q.name: ev.best_params.get(q.name) for q in family.params}
+            if any(v is None for v in base.values()):
+                return
+            cands = [{**base, p.name: end} for end in (p.low, p.high) if base[p.name] != end]
+            if cands:
+                ev.many(cands)
         if ev.best <= r0:
             return
