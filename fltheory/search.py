@@ -5,13 +5,14 @@ attained (or broken) elsewhere.  :func:`worst_case` looks for the instance of a 
 maximises ``ratio(params)`` (value/bound for an upper bound) in three phases:
 
 1. **random** -- a batch of instances drawn uniformly over the family (log-uniformly for
-   ``log=True`` parameters), the family's corners among them; the best one's continuous
+   ``log=True`` parameters), the family's corners among them, and one in four with every
+   integer at its low end (the smallest instances, where bounds are often tight); the best one's continuous
    parameters are then snapped to the ends of their intervals where that helps (as in 3);
-2. **local** -- from the best few: SciPy ``minimize`` (Nelder-Mead) on the continuous
-   parameters in an unconstrained reparametrisation (``x = low + (high - low) sin^2 z``, or the
-   same in ``log x``: every ``z`` is inside the box and the bounds are reached, not approached),
-   alternated with neighbourhood moves on the integers (``+-1``, ``+-`` a fraction of the range,
-   the ends) and on the choices (every other option);
+2. **local** -- from the best few: neighbourhood moves on the integers (``+-1``, ``+-`` a
+   fraction of the range, the ends) and on the choices (every other option), alternated with
+   SciPy ``minimize`` (Nelder-Mead) on the continuous parameters in an unconstrained
+   reparametrisation (``x = low + (high - low) sin^2 z``, or the same in ``log x``: every ``z``
+   is inside the box and the bounds are reached, not approached);
 3. **boundary** -- every continuous parameter of the best instance snapped to each end of its
    interval (a supremum on a boundary is then attained, not approached).
 
@@ -204,13 +205,15 @@ class Family:
         dom = "; ".join(p.describe() for p in self.params)
         return (self.description + " " if self.description else "") + f"[searched: {dom}]"
 
-    def draw(self, rng) -> dict:
+    def draw(self, rng, small: bool = False) -> dict:
+        """A random instance (``small``: every integer at its low end, the smallest instance of its kind)."""
         out = {}
         for p in self.params:
             if isinstance(p, Real):
                 out[p.name] = p.decode(float(rng.uniform()))
             elif isinstance(p, Integer):
-                out[p.name] = p.draw(rng)
+                k = p.draw(rng)
+                out[p.name] = p.low if small else k
             else:
                 out[p.name] = p.options[int(rng.integers(len(p.options)))]
         return out
@@ -363,7 +366,8 @@ def worst_case(ratio: Callable, family: Family, *, budget: int = 200, seed: int 
     history = []
     try:
         n_random = max(1, int(round(budget * random_fraction)))
-        raws = [family.corner(0), family.corner(1)] + [family.draw(rng) for _ in range(max(0, n_random - 2))]
+        raws = [family.corner(0), family.corner(1)] + [family.draw(rng, small=(i % 4 == 3))
+                                                       for i in range(max(0, n_random - 2))]
         raws = raws[:n_random]
         rs = ev.many(raws)
         history.append(("random", ev.best))
@@ -400,14 +404,26 @@ def worst_case(ratio: Callable, family: Family, *, budget: int = 200, seed: int 
 
 
 def _local(ev: _Evaluator, family: Family, raw: dict, stop: int, rng) -> None:
-    """Alternate Nelder-Mead on the continuous parameters and neighbourhood moves on the discrete ones."""
+    """Alternate neighbourhood moves on the discrete parameters and Nelder-Mead on the continuous ones."""
     from scipy.optimize import minimize  # noqa: PLC0415
 
     cur, cur_r = dict(raw), ev.one(raw)
-    for _ in range(20):
+    for it in range(20):
         if ev.n >= stop:
             return
         improved = False
+        for p in family.discrete:
+            moves = p.neighbours(cur[p.name])
+            if not moves:
+                continue
+            room = stop - ev.n
+            if room <= 0:
+                return
+            cands = [{**cur, p.name: m} for m in moves][:room]
+            rs = ev.many(cands)
+            j = int(np.argmax(rs))
+            if rs[j] > cur_r:
+                cur, cur_r, improved = cands[j], rs[j], True
         if family.reals:
             z0 = np.array([math.asin(math.sqrt(p.encode(cur[p.name]))) for p in family.reals])
 
@@ -428,8 +444,8 @@ def _local(ev: _Evaluator, family: Family, raw: dict, stop: int, rng) -> None:
                     seen["r"], seen["q"] = r, q
                 return -r if math.isfinite(r) else (1e300 if r < 0 else -1e300)
 
-            span = max(4, stop - ev.n)
-            simplex = np.vstack([z0] + [z0 + np.eye(len(z0))[i] * 0.25 for i in range(len(z0))])
+            span = max(4, min(stop - ev.n, 12 * (len(family.reals) + 1)))   # then the discrete moves, and again
+            simplex = np.vstack([z0] + [z0 + np.eye(len(z0))[i] * 0.25 * 0.3**it for i in range(len(z0))])
             try:
                 minimize(f, z0, method="Nelder-Mead",
                          options=dict(maxfev=span, xatol=1e-10, fatol=1e-14, initial_simplex=simplex))
@@ -437,18 +453,6 @@ def _local(ev: _Evaluator, family: Family, raw: dict, stop: int, rng) -> None:
                 pass
             if seen["q"] is not None:
                 cur, cur_r, improved = seen["q"], seen["r"], True
-        for p in family.discrete:
-            moves = p.neighbours(cur[p.name])
-            if not moves:
-                continue
-            room = stop - ev.n
-            if room <= 0:
-                return
-            cands = [{**cur, p.name: m} for m in moves][:room]
-            rs = ev.many(cands)
-            j = int(np.argmax(rs))
-            if rs[j] > cur_r:
-                cur, cur_r, improved = cands[j], rs[j], True
         if not improved:
             return
 

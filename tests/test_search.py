@@ -24,7 +24,7 @@ def test_boundary_supremum_is_attained():
     assert r.ratio == 1.0 and r.params == {"x": 1.0, "k": 5}
     fam2 = Family([Real("a", 0.0, 2.0), Real("b", 0.1, 3.0, log=True)])
     r2 = worst_case(lambda p: 1 - (p["a"] - 1.3) ** 2 / 10 - (3.0 - p["b"]) / 10, fam2, budget=300, seed=3)
-    assert r2.ratio >= 1 - 1e-9 and r2.params["b"] == 3.0
+    assert r2.ratio >= 1 - 1e-7 and r2.params["b"] == 3.0
 
 
 def test_interior_maximum_with_integers_and_choices():
