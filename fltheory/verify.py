@@ -225,6 +225,8 @@ class Check:
         if self.family is not None:
             found = self.search(quick=quick, seed=seed)
             search = found.as_dict()
+            if found.sample is not None:        # the worst instance's own parameters (what rebuild() takes)
+                search["params"] = _jsonable(found.sample.params)
             if found.sample is not None:
                 samples.append(found.sample)
         ratios, bads = zip(*(self._ratio(s) for s in samples))
@@ -604,7 +606,9 @@ def rebuild(check: str | Check, params: dict, seed: int | None = None, *, quick:
             s = c.evaluate(dict(params))
         except (InputError, KeyError, TypeError, ValueError):
             s = None
-        if s is not None and strict_json(s.params) == want and s.seed == seed:
+        got = strict_json(s.params) if s is not None else {}
+        # the instance's params may add derived entries (the worst entry or round) to the family's parameters
+        if s is not None and all(k in got and got[k] == v for k, v in want.items()) and s.seed == seed:
             ratio, bad = c._ratio(s)
             return Rebuilt(c.name, s, float(ratio), bool(bad))
     run_seeds = [run_seed] if run_seed is not None else list(dict.fromkeys([0] + ([seed] if seed is not None else [])))
