@@ -26,6 +26,13 @@ Instance families (each inside the assumptions of the statements it serves; say 
   (``Delta`` through the lower end, clipped at 0: still at most the paper's :math:`f(w^0)-f^*`).
 * **quadratic** -- random quadratic federations (exact moments against the simulator).
 
+* **searched** (issue 21) -- the adversarial search (:mod:`fltheory.search`) of
+  ``theorem1_corrected_det`` (pseudo-Huber and cosine clients, :math:`\eta L\in(0,1]`, ``T >= 1``:
+  tight at ``T = 1``, :math:`\eta L=1`), ``lemma1_corrected_expectation`` (linear clients with ``N``
+  up to 3000, sup 1 as ``N`` grows) and ``corollary1_corrected`` (noise-free pseudo-Huber at its own
+  step, ``T >= 4N``) over seeded anarchic schedules (``DET_FAMILY``, ``LEMMA1_FAMILY``,
+  ``COROLLARY_FAMILY``).
+
 Printed statements expected ``violated``: ``eq2`` (identical clients), ``lemma1``, ``lemma1_used``
 (linear family), ``lag_count_printed`` (random schedules with ``D_m > K_min``), ``theorem1``,
 ``theorem1_literal_step`` and ``corollary1`` (periodic family).  Everything else holds.

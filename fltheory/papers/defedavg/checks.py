@@ -27,6 +27,10 @@ Instance families (each inside the assumptions of the statements it serves):
 * closed forms on random parameters (the drift steps of Lemmas 4 and 9, the rounds to epsilon, the
   largest ``n``) and exact enumeration of the draws (Lemma 2).
 
+* **searched** (issue 21) -- ``lemma3`` and ``descent_niid`` are also searched over ``NIID_FAMILY``
+  (the non-IID isotropic family with ``N, n`` up to 1000 and wide ``L``, :math:`\sigma^2`,
+  :math:`\Phi_0`, rates and :math:`G^2` start): Lemma 3 approaches 1/2 as ``n`` grows.
+
 Printed statements that are false carry ``expected="violated"``: ``theorem2`` and
 ``theorem2_appendix`` (the bound lacks :math:`L\sigma^2` under the root; the proof's own bound
 before substitution, ``theorem2_general``, and ``theorem2_corrected`` hold) and ``lemma9_step``

@@ -22,6 +22,10 @@ Instance families (each inside the assumptions of the statements it is used for)
   ``f_n = 1/2 (w - c_n)^2`` with ``c_n = +1`` for the first half and ``-1`` for the rest,
   ``w_0 = 0 = cbar`` (``Delta = 0``, ``Gamma = 1``).  Both satisfy (29), ``K >= 2G`` and ``S | N``.
 
+* **searched** (issue 21) -- ``theorem1_corrected`` is also searched over ``QUADRATIC_FAMILY`` (the
+  quadratic family with every size, curvature, noise, delay and ``eta L`` up to ``x_max`` as search
+  parameters): tight at ``N = S = 1``, ``sigma = Gamma = 0``, :math:`\eta L=1`.
+
 Printed statements that are false carry ``expected="violated"``: ``khat_idfl`` (31),
 ``rounds_loop_bound`` (Algorithm 1's loop bound as the rounds in ``T``), ``assumption2_minibatch``
 (20), ``lemma1`` (22), ``lemma2`` (23), ``lemma3`` (24) and ``theorem1`` (the explicit bound of
