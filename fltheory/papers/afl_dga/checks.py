@@ -29,7 +29,7 @@ Instance families (each inside the assumptions of the statements it serves; say 
 * **searched** (issue 21) -- the adversarial search (:mod:`fltheory.search`) of
   ``theorem1_corrected_det`` (pseudo-Huber and cosine clients, :math:`\eta L\in(0,1]`, ``T >= 1``:
   tight at ``T = 1``, :math:`\eta L=1`), ``lemma1_corrected_expectation`` (linear clients with ``N``
-  up to 3000, sup 1 as ``N`` grows) and ``corollary1_corrected`` (noise-free pseudo-Huber at its own
+  up to 1500, sup 1 as ``N`` grows) and ``corollary1_corrected`` (noise-free pseudo-Huber at its own
   step, ``T >= 4N``) over seeded anarchic schedules (``DET_FAMILY``, ``LEMMA1_FAMILY``,
   ``COROLLARY_FAMILY``).
 
@@ -438,8 +438,8 @@ def _corollary_evaluate(p):
 DET_FAMILY = _search_family(("huber", "cosine"), what=_family_words(
     ("huber", "cosine"), "eta = eta_L/L with eta L in (0, 1] (Theorem 1' needs eta <= 1/L), T >= 1; the lags measured on "
     "the run and Delta = f(w^0) - min_t f(w^t) <= f(w^0) - f*"))
-LEMMA1_FAMILY = _search_family(("linear", "huber"), N_high=3000, what=_family_words(
-    ("linear", "huber"), "N up to 3000 for the linear clients (6 for pseudo-Huber), eta = eta_L/L, G^2 = 1 (linear) or "
+LEMMA1_FAMILY = _search_family(("linear", "huber"), N_high=1500, what=_family_words(
+    ("linear", "huber"), "N up to 1500 for the linear clients (6 for pseudo-Huber), eta = eta_L/L, G^2 = 1 (linear) or "
     "(s max delta)^2; rho and n measured at every (t, i, j)"))
 COROLLARY_FAMILY = _search_family(("huber",), T_low=4, corollary=True, what=_family_words(
     ("huber",), "eta = sqrt(N/T)/L with T >= 4N (Corollary 1''s step, eta L <= 1/2), K_m, D_m, K_min, t_d of the "

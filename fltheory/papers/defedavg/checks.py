@@ -632,7 +632,7 @@ _ROUND_CHECKS = {   # per-round statements: the worst round of every exact insta
     "lemma9_corrected": "Lemma 9 with eta_bar in the upper half of 1/(2 sqrt3 LK), exact",
     "lemma10": "Lemma 10 at the worst round of constant-delay IID instances, E||w^t - w^tau||^2 exact",
 }
-_SEARCHED = {"lemma3": (12, 80), "descent_niid": (12, 80)}     # the adversarial search's budgets (quick, full)
+_SEARCHED = {"lemma3": (12, 40), "descent_niid": (12, 80)}     # the adversarial search's budgets (quick, full)
 for _name, _what in _ROUND_CHECKS.items():
     _kw = dict(family=NIID_FAMILY, evaluate=functools.partial(_round_evaluate, name=_name),
                search_budget=_SEARCHED[_name]) if _name in _SEARCHED else {}
