@@ -641,7 +641,8 @@ class PseudoHuberFederation(_Federation):
         dl = self.delta
         r2 = self.xp.sum(u * u, axis=-1)
         s = self.scale[..., None] if self.scale.ndim else self.scale
-        return s * dl * dl * (self.xp.sqrt(1.0 + r2 / (dl * dl)) - 1.0)
+        # s delta^2 (q - 1) = s r^2 / (q + 1): the same value without cancellation near b_i (tiny r)
+        return s * r2 / (self.xp.sqrt(1.0 + r2 / (dl * dl)) + 1.0)
 
     @property
     def L(self):

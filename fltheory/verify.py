@@ -5,10 +5,13 @@ simulation on an instance family that satisfies the statement's assumptions.  It
 yields :class:`Sample` rows ``(value, bound, params, seed, size)`` and the check turns them
 into a :class:`Verdict`:
 
-* ``holds``    -- every sample satisfies the relation; the worst ratio is reported
+* ``holds``    -- not refuted: every sample satisfies the relation, and so does the worst
+                  instance an adversarial search (:mod:`fltheory.search`) found over the
+                  check's ``family``, when it has one; the worst ratio is reported
                   (value/bound for an upper bound, bound/value for a lower bound,
-                  error/tolerance for an identity);
-* ``tight``    -- it holds and the worst ratio reaches 1 (within ``tight_tol``);
+                  error/tolerance for an identity).  It is evidence, not a proof;
+* ``tight``    -- it holds and the worst ratio (of the samples or of the search) reaches 1
+                  (within ``tight_tol``);
 * ``violated`` -- some sample breaks it; the *smallest* counterexample (by ``size``, then by
                   ratio) is kept with the parameters and seed that reproduce it.
 
@@ -90,6 +93,23 @@ class Verdict:
     still_stands: str = ""
     equation: str = ""
     ratios: list = field(default_factory=list, repr=False)
+    search: dict | None = None          # the adversarial search: family (words), evaluations, worst ratio, history
+    sampled_worst_ratio: float | None = None   # the sampler's own worst ratio (before the search's instance)
+
+    @property
+    def budget(self) -> int:
+        """The evaluations the adversarial search spent (0 without a search)."""
+        return int(self.search["evaluations"]) if self.search else 0
+
+    def wording(self) -> str:
+        """The verdict in words: ``holds`` reads "not refuted: worst ratio r over n instances and an
+        adversarial search of budget b" (it is no proof)."""
+        if self.status == "violated":
+            return f"violated: ratio {self.counterexample['ratio']:.4g} ({self.metric})" if self.counterexample \
+                else "violated"
+        what = f"worst ratio {self.worst_ratio:.4g} over {self.instances} instances"
+        what += f" and an adversarial search of budget {self.budget}" if self.search else " (no adversarial search)"
+        return ("not refuted: " if self.status == "holds" else "tight (not refuted, ratio reaches 1): ") + what
 
     @property
     def ok(self) -> bool:
@@ -127,6 +147,13 @@ class Check:
         result it serves; a ``"constant"`` is a printed constant while the form stands).
     still_stands : what the counterexample leaves standing (the theorem's own statement, the
         corrected form, the range where it holds).
+    family : optional :class:`fltheory.search.Family`: the instances inside the statement's
+        hypotheses that an adversarial search explores (its description says which assumptions
+        hold and how).  Needs ``evaluate``.
+    evaluate : ``evaluate(params) -> Sample`` for one instance of ``family`` (its ``params`` are the
+        family's constrained parameters); the search maximises the ratio of these samples, and
+        :func:`rebuild` calls it to rebuild a searched instance.
+    search_budget : ``(quick, full)`` evaluations of the search (default ``(30, 150)``).
     """
 
     def __init__(
@@ -145,6 +172,9 @@ class Check:
         description: str = "",
         falsifies: str | None = None,
         still_stands: str = "",
+        family=None,
+        evaluate: Callable[[dict], Sample] | None = None,
+        search_budget: tuple = (30, 150),
     ):
         if expected not in STATUSES:
             raise InputError(f"expected must be one of {STATUSES}, got {expected!r}")
@@ -158,6 +188,20 @@ class Check:
         self.variant = variant or (statement.status if statement is not None else "identity")
         self.expected, self.rtol, self.atol, self.tight_tol = expected, rtol, atol, tight_tol
         self.description = description or (statement.describe() if statement is not None else name)
+        from . import validation as V  # noqa: PLC0415
+        from .search import Family  # noqa: PLC0415
+
+        if family is not None:
+            V.instance(family, "family", Family)
+            if evaluate is None or not callable(evaluate):
+                raise InputError(f"check {name}: a family needs evaluate(params) -> Sample (the instance builder that "
+                                 f"the search and rebuild() call); got {V.shown(evaluate)}")
+        elif evaluate is not None:
+            raise InputError(f"check {name}: evaluate is given without a family to search")
+        if not (isinstance(search_budget, tuple) and len(search_budget) == 2):
+            raise V.InputTypeError(f"search_budget must be a pair (quick, full); got {V.shown(search_budget)}")
+        self.search_budget = tuple(V.integer(b, "search_budget", low=1, high=10**6) for b in search_budget)
+        self.family, self.evaluate = family, evaluate
 
     def __repr__(self) -> str:
         return f"Check({self.name!r}, expected={self.expected!r})"
@@ -181,6 +225,15 @@ class Check:
         samples = list(self.sampler(quick, seed))
         if not samples:
             raise RuntimeError(f"check {self.name}: the sampler produced no instance")
+        sampled_worst = max(self._ratio(s)[0] for s in samples)
+        search = None
+        if self.family is not None:
+            found = self.search(quick=quick, seed=seed)
+            search = found.as_dict()
+            if found.sample is not None:        # the worst instance's own parameters (what rebuild() takes)
+                search["params"] = _jsonable(found.sample.params)
+            if found.sample is not None:
+                samples.append(found.sample)
         ratios, bads = zip(*(self._ratio(s) for s in samples))
         worst = max(ratios)
         violating = [(s, r) for s, r, b in zip(samples, ratios, bads) if b]
@@ -216,7 +269,34 @@ class Check:
             still_stands=self.still_stands if status == "violated" else "",
             equation=getattr(self.statement, "equation", "") or "",
             ratios=[float(r) for r in ratios],
+            search=search,
+            sampled_worst_ratio=float(sampled_worst),
         )
+
+    def search(self, *, quick: bool = False, seed: int = 0, budget: int | None = None):
+        """The adversarial search over the check's ``family`` (:func:`fltheory.search.worst_case`).
+
+        Returns the :class:`~fltheory.search.SearchResult` with ``sample``: the worst instance's
+        :class:`Sample` (``None`` when no instance was inside the family).  ``budget`` defaults to
+        ``search_budget[0]`` (quick) or ``[1]``.
+        """
+        from .search import worst_case  # noqa: PLC0415
+
+        if self.family is None:
+            raise InputError(f"check {self.name} has no family to search")
+        best: dict = {}
+
+        def ratio(params):
+            s = self.evaluate(params)
+            r = self._ratio(s)[0]
+            if not best or r > best["r"]:
+                best.update(r=r, sample=s)
+            return r
+
+        b = budget if budget is not None else self.search_budget[0 if quick else 1]
+        res = worst_case(ratio, self.family, budget=b, seed=seed)
+        res.sample = best.get("sample") if res.params is not None else None
+        return res
 
 
 def _jsonable(obj: Any):
@@ -399,10 +479,11 @@ class Report:
         return all(v.ok for v in self.verdicts)
 
     def table(self) -> str:
-        head = ("paper", "statement", "variant", "instances", "worst ratio", "verdict", "expected")
+        head = ("paper", "statement", "variant", "instances", "search", "worst ratio", "verdict", "expected")
         rows = [
-            (v.paper, v.statement, v.variant, str(v.instances), f"{v.worst_ratio:.4g} ({v.metric})",
-             v.status + (f" (false {v.falsifies})" if v.falsifies else ""),
+            (v.paper, v.statement, v.variant, str(v.instances), str(v.budget) if v.search else "-",
+             f"{v.worst_ratio:.4g} ({v.metric})",
+             _status_cell(v),
              v.expected + ("" if v.ok else "  <-- MISMATCH"))
             for v in self.verdicts
         ]
@@ -412,18 +493,30 @@ class Report:
         lines += [fmt.format(*r) for r in rows]
         n_ok = sum(v.ok for v in self.verdicts)
         lines.append(f"\n{n_ok}/{len(self.verdicts)} verdicts as expected ({self.seconds:.1f} s)")
+        lines.append(HOLDS_MEANS)
         return "\n".join(lines)
 
     def to_markdown(self) -> str:
         out = ["# fltheory verification report", "",
                f"mode: {'quick' if self.quick else 'full'}; seed: {self.seed}; "
                f"{sum(v.ok for v in self.verdicts)}/{len(self.verdicts)} verdicts as expected; {self.seconds:.1f} s", "",
-               "| paper | check | statement | variant | instances | worst ratio | verdict | expected |",
-               "|---|---|---|---|---|---|---|---|"]
+               HOLDS_MEANS, "",
+               "| paper | check | statement | variant | instances | search budget | worst ratio | verdict | expected |",
+               "|---|---|---|---|---|---|---|---|---|"]
         for v in self.verdicts:
             out.append(f"| {v.paper} | {v.check} | {v.statement} | {v.variant} | {v.instances} | "
-                       f"{v.worst_ratio:.4g} ({v.metric}) | **{v.status}**"
+                       f"{v.budget if v.search else '-'} | {v.worst_ratio:.4g} ({v.metric}) | **{v.status}**"
+                       f"{' (not refuted)' if v.status == 'holds' else ''}"
                        f"{f' (false {v.falsifies})' if v.falsifies else ''} | {v.expected}{'' if v.ok else ' ✗'} |")
+        searched = [v for v in self.verdicts if v.search]
+        if searched:
+            out += ["", "## Adversarial search", "",
+                    "Each family below lies inside its statement's hypotheses; the worst instance found is merged "
+                    "into the samples (it is rebuilt by `fltheory.verify.rebuild(check, params, seed)`).", ""]
+            for v in searched:
+                sr = v.search
+                out.append(f"- **{v.check}**: {v.wording()}; sampler alone {v.sampled_worst_ratio:.4g}, search "
+                           f"{sr['ratio']:.4g} (seed {sr['seed']}). Family: {sr['family']}")
         viol = [v for v in self.verdicts if v.counterexample]
         if viol:
             out += ["", "## Counterexamples (smallest found)", "",
@@ -440,7 +533,7 @@ class Report:
             out.append(f"No figures: {self.figures_skipped or 'not drawn'}.")
         out += ["", "## Statements checked", ""]
         for v in self.verdicts:
-            line = f"- **{v.check}** ({v.variant}, {v.status}): {v.description}"
+            line = f"- **{v.check}** ({v.variant}, {v.wording()}): {v.description}"
             out.append(line + (f"\n\n  $${v.latex}$$\n" if v.latex else ""))
         out += ["", "## Environment", "", "```", json.dumps(self.environment, indent=2), "```", ""]
         return "\n".join(out)
@@ -482,6 +575,15 @@ class Report:
         (folder / "report.md").write_text(self.to_markdown())
         (folder / "report.json").write_text(json.dumps(self.to_json(), indent=2, allow_nan=False))
         return folder
+
+
+HOLDS_MEANS = ("holds = not refuted: the worst ratio over the instances drawn and an adversarial search of the "
+               "given budget stays below 1; it is evidence, not a proof.")
+
+
+def _status_cell(v) -> str:
+    return v.status + (" (not refuted)" if v.status == "holds" else "") + (
+        f" (false {v.falsifies})" if v.falsifies else "")
 
 
 def _environment(seed: int) -> dict:
@@ -613,6 +715,16 @@ def rebuild(check: str | Check, params: dict, seed: int | None = None, *, quick:
                              f"(papers: {', '.join(all_papers())})")
         c = _REGISTRY[check]
     want = strict_json(params)
+    if c.family is not None and set(c.family.names) <= set(params):
+        try:
+            s = c.evaluate(dict(params))
+        except (InputError, KeyError, TypeError, ValueError):
+            s = None
+        got = strict_json(s.params) if s is not None else {}
+        # the instance's params may add derived entries (the worst entry or round) to the family's parameters
+        if s is not None and all(k in got and got[k] == v for k, v in want.items()) and s.seed == seed:
+            ratio, bad = c._ratio(s)
+            return Rebuilt(c.name, s, float(ratio), bool(bad))
     run_seeds = [run_seed] if run_seed is not None else list(dict.fromkeys([0] + ([seed] if seed is not None else [])))
     for q in ([quick] if quick is not None else [True, False]):
         for rs in run_seeds:

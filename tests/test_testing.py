@@ -213,3 +213,27 @@ def test_readme_example_runs_and_says_what_the_readme_says(capsys):
     assert "50 cases: the bound holds" in out
     assert "too_good is violated: 0.0009765625000000022 <= 0.0 fails (ratio inf)" in out
     assert "L=2.0, eta=0.5" in out and "fltheory.random_quadratic_federation(M=1" in out
+
+
+def test_assert_statement_targets_the_ratio_and_refutes_a_planted_loosening():
+    """One gradient step on f = a w^2/2 with eta a <= 1: ||f'(w0)||^2 <= 2 (f(w0) - f(w1))/eta, tight at
+    eta a = 1 (ratio 1/(2 - eta a)).  The bound times 0.999 fails only for eta a > 0.998999: the ratio is a
+    hypothesis.target, so the targeted phase climbs to it."""
+    import sympy as sp
+
+    g2 = sp.Symbol("g2", nonnegative=True)
+    drop, eta = sp.Symbol("drop", nonnegative=True), sp.Symbol("eta", positive=True)
+    tight = flt.Statement("one_step", lhs="||f'(w0)||^2", relation="<=", expr=2 * drop / eta)
+    loose = flt.Statement("one_step_loosened", lhs="||f'(w0)||^2", relation="<=", expr=sp.Rational(999, 1000) * 2 * drop / eta)
+
+    def quantity(case):
+        a, x, w0 = case
+        e = x / a
+        w1 = (1 - e * a) * w0
+        return (a * w0) ** 2, {"drop": a / 2 * (w0**2 - w1**2), "eta": e}
+
+    cases = st.tuples(st.floats(0.1, 10.0), st.floats(0.01, 1.0), st.floats(0.5, 2.0))
+    assert assert_statement(tight, quantity, cases, max_examples=200) > 0
+    with pytest.raises(BoundViolated) as info:
+        assert_statement(loose, quantity, cases, max_examples=200)
+    assert info.value.ratio > 1

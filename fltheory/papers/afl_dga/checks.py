@@ -26,6 +26,13 @@ Instance families (each inside the assumptions of the statements it serves; say 
   (``Delta`` through the lower end, clipped at 0: still at most the paper's :math:`f(w^0)-f^*`).
 * **quadratic** -- random quadratic federations (exact moments against the simulator).
 
+* **searched** (issue 21) -- the adversarial search (:mod:`fltheory.search`) of
+  ``theorem1_corrected_det`` (pseudo-Huber and cosine clients, :math:`\eta L\in(0,1]`, ``T >= 1``:
+  tight at ``T = 1``, :math:`\eta L=1`), ``lemma1_corrected_expectation`` (linear clients with ``N``
+  up to 1500, sup 1 as ``N`` grows) and ``corollary1_corrected`` (noise-free pseudo-Huber at its own
+  step, ``T >= 4N``) over seeded anarchic schedules (``DET_FAMILY``, ``LEMMA1_FAMILY``,
+  ``COROLLARY_FAMILY``).
+
 Printed statements expected ``violated``: ``eq2`` (identical clients), ``lemma1``, ``lemma1_used``
 (linear family), ``lag_count_printed`` (random schedules with ``D_m > K_min``), ``theorem1``,
 ``theorem1_literal_step`` and ``corollary1`` (periodic family).  Everything else holds.
@@ -39,6 +46,7 @@ import numpy as np
 from ...backend import KeyedStream
 from ...problems import LinearFederation, PseudoHuberFederation, SeparableCosineFederation, random_quadratic_federation
 from ...schedules import Participation, anarchic_participation, synchronous_participation
+from ...search import Choice, Family, Integer, Real
 from ...verify import Check, Sample, register
 from . import bounds as B
 from .algorithm import MODES, afl_dga, diagnostics, round_durations
@@ -335,6 +343,109 @@ def _substitution_samples(quick, seed, *, corrected):
     return out
 
 
+# ============================================================================= adversarial search families
+def _search_constrain(p):
+    """Raw searched parameters into the hypotheses: the step and T of each statement, clients per problem."""
+    if p["problem"] != "linear":
+        p["N"] = min(p["N"], 6)
+    if p.get("corollary"):
+        p["T"] = max(p["T"], 4 * p["N"])               # T >= 4N: eta* = sqrt(N/T)/L <= 1/(2L)
+    p["K_max"] = max(p["K_max"], 1)
+    return p
+
+
+def _search_family(problems, *, N_high=6, T_low=1, corollary=False, what=""):
+    params = [Choice("problem", tuple(problems)), Integer("N", 1, N_high, log=N_high > 50), Integer("T", T_low, 24),
+              Integer("t_d", 1, 4), Integer("K_max", 1, 5), Integer("D_max", 0, 12), Integer("d", 1, 3),
+              Integer("seed", 0, 10**6), Real("p", 0.05, 1.0), Real("scale", 0.5, 3.0), Real("b_scale", 0.0, 3.0),
+              Real("w0_scale", 1e-6, 10.0, log=True)]
+    if not corollary:
+        params.append(Real("eta_L", 1e-3, 1.0, log=True))
+    return Family(params, constrain=_search_constrain, fixed={"family": "searched", "corollary": corollary},
+                  description=what)
+
+
+_FAMILY_WORDS = ("seeded anarchic schedules (anarchic_participation: N clients, T server steps, staleness <= t_d "
+                 "(Assumption 4), K_i^r in 1..K_max and D_i^r in 0..D_max per client and round, participation "
+                 "probability p) on ")
+_PROBLEM_WORDS = {
+    "huber": "pseudo-Huber clients (b_i ~ b_scale N(0, I), delta_i in [0.3, 2], scale s: Assumption 1 with L = s, "
+             "Assumption 3 with G = s max delta, f* >= 0)",
+    "cosine": "separable cosine clients (non-convex; Assumption 1 with their L)",
+    "linear": "linear clients f_0 = w_1, f_i = -w_1 (i >= 1) (Assumption 1 for every L, Assumption 3 with G = 1)",
+}
+
+
+def _family_words(problems, extra):
+    return _FAMILY_WORDS + "; ".join(_PROBLEM_WORDS[q] for q in problems) + "; " + extra + \
+        "; no noise (sigma = 0); w_0 = the mean of the client centres plus w0_scale times a seeded unit direction"
+
+
+@functools.lru_cache(maxsize=256)
+def _searched_run(key):
+    p = dict(key)
+    rng = _rng(p["seed"], "search")
+    N, T, d = p["N"], p["T"], p["d"]
+    K = rng.integers(1, p["K_max"] + 1, (N, T))
+    D = rng.integers(0, p["D_max"] + 1, (N, T))
+    part = anarchic_participation(N=N, T=T, t_d=p["t_d"], p=p["p"], K=K, D=D, seed=int(rng.integers(2**31)))
+    if p["problem"] == "linear":
+        c = np.zeros((N, d))
+        c[:, 0] = -1.0
+        c[0, 0] = 1.0
+        fed, L, G2 = LinearFederation(c=c), float(p["scale"]), 1.0
+    elif p["problem"] == "cosine":
+        fed = SeparableCosineFederation(a=rng.uniform(0.2, 1.0, (N, d)), b=rng.uniform(0.0, 2.0, (N, d)),
+                                        c=p["b_scale"] * rng.normal(size=(N, d)))
+        L, G2 = float(fed.L), None
+    else:
+        fed = PseudoHuberFederation(b=p["b_scale"] * rng.normal(size=(N, d)), delta=rng.uniform(0.3, 2.0, N),
+                                    scale=p["scale"])
+        L, G2 = float(p["scale"]), float(fed.G) ** 2
+    eta = float(np.sqrt(N / T)) / L if p["corollary"] else p["eta_L"] / L
+    w0 = rng.normal(size=d)
+    w0 *= p["w0_scale"] / max(float(np.linalg.norm(w0)), 1e-300)
+    if p["problem"] != "linear":          # at distance w0_scale from the mean of the client optima (centres)
+        w0 = w0 + np.asarray(fed.b if p["problem"] == "huber" else fed.c).mean(axis=0)
+    res = afl_dga(fed, part, eta=eta, w0=w0, record=True)
+    return fed, part, res, diagnostics(fed, res), L, G2, eta
+
+
+def _searched(p):
+    return _searched_run(tuple(sorted((k, v) for k, v in p.items() if k != "entry")))
+
+
+def _det_evaluate(p):
+    fed, part, res, dg, L, G2, eta = _searched(p)
+    bound = B.theorem1_corrected_det(eta=eta, L=L, T=part.T, Delta=_Delta_lower(dg.f), lag_mean=_lag_mean(dg, fed))
+    return Sample(float(dg.average_grad2()), float(bound), dict(p), None, part.N * part.T)
+
+
+def _lemma1_expectation_evaluate(p):
+    fed, part, res, dg, L, G2, eta = _searched(p)
+    q = {k: v for k, v in p.items() if k != "entry"}
+    bound = B.lemma1_corrected_expectation(eta=eta, G2=G2, rho=dg.rho, n=dg.n)
+    out = _worst_entry(dg.dist2, bound, dg.mask, q, part.N * part.T)
+    return out[0] if out else Sample(0.0, 1.0, {**q, "entry": None}, None, part.N * part.T)
+
+
+def _corollary_evaluate(p):
+    fed, part, res, dg, L, G2, eta = _searched(p)
+    bound = _corrected_bound(part, L=L, eta=eta, Delta=_Delta_lower(dg.f), sigma2=0.0, G2=G2, corollary=True)
+    return Sample(float(dg.average_grad2()), bound, dict(p), None, part.N * part.T)
+
+
+DET_FAMILY = _search_family(("huber", "cosine"), what=_family_words(
+    ("huber", "cosine"), "eta = eta_L/L with eta L in (0, 1] (Theorem 1' needs eta <= 1/L), T >= 1; the lags measured on "
+    "the run and Delta = f(w^0) - min_t f(w^t) <= f(w^0) - f*"))
+LEMMA1_FAMILY = _search_family(("linear", "huber"), N_high=1500, what=_family_words(
+    ("linear", "huber"), "N up to 1500 for the linear clients (6 for pseudo-Huber), eta = eta_L/L, G^2 = 1 (linear) or "
+    "(s max delta)^2; rho and n measured at every (t, i, j)"))
+COROLLARY_FAMILY = _search_family(("huber",), T_low=4, corollary=True, what=_family_words(
+    ("huber",), "eta = sqrt(N/T)/L with T >= 4N (Corollary 1''s step, eta L <= 1/2), K_m, D_m, K_min, t_d of the "
+    "schedule, Delta = f(w^0) - min_t f(w^t) <= f(w^0) - f*"))
+
+
 # ============================================================================= timing, exact
 def _timing_samples(quick, seed):
     rng = _rng(seed, "timing")
@@ -393,7 +504,8 @@ _reg("lag_count_printed", B.lag_count_printed, lambda q, s: _lag_samples(q, s, w
 _reg("lemma1_corrected", B.lemma1_corrected, lambda q, s: _lemma1_corrected_samples(q, s, expectation=False),
      description="Lemma 1' pathwise at every (t, i, j) of random anarchic runs and the linear family")
 _reg("lemma1_corrected_expectation", B.lemma1_corrected_expectation,
-     lambda q, s: _lemma1_corrected_samples(q, s, expectation=True),
+     lambda q, s: _lemma1_corrected_samples(q, s, expectation=True), family=LEMMA1_FAMILY,
+     evaluate=_lemma1_expectation_evaluate, search_budget=(40, 200),
      description="Lemma 1' with G^2 (pseudo-Huber random anarchic runs and the linear family)")
 _reg("lemma2_n", B.lemma2_n, lambda q, s: _lag_samples(q, s, which="n"),
      description="Lemma 2' (1): n <= K_m + D_m - 1 on random anarchic schedules (attained)")
@@ -409,7 +521,8 @@ _reg("theorem1_literal_step", B.theorem1_literal_step, lambda q, s: _theorem1_sa
      still_stands="Theorem 1' (scale-invariant like Theorem 1, so it holds at eta = 1/T on the same instances)",
      description="Theorem 1 with the printed eta <= 1/T is false too: the periodic family rescaled by s = sqrt(NT)/(eta L) "
                  "runs at eta = 1/T with the same ratio (the inequality is invariant under (f, eta) -> (c f, eta/c))")
-_reg("theorem1_corrected_det", B.theorem1_corrected_det, _theorem1_det_samples,
+_reg("theorem1_corrected_det", B.theorem1_corrected_det, _theorem1_det_samples, family=DET_FAMILY,
+     evaluate=_det_evaluate, search_budget=(40, 200),
      description="Theorem 1' (sigma = 0) with the measured lags on random anarchic runs (non-convex cosine, pseudo-Huber)")
 _reg("theorem1_corrected", B.theorem1_corrected, lambda q, s: _theorem1_corrected_samples(q, s),
      description="Theorem 1' worst case, eta <= 1/(2L): deterministic pseudo-Huber and periodic runs, and noisy "
@@ -424,6 +537,7 @@ _reg("corollary1", B.corollary1, lambda q, s: _theorem1_samples(q, s, literal=Fa
 _reg("corollary1_substitution", B.corollary1, lambda q, s: _substitution_samples(q, s, corrected=False),
      relation="==", rtol=1e-9, description="Corollary 1 equals Theorem 1 at eta = sqrt(N)/(L sqrt(T)), S_bar = N(2t_d-1)")
 _reg("corollary1_corrected", B.corollary1_corrected, lambda q, s: _theorem1_corrected_samples(q, s, corollary=True),
+     family=COROLLARY_FAMILY, evaluate=_corollary_evaluate, search_budget=(40, 200),
      description="Corollary 1' at eta = sqrt(N)/(L sqrt(T)), T >= 4N, on noisy pseudo-Huber runs (Monte Carlo, 99%)")
 _reg("corollary1_corrected_substitution", B.corollary1_corrected,
      lambda q, s: _substitution_samples(q, s, corrected=True), relation="==", rtol=1e-9,

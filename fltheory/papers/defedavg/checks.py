@@ -27,6 +27,10 @@ Instance families (each inside the assumptions of the statements it serves):
 * closed forms on random parameters (the drift steps of Lemmas 4 and 9, the rounds to epsilon, the
   largest ``n``) and exact enumeration of the draws (Lemma 2).
 
+* **searched** (issue 21) -- ``lemma3`` and ``descent_niid`` are also searched over ``NIID_FAMILY``
+  (the non-IID isotropic family with ``N, n`` up to 1000 and wide ``L``, :math:`\sigma^2`,
+  :math:`\Phi_0`, rates and :math:`G^2` start): Lemma 3 approaches 1/2 as ``n`` grows.
+
 Printed statements that are false carry ``expected="violated"``: ``theorem2`` and
 ``theorem2_appendix`` (the bound lacks :math:`L\sigma^2` under the root; the proof's own bound
 before substitution, ``theorem2_general``, and ``theorem2_corrected`` hold) and ``lemma9_step``
@@ -44,6 +48,7 @@ import numpy as np
 from ...backend import KeyedStream
 from ...delayed import RandomParticipation
 from ...schedules import compute_times, first_n_arrivals
+from ...search import Choice, Family, Integer, Real
 from ...verify import Check, Sample, register
 from . import bounds as B
 from . import exact as X
@@ -269,6 +274,53 @@ def _round_samples(quick, seed, name):
     return out
 
 
+def _niid_search_constrain(p):
+    p["n"] = min(p["n"], p["N"])
+    if p["d"] == 1:
+        p["dir_seed"] = 0
+    return p
+
+
+NIID_FAMILY = Family(
+    [Integer("d", 1, 2), Integer("N", 1, 1000, log=True), Integer("n", 1, 1000, log=True), Integer("K", 1, 4),
+     Integer("lam", 1, 3),
+     Integer("T", 2, 40), Integer("dir_seed", 0, 10**6), Choice("rates", ("prescribed", "any")),
+     Real("L", 1e-3, 5.0, log=True), Real("b_scale", 1e-3, 2.0, log=True), Real("sigma2", 1e-6, 1e6, log=True),
+     Real("phi_frac", 1e-6, 1.0, log=True), Real("u1", 0.01, 1.0, log=True), Real("u2", 0.01, 1.0, log=True),
+     Real("G2_factor", 1e-9, 1.0, log=True)],
+    constrain=_niid_search_constrain, fixed={"family": "non-IID isotropic (searched)"},
+    description="the non-IID family with an isotropic Hessian L I (Assumption 1), client optima b_i = b_scale times "
+                "seeded Gaussians (Assumption 5 with the exact nu^2), additive noise of trace sigma^2 (Assumptions "
+                "2-3), n draws with replacement from N and i.i.d. uniform delays in 0..lam (Assumption 4), G^2 raised "
+                "from G2_factor times the usual first guess until the exact run stays inside Assumption 6, Phi0 = "
+                "phi_frac of its largest value under (11); rates prescribed or any inside (11) (eta_bar = u1/(8LK), "
+                "eta eta_bar = u2 times the cap of (11)); the worst round of each instance; every expectation exact")
+
+
+def _niid_search_params(p) -> dict:
+    rng = _rng(p["dir_seed"], "search-niid")
+    d, N = p["d"], p["N"]
+    return dict(a=[p["L"]] * d, b=(rng.normal(size=(N, d)) * p["b_scale"]).tolist(), N=N, n=p["n"], K=p["K"],
+                lam=p["lam"], lam_used=None, T=p["T"], sigma2=p["sigma2"], phi_frac=p["phi_frac"],
+                direction=rng.normal(size=d).tolist(), rates=p["rates"], u1=p["u1"], u2=p["u2"], seed=p["dir_seed"],
+                G2_factor=p["G2_factor"])
+
+
+@functools.lru_cache(maxsize=256)
+def _niid_search_terms(key):
+    return _niid_lemma_terms(_niid_search_params(dict(key)))
+
+
+def _round_evaluate(p, name):
+    q = {k: v for k, v in p.items() if k not in ("round", "G2")}
+    terms = _niid_search_terms(tuple(sorted(q.items())))
+    value, bound = _round_sides(name, terms)
+    ratio = np.where(bound > 0, value / np.where(bound > 0, bound, 1), np.where(value > 0, np.inf, 0))
+    worst = int(np.argmax(ratio))
+    return Sample(float(value[worst]), float(bound[worst]), {**q, "round": worst, "G2": terms["c"].get("G2")},
+                  seed=None, size=float(p["N"] * p["d"] + p["T"]))
+
+
 # ============================================================================= non-IID family (Theorem 1)
 def _niid_params(rng, *, rates: str = "prescribed") -> dict:
     d = int(rng.integers(1, 3))
@@ -293,7 +345,7 @@ def _niid_instance(p: dict):
     v = np.asarray(p["direction"], float)
     v = v / math.sqrt(max(0.5 * float((a * v * v).sum()), 1e-300))
     s2 = p["sigma2"]
-    G2 = 2.0 * float(((a * (b - b.mean(axis=0))) ** 2).sum(axis=1).max()) + s2
+    G2 = (2.0 * float(((a * (b - b.mean(axis=0))) ** 2).sum(axis=1).max()) + s2) * p.get("G2_factor", 1.0)
     frac = p["phi_frac"]
     for _ in range(40):
         if p["rates"] == "prescribed":                           # (C1) at the prescribed rates: T >= 32 L/(2 s2 + K G2)
@@ -580,8 +632,11 @@ _ROUND_CHECKS = {   # per-round statements: the worst round of every exact insta
     "lemma9_corrected": "Lemma 9 with eta_bar in the upper half of 1/(2 sqrt3 LK), exact",
     "lemma10": "Lemma 10 at the worst round of constant-delay IID instances, E||w^t - w^tau||^2 exact",
 }
+_SEARCHED = {"lemma3": (12, 40), "descent_niid": (12, 80)}     # the adversarial search's budgets (quick, full)
 for _name, _what in _ROUND_CHECKS.items():
-    _reg(_name, B.BY_NAME[_name], functools.partial(_round_samples, name=_name), description=_what)
+    _kw = dict(family=NIID_FAMILY, evaluate=functools.partial(_round_evaluate, name=_name),
+               search_budget=_SEARCHED[_name]) if _name in _SEARCHED else {}
+    _reg(_name, B.BY_NAME[_name], functools.partial(_round_samples, name=_name), description=_what, **_kw)
 _reg("lemma2", B.lemma2, lambda q, s: _lemma2_samples(q, s, exact=False),
      description="Lemma 2 (19): the noise of n draws with replacement (all N^n draws enumerated, N, n <= 4)")
 _reg("lemma2_exact", B.lemma2_exact, lambda q, s: _lemma2_samples(q, s, exact=True), relation="==", rtol=1e-12,

@@ -22,6 +22,10 @@ Instance families (each inside the assumptions of the statements it is used for)
   ``f_n = 1/2 (w - c_n)^2`` with ``c_n = +1`` for the first half and ``-1`` for the rest,
   ``w_0 = 0 = cbar`` (``Delta = 0``, ``Gamma = 1``).  Both satisfy (29), ``K >= 2G`` and ``S | N``.
 
+* **searched** (issue 21) -- ``theorem1_corrected`` is also searched over ``QUADRATIC_FAMILY`` (the
+  quadratic family with every size, curvature, noise, delay and ``eta L`` up to ``x_max`` as search
+  parameters): tight at ``N = S = 1``, ``sigma = Gamma = 0``, :math:`\eta L=1`.
+
 Printed statements that are false carry ``expected="violated"``: ``khat_idfl`` (31),
 ``rounds_loop_bound`` (Algorithm 1's loop bound as the rounds in ``T``), ``assumption2_minibatch``
 (20), ``lemma1`` (22), ``lemma2`` (23), ``lemma3`` (24) and ``theorem1`` (the explicit bound of
@@ -35,6 +39,7 @@ import math
 import numpy as np
 
 from ...backend import KeyedStream
+from ...search import Choice, Family, Integer, Real
 from ...verify import Check, Sample, register
 from . import bounds as B
 from . import exact as X
@@ -406,6 +411,55 @@ def _theorem1_corrected_samples(quick, seed):
     return out
 
 
+def _quadratic_constrain(p):
+    """Map raw searched parameters into Theorem 1''s hypotheses: alpha <= G - 1 (Algorithm 2), eta L = eta_frac x_max."""
+    p["alpha"] = min(p["alpha"], p["G"] - 1)
+    p["N"] = p["G"] * p["S"]
+    if p["m"] == 1:
+        p["A_spread"] = 1.0
+    xm = float(B.x_max(dbar=p["G"] - 1 - p["alpha"], M=1.0, S=p["S"], B=p["B"]))
+    p["eta"] = p["eta_frac"] * xm / p["L"]
+    return p
+
+
+QUADRATIC_FAMILY = Family(
+    [Integer("G", 1, 6), Integer("S", 1, 4), Integer("alpha", 0, 5), Integer("m", 1, 3), Integer("B", 1, 8),
+     Integer("K", 0, 40), Integer("tau_comp", 1, 30), Integer("r", 1, 2), Integer("seed", 0, 10**6),
+     Real("L", 0.1, 2.0, log=True), Real("A_spread", 0.05, 1.0), Real("sigma", 0.0, 2.0), Real("c_scale", 0.0, 3.0),
+     Real("x0_scale", 0.01, 5.0, log=True), Real("eta_frac", 0.01, 1.0)],
+    constrain=_quadratic_constrain, fixed={"family": "quadratic (searched)"},
+    description="quadratic clients f_n = 1/2 (w - c_n)^T diag(A) (w - c_n), A = L (1, u...) with u in [A_spread, 1], "
+                "||c_n|| <= c_scale (Assumption 1 with L = max A, Assumption 3 with the exact Gamma = "
+                "max_n ||A (c_n - cbar)||), per-sample additive noise of variance sigma^2 and mini-batch B "
+                "(Assumption 2 with M = 1), N = G S devices, intentional delay alpha <= G - 1 (dbar = G - 1 - alpha), "
+                "w_0 = x0_scale times a random unit vector, eta L = eta_frac x_max (the step condition of Theorem 1' "
+                "with lambda = 1); the directions are drawn from the instance's seed; expectations exact")
+
+
+@functools.lru_cache(maxsize=512)
+def _quadratic_terms(key):
+    p = dict(key)
+    rng = _rng(p["seed"], "search-quadratic")
+    m, N = p["m"], p["N"]
+    A = p["L"] * np.concatenate([[1.0], rng.uniform(p["A_spread"], 1.0, m - 1)])
+    c = rng.normal(size=(N, m))
+    c *= p["c_scale"] / max(float(np.linalg.norm(c, axis=1).max()), 1e-300)
+    x0 = rng.normal(size=m)
+    x0 *= p["x0_scale"] / max(float(np.linalg.norm(x0)), 1e-300)
+    fed = X.tdma_quadratic(A=A, c=c, sigma=p["sigma"], B=p["B"])
+    t = tm.tdma_schedule(N=N, S=p["S"], tau_comp=p["tau_comp"], r=p["r"], K=max(p["K"], 1), alpha=p["alpha"])
+    return t, X.lemma_terms(fed, t, eta=p["eta"], x0=x0), X.quadratic_constants(fed, x0)
+
+
+def _theorem1_corrected_evaluate(p):
+    t, z, cs = _quadratic_terms(tuple(sorted(p.items())))
+    K, dbar = p["K"], p["G"] - 1 - p["alpha"]
+    v = float(np.mean(z.a[: K + 1]))
+    b = float(B.theorem1_corrected(eta=p["eta"], L=p["L"], sigma=p["sigma"], S=p["S"], B=p["B"], M=1.0,
+                                   Delta=cs.Delta, K=K, dbar=dbar, Gamma=cs.Gamma, lam=1.0))
+    return Sample(v, b, dict(p), None, float(p["N"] * p["m"] + K))
+
+
 def _theorem1_order_samples(quick, seed):
     rng = _rng(seed, "order")
     out = []
@@ -507,5 +561,6 @@ _reg("theorem1", B.theorem1, _theorem1_printed_samples, expected="violated", **_
 _reg("theorem1_order", B.theorem1_order, _theorem1_order_samples, relation="==", rtol=1e-4, atol=0.0,
      description="(30): sqrt(K+1) times the explicit bound tends to Delta/beta + beta L (sigma^2 + M Gamma^2)/(2SB) "
                  "(K = 1e14): the bound's O(1/sqrt K) order stands (its constant grows like G), but the bound is false")
-_reg("theorem1_corrected", B.theorem1_corrected, _theorem1_corrected_samples, **_EX,
+_reg("theorem1_corrected", B.theorem1_corrected, _theorem1_corrected_samples, **_EX, family=QUADRATIC_FAMILY,
+     evaluate=_theorem1_corrected_evaluate, search_budget=(50, 200),
      description="Theorem 1' (lambda = 1, eta L <= x_max) against exact E||grad f(w_k)||^2, AFL and intentional delay")
