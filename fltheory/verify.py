@@ -57,7 +57,8 @@ PAPERS = ("local_adaptivity", "feddelavg", "tdma", "afl_dga", "defedavg")
 STATUSES = ("holds", "tight", "violated")
 # what a counterexample can refute: the numbered result itself, or only a line of its proof, or a printed constant
 MARKER = ".fltheory"   # written into a report folder (first line "fltheory verify"): the command may rewrite it
-FALSE_OBJECTS = ("theorem", "lemma", "proposition", "corollary", "remark", "proof step", "constant", "algorithm line")
+FALSE_OBJECTS = ("theorem", "lemma", "proposition", "corollary", "remark", "proof step", "constant", "algorithm line",
+                 "our claim")
 
 
 @dataclass
@@ -144,7 +145,8 @@ class Check:
     tight_tol : a bound that holds is ``tight`` when its worst ratio is >= 1 - tight_tol.
     falsifies : for a check expected ``violated``, WHICH printed object its counterexample
         refutes: one of ``FALSE_OBJECTS`` (a ``"proof step"`` is a line inside a proof, not the
-        result it serves; a ``"constant"`` is a printed constant while the form stands).
+        result it serves; a ``"constant"`` is a printed constant while the form stands; ``"our claim"`` is a claim
+        this package made, not the paper).
     still_stands : what the counterexample leaves standing (the theorem's own statement, the
         corrected form, the range where it holds).
     family : optional :class:`fltheory.search.Family`: the instances inside the statement's

@@ -747,7 +747,7 @@ def _adaptive_bias(quick, seed):
 
 
 register(Check(f"{PAPER}.adaptive_bias_shrinks", paper=PAPER, statement=None, relation="<=",
-               sampler=_adaptive_bias, variant="corrected", expected="violated", atol=1e-13,
+               sampler=_adaptive_bias, variant="corrected", expected="violated", atol=1e-13, falsifies="our claim",
                description="our claim that with AdaGrad clients the corrected limit is closer to x* than the "
                            "uncorrected one, at the exact limits (roots of the round maps): false -- two clients "
                            "(H = 1, 4; x* = -1, 2) with w_1 tuned so the uncorrected limit is x* itself",
