@@ -19,3 +19,13 @@ def test_readme_example_runs(block, tmp_path, monkeypatch, capsys):
 
 def test_readme_has_the_examples_it_promises():
     assert len(BLOCKS) >= 5
+
+
+def test_readme_counts_the_registered_checks():
+    """The README's number of checks is the registry's."""
+    from pathlib import Path
+
+    from fltheory import verify
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert f"`fltheory verify` has {len(verify.registry())} checks over the five papers" in text
