@@ -453,6 +453,8 @@ def afl_dga_loop(fed: QuadraticFederation, part: Participation, *, eta: float, w
     """
     fed, part, eta, w0, mode = _unbatched(fed, part, eta, w0, mode, "afl_dga_loop")
     check_identity = V.flag(check_identity, "check_identity")
+    if log is not None:
+        V.instance(log, "log", list)
     if rng is not None:
         V.instance(rng, "rng", np.random.Generator)
     R = 1 if runs is None else V.integer(runs, "runs", low=1, high=10**6)

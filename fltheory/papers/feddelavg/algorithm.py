@@ -163,7 +163,7 @@ def _noise_sqrt(fed, xp):
 
 
 def _gradient_mode(fed, gradient, batch_size):
-    if gradient not in ("full", "sgd"):
+    if not isinstance(gradient, str) or gradient not in ("full", "sgd"):
         raise ProblemError(f"gradient must be 'full' or 'sgd'; got {gradient!r}")
     if gradient == "full":
         return "full"
@@ -260,6 +260,7 @@ class FedDelAvgResult:
 
 
 def _output_range(output_set, K):
+    V.choice(output_set, "output_set", OUTPUT_SETS)
     if output_set == "paper":
         return 0, K
     if output_set == "proof":
@@ -343,7 +344,7 @@ def feddelavg(
     eta_b = xp.broadcast_to(eta, shape)
     alpha_b = xp.broadcast_to(alpha, shape)
     Delta_b = xp.broadcast_to(Delta, shape)
-    x0 = xp.zeros(d) if w_init is None else asarray(w_init, xp)
+    x0 = xp.zeros(d) if w_init is None else V.array(w_init, "w_init", xp=xp, shape=(d,))
     W = copy_of(xp.broadcast_to(x0[..., None, :], shape + (M, d)))
     wbar = weighted_sum(rho, W)
     stream = KeyedStream(seed, "feddelavg")
@@ -549,13 +550,16 @@ def feddelavg_loop(
         raise ProblemError(f"K * tau = {K * tau:,} loop iterations is over the reference loop's limit of 10**7; "
                            "use feddelavg (vectorised) instead")
     Delta, K, alpha, eta = int(Delta), int(K), float(alpha), float(eta)
+    if batch_size is not None:
+        batch_size = V.integer(batch_size, "batch_size", low=1, high=10**9)
+    replicate = V.integer(replicate, "replicate", low=0)
     mode = _gradient_mode(fed, gradient, batch_size)
     M, d = fed.M, fed.d
     rho = [float(r) for r in to_numpy(fed.weights)]
     stream = KeyedStream(seed, "feddelavg")
     Sroot = to_numpy(_noise_sqrt(fed, np)) if mode == "noise" else None
     T = K * tau
-    w0 = np.zeros(d) if w_init is None else np.asarray(w_init, float)
+    w0 = np.zeros(d) if w_init is None else to_numpy(V.array(w_init, "w_init", xp=None, shape=(d,), ndim=1)).astype(float)
     w = {-Delta: [w0.copy() for _ in range(M)]}
     wbar = {-Delta: w0.copy()}
     sync = set(sync_times(tau=tau, Delta=Delta, K=K))
