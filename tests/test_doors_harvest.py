@@ -40,8 +40,6 @@ ALLOWED: dict = {
     # fltheory.backend: the array-namespace plumbing (namespace objects, device handles, einsum helpers) takes
     # what the package's own code passes; its arguments are not checked at a door (the GPU engineers' file)
     "fltheory.backend.*": "namespace/device plumbing called by the package's code; arguments not door-checked",
-    "fltheory.papers.feddelavg.bounds.*:backend=*": "backend= reaches backend.get_backend, which compares an array "
-                                                   "with strings (a raw ValueError)",
     # the exact engine's register file: public by export, built by delayed.schedule_moments with indices it computes
     "fltheory.delayed.RegisterMoments*": "the exact engine's register file: indices and blocks come from the "
                                          "package's moment code, not checked at a door",
@@ -51,7 +49,6 @@ ALLOWED: dict = {
                                                                "optimal), documented",
     "fltheory.papers.local_adaptivity.algorithm.*": "client_update/fedopt/fedopt_loop take config, client_ids, "
                                                     "round, record, v0 unchecked and name x as x0 (GPU path)",
-    "fltheory.sweep.sweep:fixed=*": "sweep's fixed= is not checked to be a mapping (another engineer's file)",
     "fltheory.testing.*": "hypothesis strategies are lazy: their arguments are checked when an example is drawn",
     "fltheory.validation.*": "the door helpers' own arguments (name, low, high, M, xp; per_client's values, "
                              "checked where the marked value is consumed) are set by the package's code",
