@@ -599,6 +599,15 @@ def leaves(obj, depth=0, out=None, flags=None, path="", seen=None):
         items = list(vars(obj).items())
     else:
         return out, flags
+    if not isinstance(obj, (dict, list, tuple)):      # a flag may be a property
+        for k in FLAGS:
+            if k not in dict(items):
+                try:
+                    v = getattr(obj, k, None)
+                except Exception:  # noqa: BLE001
+                    v = None
+                if v is not None and not callable(v):
+                    flags.append((k, v))
     for k, v in items:
         if k in FLAGS and v is not None:
             flags.append((k, v))

@@ -506,6 +506,12 @@ class LoopResult:
     k_out: int
     losses: Any
 
+    @property
+    def diverged(self) -> bool:
+        """Whether the models left the floating-point range (the loop runs one configuration)."""
+        with np.errstate(invalid="ignore"):
+            return not bool(np.all(np.isfinite(np.asarray(self.w_bar))))
+
 
 def _client_grad(fed, i, w, idx=None):
     if isinstance(fed, QuadraticFederation):
