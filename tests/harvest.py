@@ -828,7 +828,7 @@ def _child(records, tasks, start, wfd, limit, mem_bytes):
     os._exit(0)
 
 
-def replay(records, tasks, limit=2.0, hard=20.0, mem_bytes=None) -> list:
+def replay(records, tasks, limit=2.0, hard=20.0, mem_bytes=None, progress=False) -> list:
     """Run every task in forked children; returns [(class, detail)] in task order."""
     if mem_bytes is None:
         mem_bytes = _memory_cap()
@@ -861,6 +861,8 @@ def replay(records, tasks, limit=2.0, hard=20.0, mem_bytes=None) -> list:
                     i, cls, detail = json.loads(line)
                     results[i] = (cls, detail)
                     last = i
+                    if progress and i % 5000 == 0:
+                        print(f"[harvest] {i:,} of {len(tasks):,} replays", file=sys.stderr, flush=True)
         _, status = os.waitpid(pid, 0)
         nxt = last + 1
         if nxt < len(tasks) and results[nxt] is None:

@@ -66,7 +66,7 @@ def outcome():
     records, n_examples = H.harvest(SOURCES)
     tasks = H.tasks_for(records, per_entry=None if FULL else 1)
     tasks = [t for t in tasks if t.mode == "baseline" or _keep(t.key(records))]
-    results = H.replay(records, tasks, limit=LIMIT)
+    results = H.replay(records, tasks, limit=LIMIT, progress=FULL)
     summary = H.summarize(records, tasks, results)
     counts = collections.Counter(cls for cls, _ in results)
     entries = {records[t.rec].entry.name for t in tasks}

@@ -333,7 +333,11 @@ def feddelavg(
     mode = _gradient_mode(fed, gradient, batch_size)
     M, d = fed.M, fed.d
     rho = fed.weights
-    cfg = np.broadcast_shapes(fed.batch_shape, eta.shape, alpha.shape, Delta.shape)
+    try:
+        cfg = np.broadcast_shapes(fed.batch_shape, eta.shape, alpha.shape, Delta.shape)
+    except ValueError:
+        raise V.InputError(f"the configuration axes do not broadcast: fed's batch {tuple(fed.batch_shape)}, eta "
+                           f"{tuple(eta.shape)}, alpha {tuple(alpha.shape)}, Delta {tuple(Delta.shape)}") from None
     lead = () if n_seeds is None else (int(n_seeds),)
     V.check_size(2 * int(np.prod(lead + cfg, dtype=np.int64)) * M * d * (1 + (K * tau * trajectory)),
                  f"FedDelAvg's state of {int(np.prod(lead + cfg, dtype=np.int64)):,} runs (n_seeds x configurations)"
@@ -428,7 +432,8 @@ def feddelavg(
                     ax = len(shape)
                     for key in ("loc", "glob", "c", "closs", "cdist", "cgn"):
                         rec[key].append(xp.stack(per[key], axis=ax))
-    finite = xp.all(xp.isfinite(W), axis=(-1, -2))
+    with np.errstate(invalid="ignore"):   # a loss past the float range diverged too, even with finite iterates
+        finite = xp.all(xp.isfinite(W), axis=(-1, -2)) & xp.all(xp.isfinite(xp.stack(losses, axis=len(shape))), axis=-1)
     diverged = ~finite
     if bool(xp.any(diverged)):
         beta_b = xp.broadcast_to(smoothness(fed), shape)
@@ -438,7 +443,7 @@ def feddelavg(
                    "the delayed averaging with this (tau, Delta, alpha) is unstable") for i in bad[:3]]
         text = "; ".join(f"configuration {tuple(int(j) for j in i)}: {c}" for i, c in zip(bad[:3], causes))
         if bool(xp.all(diverged)):
-            raise ProblemError(f"iterates are not finite in every configuration ({text})")
+            raise ProblemError(f"iterates (or their losses) are not finite in every configuration ({text})")
         import warnings  # noqa: PLC0415
 
         warnings.warn(f"feddelavg: {len(bad)} configuration(s) diverged and are marked in result.diverged ({text}); "
