@@ -169,6 +169,7 @@ class Recorder:
         self.source = ""
         self.active = False
         self._patches: list = []
+        self.failures: list = []   # (example, error) of the examples that raised
 
     @staticmethod
     def _is_example(filename: str) -> bool:
@@ -304,8 +305,8 @@ def _run_blocks(rec: Recorder, blocks, label: str, budget: float | None = None) 
                     with rec:
                         _quiet(exec, code, glob)
                     n += 1
-                except Exception:  # noqa: BLE001 - an example that fails here is tests/test_readme's business
-                    pass
+                except Exception as exc:  # noqa: BLE001 - kept for the report (tests/test_readme runs the README)
+                    rec.failures.append((f"{label}[{i}]", f"{type(exc).__name__}: {str(exc)[:200]}"))
         finally:
             os.chdir(old)
             for k, v in saved.items():
@@ -327,7 +328,7 @@ def harvest_readme(rec: Recorder) -> int:
     return _run_blocks(rec, blocks, "readme")
 
 
-def harvest_notebooks(rec: Recorder, budget: float = 240.0) -> int:
+def harvest_notebooks(rec: Recorder, budget: float = 120.0) -> int:
     n = 0
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         cells = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
@@ -335,6 +336,9 @@ def harvest_notebooks(rec: Recorder, budget: float = 240.0) -> int:
         cells = [c for c in cells if not c.lstrip().startswith(("%", "!"))]
         n += _run_blocks(rec, cells, f"notebook:{path.stem}", budget=budget)
     return n
+
+
+FAILED_EXAMPLES: list = []   # README blocks and notebook cells that raised in the last harvest (example, error)
 
 
 def harvest(sources=("doctest", "readme")) -> tuple:
@@ -351,6 +355,7 @@ def harvest(sources=("doctest", "readme")) -> tuple:
             n += harvest_notebooks(rec)
     finally:
         rec.uninstall()
+    FAILED_EXAMPLES[:] = rec.failures
     return rec.records, n
 
 

@@ -31,6 +31,7 @@ PROFILE = os.environ.get("FLTHEORY_HARVEST", "ci")
 FULL = PROFILE == "full"
 SOURCES = ("doctest", "readme", "notebooks") if FULL else ("doctest",)
 SAMPLE = 1 if FULL else 5          # CI keeps one mutation in SAMPLE (a stable hash of its key)
+PER_ENTRY = 25 if FULL else 1      # recorded calls replayed per entry point (a notebook's loops record hundreds)
 LIMIT = 2.0                        # seconds per call
 FAILING = ("b", "c", "d", "e", "f", "g", "refused", "crash", "wrong")
 
@@ -64,8 +65,13 @@ def _keep(key: str) -> bool:
 def outcome():
     t0 = time.perf_counter()
     records, n_examples = H.harvest(SOURCES)
-    tasks = H.tasks_for(records, per_entry=None if FULL else 1)
+    tasks = H.tasks_for(records, per_entry=PER_ENTRY)
     tasks = [t for t in tasks if t.mode == "baseline" or _keep(t.key(records))]
+    for example, error in H.FAILED_EXAMPLES:
+        print(f"[harvest] example {example} raised {error}")
+    if FULL:
+        print(f"\n[harvest:full] {len(records)} calls recorded in {time.perf_counter() - t0:.0f} s; {len(tasks):,} replays",
+              flush=True)
     results = H.replay(records, tasks, limit=LIMIT, progress=FULL)
     summary = H.summarize(records, tasks, results)
     counts = collections.Counter(cls for cls, _ in results)
