@@ -100,7 +100,12 @@ class Moments:
     def mse(self, target):
         """E||x_t - target||^2 = ||mean_t - target||^2 + tr cov_t, for every t."""
         xp = namespace(self.mean)
-        e = self.mean - asarray(target, xp)
+        target = V.array(target, "target", xp=xp, shape=(self.mean.shape[-1],))
+        try:
+            e = self.mean - target
+        except ValueError:
+            raise V.InputError(f"target of shape {tuple(target.shape)} does not broadcast against the means "
+                               f"{tuple(self.mean.shape)}") from None
         return xp.sum(e * e, axis=-1) + trace(self.cov)
 
 

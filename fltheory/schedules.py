@@ -424,7 +424,10 @@ class Schedule:
                 weight[t, u] = V.real(item[2], f"steps[{t}][{u}] weight") if len(item) == 3 else 1.0 / len(step)
         if np.any((client[client != -1] < 0)):
             raise ScheduleError("client indices must be >= 0")
-        return cls(client, start, weight, _times(times, finite=True), N, name=name)
+        times = _times(times, finite=True)
+        if times is not None:
+            _broadcast_named(times, (T,), "times")
+        return cls(client, start, weight, times, N, name=name)
 
 
 # ======================================================================================

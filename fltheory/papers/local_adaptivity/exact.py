@@ -589,6 +589,8 @@ def small_eta_limit(fed: QuadraticFederation, *, tau, gamma=1.0, precond=None, c
     xp = fed.xp
     gamma, tau_b = _as_eta_tau(fed, gamma, tau, eta_name="gamma")
     P = xp.broadcast_to(xp.eye(fed.d), fed.H.shape) if precond is None else V.array(precond, "precond", xp=xp, min_ndim=3)
+    if P.shape[-3] not in (1, fed.M) or tuple(P.shape[-2:]) != (fed.d, fed.d):
+        raise V.InputError(f"precond must have shape (..., M={fed.M}, d={fed.d}, d={fed.d}); got {tuple(P.shape)}")
     if correction != "none":
         return fed.x_star
     Wt = (fed.weights * gamma * _real(tau_b, xp))[..., None, None] * (P @ fed.H)
@@ -613,7 +615,9 @@ def first_order_bias(fed: QuadraticFederation, *, eta, tau, precond=None, correc
     _check_correction(correction)
     xp = fed.xp
     eta_b, tau_b = _as_eta_tau(fed, eta, tau)
-    P = xp.broadcast_to(xp.eye(fed.d), fed.H.shape) if precond is None else asarray(precond, xp)
+    P = xp.broadcast_to(xp.eye(fed.d), fed.H.shape) if precond is None else V.array(precond, "precond", xp=xp, min_ndim=3)
+    if P.shape[-3] not in (1, fed.M) or tuple(P.shape[-2:]) != (fed.d, fed.d):
+        raise V.InputError(f"precond must have shape (..., M={fed.M}, d={fed.d}, d={fed.d}); got {tuple(P.shape)}")
     if correction == "none":
         N = (eta_b * _real(tau_b, xp))[..., None, None] * P
         if float(xp.max(xp.abs(N - N[..., :1, :, :]))) > 1e-12 * float(xp.max(xp.abs(N))):
