@@ -715,7 +715,9 @@ def noise_moments(fed: QuadraticFederation, *, eta, tau, alpha, x0, T: int, prec
             Ns = weighted_sum(fed.weights, ops.Ninv, 2)
             Tm = xp.linalg.solve(Ns[..., None, :, :], Tm)
         cov = Tm @ cov @ mT(Tm)
-    a = asarray(alpha, xp)
+    a = V.array(alpha, "alpha", xp=xp, low=0.0, open_low=True)   # checked by _round_map; as a float array here
+    if cov0 is not None:
+        cov0 = V.array(cov0, "cov0", xp=xp, shape=(fed.d, fed.d))
     Q = (a**2)[..., None, None] * weighted_sum(fed.weights**2, cov, 2)
     return rmap.moments(x0, cov0, Q, T)
 
