@@ -665,7 +665,13 @@ def pseudo_gradient(fed: QuadraticFederation, x, *, eta, tau, precond=None, corr
     ops = round_operators(fed, eta=eta, tau=tau, precond=precond)
     xp = fed.xp
     C, c = _Cc(fed, ops, correction)
-    return matvec(C, V.array(x, "x", xp=xp, shape=(fed.d,))) - c
+    x = V.array(x, "x", xp=xp, shape=(fed.d,))
+    try:
+        np.broadcast_shapes(tuple(C.shape[:-2]), tuple(x.shape[:-1]))
+    except ValueError:
+        raise V.InputError(f"the configuration axes of x {tuple(x.shape[:-1])} and of eta, tau (and fed) "
+                           f"{tuple(C.shape[:-2])} do not broadcast") from None
+    return matvec(C, x) - c
 
 
 def client_covariances(fed: QuadraticFederation, *, eta, tau, precond=None):
