@@ -304,7 +304,7 @@ class QuadraticFederation(_Federation):
         convex hull of the points (the region a proof visits).
         """
         xp = self.xp
-        pts = asarray(points, xp)  # (..., P, d)
+        pts = V.array(points, "points", xp=xp, min_ndim=2, shape=(self.d,))  # (..., P, d)
         D = self.H - self.Hbar[..., None, :, :]  # (..., M, d, d)
         c = self.grad_at_star  # (..., M, d)
         u = pts - self.x_star[..., None, :]
@@ -1047,7 +1047,7 @@ class LogisticFederation(_Federation):
     def delta_at(self, points):
         """Per-client dissimilarity max_p ||grad F_i(p) - grad F(p)|| over ``points`` (..., P, d) -> (..., M)."""
         xp = self.xp
-        g = self.grad_clients_at(asarray(points, xp))  # (..., P, M, d)
+        g = self.grad_clients_at(V.array(points, "points", xp=xp, min_ndim=2, shape=(self.d,)))  # (..., P, M, d)
         gbar = np.einsum("m,...mi->...i", self.weights, g) if xp is np else weighted_sum(self.weights, g)
         diff = g - gbar[..., None, :]
         return xp.max(xp.sqrt(xp.sum(diff * diff, axis=-1)), axis=-2)

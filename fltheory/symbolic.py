@@ -507,7 +507,8 @@ class Statement:
         if out.is_Rational or out.is_Float:
             return out
         if out.has(sp.nan, sp.zoo):
-            raise StatementError(f"{self.name}: the value is undefined (0/0 or a complex infinity) at these parameters")
+            given = ", ".join(f"{k}={values[k]}" for k in sorted(values))
+            raise StatementError(f"{self.name}: the value is undefined (0/0 or a complex infinity) at {given}")
         return sp.simplify(out) if sp.count_ops(out) < 200 else out
 
     # ------------------------------------------------------------------ vectorised mode
