@@ -76,7 +76,7 @@ from typing import Any
 import numpy as np
 
 from .parallel import run_parts
-from .validation import InputError, InputTypeError
+from .validation import InputError, InputTypeError, shown
 
 __all__ = [
     "namespace",
@@ -122,6 +122,9 @@ def get_backend(name: str) -> ModuleType:
     >>> get_backend("numpy").__name__
     'numpy'
     """
+    if not isinstance(name, str):   # an array here would make the comparisons below ambiguous
+        raise InputTypeError(f"backend must be 'numpy', 'cupy' or 'array_api_strict'; got {shown(name)} "
+                             f"({type(name).__name__})")
     if name in ("numpy", "np"):
         return np
     if name in ("cupy", "cp"):

@@ -726,7 +726,7 @@ def period_map(fed, schedule: Schedule, local: LocalSGD, *, eta: float, period: 
             and np.array_equal(schedule.staleness[:, a], schedule.staleness[:, b])
             and np.array_equal(schedule.weight[:, a], schedule.weight[:, b]))
     if not same:
-        raise ScheduleError(f"the schedule does not repeat with period {period} from step {offset}")
+        raise ScheduleError(f"the schedule does not repeat with period={period} from step offset={offset}")
     return AffineMap.periodic(step_maps(fed, schedule, local, eta=eta, steps=range(offset, offset + period)))
 
 

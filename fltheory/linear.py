@@ -100,7 +100,12 @@ class Moments:
     def mse(self, target):
         """E||x_t - target||^2 = ||mean_t - target||^2 + tr cov_t, for every t."""
         xp = namespace(self.mean)
-        e = self.mean - asarray(target, xp)
+        target = V.array(target, "target", xp=xp, shape=(self.mean.shape[-1],))
+        try:
+            e = self.mean - target
+        except ValueError:
+            raise V.InputError(f"target of shape {tuple(target.shape)} does not broadcast against the means "
+                               f"{tuple(self.mean.shape)}") from None
         return xp.sum(e * e, axis=-1) + trace(self.cov)
 
 
@@ -134,8 +139,15 @@ def one_minus_power(E, tau):
     >>> f"{1 - (1 - 2e-9) ** 5:.12e}"               # the subtraction keeps 7 or 8 digits
     '1.000000027229e-08'
     """
+    E = V.array(E, "E", min_ndim=2)
     xp = namespace(E)
     n = E.shape[-1]
+    if E.shape[-2] != n:
+        raise V.InputError(f"E must have shape (..., n, n); got {tuple(E.shape)}")
+    if not isinstance(tau, (int, np.integer)) or isinstance(tau, (bool, np.bool_)):
+        tau = V.array(tau, "tau", xp=xp, kind="integer", low=0)
+        if tau.ndim == 0:
+            tau = int(tau)
     if isinstance(tau, (int, np.integer)):
         t = V.integer(tau, "tau", low=0, high=2**62)
         if t == 0:
@@ -213,7 +225,13 @@ class AffineMap:
         return self.A.shape[-1]
 
     def __call__(self, x):
-        return (self.A @ asarray(x, self.xp)[..., None])[..., 0] + self.b
+        x = V.array(x, "x", xp=self.xp, shape=(self.n,))
+        try:
+            np.broadcast_shapes(tuple(self.A.shape[:-2]), tuple(x.shape[:-1]))
+        except ValueError:
+            raise V.InputError(f"x of shape {tuple(x.shape)} does not broadcast against the map's batch axes "
+                               f"{tuple(self.A.shape[:-2])}") from None
+        return (self.A @ x[..., None])[..., 0] + self.b
 
     def __repr__(self) -> str:
         return f"AffineMap(n={self.n}, batch={tuple(self.A.shape[:-2])})"

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .backend import KeyedStream, asarray, dtype_kind, gather, mT, matvec, namespace, trace, weighted_sum
+from .backend import KeyedStream, asarray, dtype_kind, gather, is_array, mT, matvec, namespace, trace, weighted_sum
 from . import validation as V
 from . import validation as _validation   # for methods with a parameter named V
 from .validation import InputError
@@ -68,6 +68,7 @@ def weights_from_sizes(sizes, xp=np):
     >>> weights_from_sizes([10, 30, 60]).tolist()
     [0.1, 0.3, 0.6]
     """
+    xp = V.namespace_arg(xp, "xp")
     n = xp.astype(V.array(sizes, "sizes", xp=xp, min_ndim=1, low=0.0, open_low=True), xp.float64)
     return n / xp.sum(n, axis=-1, keepdims=True)
 
@@ -303,7 +304,7 @@ class QuadraticFederation(_Federation):
         convex hull of the points (the region a proof visits).
         """
         xp = self.xp
-        pts = asarray(points, xp)  # (..., P, d)
+        pts = V.array(points, "points", xp=xp, min_ndim=2, shape=(self.d,))  # (..., P, d)
         D = self.H - self.Hbar[..., None, :, :]  # (..., M, d, d)
         c = self.grad_at_star  # (..., M, d)
         u = pts - self.x_star[..., None, :]
@@ -873,9 +874,14 @@ class LogisticFederation(_Federation):
         reg = V.real(reg, "reg", low=0.0)
         if n_classes is not None:
             n_classes = V.integer(n_classes, "n_classes", low=2, high=10**6)
+        for name, v in (("Xs", Xs), ("ys", ys)):
+            if not isinstance(v, (list, tuple)):
+                raise V.InputTypeError(f"{name} must be a list of per-client arrays; got {V.shown(v)}")
         if len(Xs) != len(ys) or not Xs:
             raise ProblemError("Xs and ys must be non-empty lists of the same length (one entry per client)")
-        xp = namespace(Xs[0])
+        xp = namespace(Xs[0]) if is_array(Xs[0]) else np
+        Xs = [V.array(x, f"Xs[{i}]", xp=xp, ndim=2) for i, x in enumerate(Xs)]
+        ys = [V.array(yv, f"ys[{i}]", xp=xp, ndim=1, kind="integer", low=0) for i, yv in enumerate(ys)]
         m = Xs[0].shape[-1]
         n = max(int(x.shape[0]) for x in Xs)
         X = xp.zeros((len(Xs), n, m))
@@ -883,7 +889,8 @@ class LogisticFederation(_Federation):
         mask = xp.zeros((len(Xs), n), dtype=xp.bool)
         for i, (xi, yi) in enumerate(zip(Xs, ys)):  # construction only, not a hot path
             if xi.shape[-1] != m or xi.shape[0] != yi.shape[0]:
-                raise ProblemError(f"client {i}: X must be (D_i, m={m}) and y (D_i,); got {xi.shape}, {yi.shape}")
+                raise ProblemError(f"client {i}: Xs[{i}] must be (D_i, m={m}) and ys[{i}] (D_i,); got {xi.shape}, "
+                                   f"{yi.shape}")
             X[i, : xi.shape[0], :] = asarray(xi, xp)
             y[i, : xi.shape[0]] = xp.asarray(yi)
             mask[i, : xi.shape[0]] = True
@@ -1041,7 +1048,7 @@ class LogisticFederation(_Federation):
     def delta_at(self, points):
         """Per-client dissimilarity max_p ||grad F_i(p) - grad F(p)|| over ``points`` (..., P, d) -> (..., M)."""
         xp = self.xp
-        g = self.grad_clients_at(asarray(points, xp))  # (..., P, M, d)
+        g = self.grad_clients_at(V.array(points, "points", xp=xp, min_ndim=2, shape=(self.d,)))  # (..., P, M, d)
         gbar = np.einsum("m,...mi->...i", self.weights, g) if xp is np else weighted_sum(self.weights, g)
         diff = g - gbar[..., None, :]
         return xp.max(xp.sqrt(xp.sum(diff * diff, axis=-1)), axis=-2)

@@ -112,7 +112,7 @@ class EventQueue:
         self._heap: list[Event] = []
         self._seq = itertools.count()
         self.now = 0.0
-        self.record = record
+        self.record = V.flag(record, "record")
         self.log: list[Event] = []
 
     def push(self, time: float, kind: str, payload: Any = None, *, priority: Any = 0) -> Event:
@@ -120,8 +120,12 @@ class EventQueue:
             time = V.real(time, "time", finite=False)
         if math.isnan(time):
             raise ScheduleError(f"event {kind!r}: time is NaN")
+        if type(kind) is not str:
+            raise V.InputTypeError(f"kind must be a str (the event's name); got {V.shown(kind)}")
+        if type(priority) is not int and type(priority) is not tuple:   # a number or a tuple (compared in order)
+            priority = V.real(priority, "priority")
         if time < self.now:
-            raise ScheduleError(f"event {kind!r} scheduled at {time} before the clock's now = {self.now}")
+            raise ScheduleError(f"event {kind!r} scheduled at time={time} before the clock's now = {self.now}")
         ev = Event(time, priority, next(self._seq), kind, payload)
         heapq.heappush(self._heap, ev)
         return ev
@@ -172,9 +176,17 @@ def _as_int_array(name, a, ndim_min=1):
     return arr
 
 
-def _times(times, name: str = "times"):
+def _broadcast_named(a, shape, name):
+    """``a`` broadcast to ``shape``, or a named error."""
+    try:
+        return np.broadcast_to(a, shape)
+    except ValueError:
+        raise ScheduleError(f"{name} must broadcast to {tuple(shape)}; got shape {tuple(np.shape(a))}") from None
+
+
+def _times(times, name: str = "times", finite: bool = False):
     """Completion times as a float array (``None`` stays ``None``); text, bools and objects refused by name."""
-    return None if times is None else V.array(times, name, xp=np, finite=False, empty=True)
+    return None if times is None else V.array(times, name, xp=np, finite=finite, empty=True)
 
 
 @dataclass(frozen=True, eq=False)
@@ -212,6 +224,8 @@ class Schedule:
     reuses_updates: bool = False
 
     def __post_init__(self):
+        if not isinstance(self.name, str):
+            raise V.InputTypeError(f"name must be a str; got {V.shown(self.name)} ({type(self.name).__name__})")
         client = _as_int_array("client", self.client, 2)
         start = _as_int_array("start", self.start, 2)
         if client.ndim == 2:
@@ -247,7 +261,10 @@ class Schedule:
         time = np.arange(1.0, T + 1)[None] if self.time is None else _times(self.time, "time").astype(float)
         if time.ndim == 1:
             time = time[None]
-        time = np.broadcast_to(time, (B, T))
+        try:
+            time = np.broadcast_to(time, (B, T))
+        except ValueError:
+            raise ScheduleError(f"time must broadcast to (B, T) = {(B, T)}; got {time.shape}") from None
         if not np.all(np.isfinite(time)):
             raise ScheduleError("time must be finite")
         if T > 1 and np.any(np.diff(time, axis=1) < 0):
@@ -390,6 +407,9 @@ class Schedule:
         >>> s.staleness[0].tolist(), s.weight[0].tolist()
         ([[0, 0], [1, -1], [1, -1]], [[0.5, 0.5], [1.0, 0.0], [1.0, 0.0]])
         """
+        if not isinstance(steps, (list, tuple)) or not all(isinstance(s, (list, tuple)) for s in steps):
+            raise V.InputTypeError(f"steps must be a list of steps, each a list of (client, start[, weight]); got "
+                                   f"{V.shown(steps)}")
         T = len(steps)
         U = max((len(s) for s in steps), default=0)
         client = np.full((T, U), -1, dtype=np.int64)
@@ -397,14 +417,17 @@ class Schedule:
         weight = np.zeros((T, U))
         for t, step in enumerate(steps):
             for u, item in enumerate(step):
-                if len(item) not in (2, 3):
-                    raise ScheduleError(f"step {t}, slot {u}: expected (client, start[, weight]), got {item!r}")
+                if not isinstance(item, (list, tuple)) or len(item) not in (2, 3):
+                    raise ScheduleError(f"steps[{t}][{u}]: expected (client, start[, weight]), got {V.shown(item)}")
                 client[t, u] = V.integer(item[0], f"steps[{t}][{u}] client", low=-1)
                 start[t, u] = V.integer(item[1], f"steps[{t}][{u}] start", low=-1)
                 weight[t, u] = V.real(item[2], f"steps[{t}][{u}] weight") if len(item) == 3 else 1.0 / len(step)
         if np.any((client[client != -1] < 0)):
             raise ScheduleError("client indices must be >= 0")
-        return cls(client, start, weight, _times(times), N, name=name)
+        times = _times(times, finite=True)
+        if times is not None:
+            _broadcast_named(times, (T,), "times")
+        return cls(client, start, weight, times, N, name=name)
 
 
 # ======================================================================================
@@ -464,8 +487,11 @@ def from_delays(*, clients, delays, N: int, weights=None, times=None, name: str 
     t = np.arange(T)[:, None]
     start = np.where(c >= 0, np.maximum(0, t - D), -1)
     w = np.full(c.shape, 1.0 / c.shape[-1]) if weights is None else weights
-    w = w if weights is None else V.array(weights, "weights", xp=np, finite=False, empty=True)
-    return Schedule(c, start, w, _times(times), N, name=name)
+    w = w if weights is None else _broadcast_named(V.array(weights, "weights", xp=np, empty=True), c.shape, "weights")
+    times = _times(times, finite=True)
+    if times is not None:
+        _broadcast_named(times, c.shape[:-1], "times")
+    return Schedule(c, start, w, times, N, name=name)
 
 
 def compute_times(*, seeds, N: int, low: float = 1.0, high: float = 5.0, unit: float = 1.0, seed: int = 0):
@@ -989,11 +1015,11 @@ class Participation:
             i = int(np.flatnonzero(~P[:, 0])[0])
             raise ScheduleError(f"P[{i}, 0] = 0: every client must participate in round 0 (the server needs a gradient "
                                 "of every client at step 0)")
-        K = np.ones((N, T), dtype=np.int64) if self.K is None else np.broadcast_to(_as_int_array("K", self.K, 0), (N, T))
+        K = np.ones((N, T), dtype=np.int64) if self.K is None else _broadcast_named(_as_int_array("K", self.K, 0), (N, T), "K")
         if np.any(K[P] < 1):
             i, r = np.argwhere(P & (K < 1))[0]
             raise ScheduleError(f"K[{i}, {r}] = {K[i, r]}: a participating client runs >= 1 local iteration")
-        D = np.zeros((N, T), dtype=np.int64) if self.D is None else np.broadcast_to(_as_int_array("D", self.D, 0), (N, T))
+        D = np.zeros((N, T), dtype=np.int64) if self.D is None else _broadcast_named(_as_int_array("D", self.D, 0), (N, T), "D")
         if np.any(D < 0):
             i, r = np.argwhere(D < 0)[0]
             raise ScheduleError(f"D[{i}, {r}] = {D[i, r]} must be >= 0")

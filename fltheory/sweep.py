@@ -153,6 +153,8 @@ def sweep(fn: Callable[..., Any], grid: Mapping[str, Any], *, chunk: int | None 
     params, shape = grid_points(grid)
     n = params[next(iter(params))].size
     chunk = n if chunk is None else V.integer(chunk, "chunk", low=1, high=2**62)
+    if fixed is not None and not (isinstance(fixed, Mapping) and all(isinstance(k, str) for k in fixed)):
+        raise V.InputTypeError(f"fixed must be a mapping of keyword names to values; got {V.shown(fixed)}")
     fixed = {} if fixed is None else dict(fixed)
     if index is not None and (not isinstance(index, str) or not index.isidentifier()):
         raise V.InputError(f"index must be the name of fn's configuration-index keyword; got {index!r}")

@@ -170,8 +170,21 @@ def _text(value, name: str, *, optional: bool = False):
 
 
 def _check_exact_cost(expr, subs, name: str):
-    """Refuse at once a power whose exact value would have more than EXACT_DIGITS_LIMIT digits."""
-    for p in expr.atoms(sp.Pow):
+    """Refuse at once a power whose exact value would have more than EXACT_DIGITS_LIMIT digits (the powers of
+    named quantities' definitions included: a quantity such as FedDelAvg's h(x) evaluates its formula)."""
+    pows, todo, seen = set(expr.atoms(sp.Pow)), list(expr.atoms(sp.Function)), set()
+    while todo:
+        f = todo.pop()
+        if f in seen or not hasattr(f, "explicit"):
+            continue
+        seen.add(f)
+        try:
+            body = f.explicit()
+        except Exception:  # noqa: BLE001 - not a named quantity after all
+            continue
+        pows |= body.atoms(sp.Pow)
+        todo += list(body.atoms(sp.Function))
+    for p in pows:
         base, ex = p.base.xreplace(subs), p.exp.xreplace(subs)
         if not (base.is_Rational and ex.is_Integer):
             continue
@@ -179,8 +192,11 @@ def _check_exact_cost(expr, subs, name: str):
             continue
         digits = abs(int(ex)) * int(max(abs(base.p).bit_length(), base.q.bit_length()) * 0.30103 + 1)
         if digits > EXACT_DIGITS_LIMIT:
+            given = ", ".join(sorted(f"{s.name}={subs[s]}" for s in (p.base.free_symbols | p.exp.free_symbols)
+                                     if s in subs))
             raise StatementError(f"{name}: exact evaluation would build a number of about {digits:,} digits "
-                                 f"({base}**{ex}); call the statement (float mode) or use smaller exponents")
+                                 f"({base}**{ex}{', from ' + given if given else ''}); call the statement (float mode) "
+                                 f"or use smaller exponents")
 
 
 class _PaperLatex(LatexPrinter):
@@ -511,7 +527,8 @@ class Statement:
         if out.is_Rational or out.is_Float:
             return out
         if out.has(sp.nan, sp.zoo):
-            raise StatementError(f"{self.name}: the value is undefined (0/0 or a complex infinity) at these parameters")
+            given = ", ".join(f"{k}={values[k]}" for k in sorted(values))
+            raise StatementError(f"{self.name}: the value is undefined (0/0 or a complex infinity) at {given}")
         return sp.simplify(out) if sp.count_ops(out) < 200 else out
 
     # ------------------------------------------------------------------ vectorised mode

@@ -63,7 +63,7 @@ import numpy as np
 
 __all__ = [
     "FLTheoryError", "InputError", "InputTypeError", "MAX_INT", "MEMORY_FRACTION", "integer", "real", "flag",
-    "choice", "array", "tolerance", "tolerance_for", "check_size", "check_time", "MAX_SECONDS", "shown", "instance",
+    "choice", "array", "namespace_arg", "tolerance", "tolerance_for", "check_size", "check_time", "MAX_SECONDS", "shown", "instance",
     "PerClient", "PerConfiguration",
     "per_client", "per_configuration", "client_parameter", "configuration_parameter",
 ]
@@ -194,6 +194,16 @@ def choice(value: Any, name: str, options: Sequence[str]) -> str:
         raise InputTypeError(f"{name} must be one of {list(options)}; got {shown(value)} ({type(value).__name__})")
     if value not in options:
         raise InputError(f"{name} must be one of {list(options)}; got {value!r}")
+    return value
+
+
+def namespace_arg(value: Any, name: str = "xp") -> Any:
+    """``value`` if it is an array namespace (``numpy``, ``cupy``, a namespace of the array API standard), else a
+    named error (a number or a string where a namespace belongs would fail later as an AttributeError)."""
+    if isinstance(value, (str, bytes, numbers.Number, np.ndarray, np.generic)) or value is None or not (
+            hasattr(value, "asarray") and hasattr(value, "float64")):
+        raise InputTypeError(f"{name} must be an array namespace such as numpy; got {shown(value)} "
+                             f"({type(value).__name__})")
     return value
 
 
@@ -419,7 +429,7 @@ def client_parameter(value: Any, name: str, *, M: int, xp=None, **checks) -> Any
     ...
     fltheory.validation.InputError: eta is a 1-D array of 3 values: per client or one per configuration? Write per_client(eta) for one value per client (M=3), or per_configuration(eta) for 3 configurations (same as an array of shape (3, 1))
     """
-    xp = np if xp is None else xp
+    xp = np if xp is None else namespace_arg(xp, "xp")
     if isinstance(value, PerClient):
         arr = array(_host_or(value.values, xp), name, xp=xp, **checks)
         if arr.ndim and arr.shape[-1] not in (1, M):
@@ -456,6 +466,8 @@ def configuration_parameter(value: Any, name: str, *, xp=None, **checks) -> Any:
                          f"given per_client")
     if isinstance(value, PerConfiguration):
         value = value.values
+    if xp is not None:
+        xp = namespace_arg(xp, "xp")
     return array(_host_or(value, np if xp is None else xp), name, xp=xp, **checks)
 
 

@@ -453,6 +453,8 @@ def afl_dga_loop(fed: QuadraticFederation, part: Participation, *, eta: float, w
     """
     fed, part, eta, w0, mode = _unbatched(fed, part, eta, w0, mode, "afl_dga_loop")
     check_identity = V.flag(check_identity, "check_identity")
+    if log is not None:
+        V.instance(log, "log", list)
     if rng is not None:
         V.instance(rng, "rng", np.random.Generator)
     R = 1 if runs is None else V.integer(runs, "runs", low=1, high=10**6)
@@ -513,6 +515,22 @@ def afl_dga_loop(fed: QuadraticFederation, part: Participation, *, eta: float, w
 
 
 # ============================================================================= baselines
+def _diverging(traj, eta, what, xp):
+    """A baseline's trajectory (*batch, T+1, d), refused when it left the floating-point range in every run (a bare
+    array has no ``diverged`` field to say so; an error naming eta, as the exact moments do), with a warning when
+    only some runs did."""
+    with np.errstate(invalid="ignore"):
+        bad = ~xp.all(xp.isfinite(traj), axis=(-1, -2))
+    if bool(xp.any(bad)):
+        text = f"{what}: the iterates left the floating-point range: the step size eta={V.shown(eta)} makes it diverge"
+        if bool(xp.all(bad)):
+            raise V.InputError(text + "; use a smaller eta")
+        import warnings  # noqa: PLC0415
+
+        warnings.warn(f"{text} in {int(xp.sum(xp.astype(bad, xp.int64)))} run(s)", RuntimeWarning, stacklevel=3)
+    return traj
+
+
 def _baseline_setup(fed, eta, w0, runs, T):
     fed = _check_fed(fed)
     T = V.integer(T, "T", low=1, high=10**6)
@@ -586,7 +604,7 @@ def _local_average(fed, *, eta, K, T, w0, runs, seed, normalized):
         else:
             x = xp.sum(p[..., None] * loc, axis=-2)
         xs.append(x)
-    return xp.stack(xs, axis=len(batch)), batch
+    return _diverging(xp.stack(xs, axis=len(batch)), eta, "the baseline", xp), batch
 
 
 def minibatch_sgd(fed, *, eta, T: int, w0, runs: int | None = None, seed: int = 0):
@@ -625,7 +643,7 @@ def stale_sgd(fed, part: Participation, *, eta, w0, runs: int | None = None, see
         stored = xp.where(xp.asarray(part.P[:, t])[:, None], g, stored)
         x = x - eta_b * xp.sum(p[..., None] * stored, axis=-2)
         xs.append(x)
-    return xp.stack(xs, axis=len(batch))
+    return _diverging(xp.stack(xs, axis=len(batch)), eta, "stale_sgd", xp)
 
 
 def dga(fed, *, eta, K: int, D: int, T: int, w0, runs: int | None = None, seed: int = 0):

@@ -148,4 +148,9 @@ def afl_dga_exact(fed: QuadraticFederation, part: Participation, *, eta: float, 
     cm = np.stack([rm.register_mean(cli(i)) for i in range(N)])
     cmse = np.array([np.trace(rm.block(cli(i), cli(i))) for i in range(N)])
     cov = second - means[:, :, None] * means[:, None, :]
+    if not np.all(np.isfinite(mse)):   # one configuration: an overflow is an error naming eta (as delayed's moments)
+        first = int(np.argmax(~np.isfinite(mse)))
+        raise V.InputError(f"the exact moments left the floating-point range (E||w^t - x*||^2 is not finite from step "
+                           f"{first}): the step size eta={eta:g} makes AFL-DGA diverge on this federation; use a "
+                           f"smaller eta")
     return AFLDGAMoments(means + xs, mse, grad2, loss, cm + xs, cmse, cov)

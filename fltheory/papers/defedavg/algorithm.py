@@ -58,6 +58,12 @@ class DeFedAvgResult:
     schedule: Schedule | None = None
     loss: Any = None
 
+    @property
+    def diverged(self) -> np.ndarray:
+        """(B,) the configurations whose models left the floating-point range."""
+        with np.errstate(invalid="ignore"):
+            return ~np.all(np.isfinite(np.asarray(self.w)), axis=(0, 2))
+
 
 def _grad_sq(fed, w):
     g = np.einsum("ij,...j->...i", to_numpy(fed.Hbar), w - to_numpy(fed.x_star))

@@ -45,6 +45,7 @@ import math
 
 import numpy as np
 
+from ... import validation as V
 from ...backend import KeyedStream
 from ...delayed import RandomParticipation
 from ...schedules import compute_times, first_n_arrivals
@@ -159,7 +160,8 @@ def theorem2_sample(p: dict, statement, *, size: float | None = None) -> Sample:
     names = set(statement.parameters)
     bound = float(statement(**{k: v for k, v in c.items() if k in names}))
     return Sample(value, bound, {**p, **{k: c[k] for k in ("lam", "sigma2", "Phi0", "eta", "eta_bar")}},
-                  seed=p["seed"], size=float(p["N"] * len(p["a"]) + p["T"]) if size is None else size)
+                  seed=p["seed"], size=float(p["N"] * len(p["a"]) + p["T"]) if size is None
+                  else V.real(size, "size", low=0.0))
 
 
 COUNTEREXAMPLE = _with_delay_used(dict(a=[1.0, 1.0], N=1, n=1, K=5, lam=1, delay="constant", T=400,

@@ -149,6 +149,9 @@ def assumption_constants(fed, m, *, K: int, eta_bar: float) -> Constants:
     H = np.asarray(fed.H)
     if not np.allclose(H, H[:1]):
         raise V.InputError("fed: assumption_constants needs clients that share one Hessian (niid_federation)")
+    if not (hasattr(m, "mean") and hasattr(m, "cov")):
+        raise V.InputTypeError(f"m must be the moments of a run (niid_moments or moments, with record_cov=True); got "
+                               f"{V.shown(m)}")
     if m.cov is None:
         raise V.InputError("m: record the covariances (record_cov=True)")
     H0, b, Sig = H[0], np.asarray(fed.x_opt), np.asarray(fed.noise_cov if fed.noise_cov is not None else 0 * H)

@@ -163,7 +163,7 @@ def _noise_sqrt(fed, xp):
 
 
 def _gradient_mode(fed, gradient, batch_size):
-    if gradient not in ("full", "sgd"):
+    if not isinstance(gradient, str) or gradient not in ("full", "sgd"):
         raise ProblemError(f"gradient must be 'full' or 'sgd'; got {gradient!r}")
     if gradient == "full":
         return "full"
@@ -260,6 +260,7 @@ class FedDelAvgResult:
 
 
 def _output_range(output_set, K):
+    V.choice(output_set, "output_set", OUTPUT_SETS)
     if output_set == "paper":
         return 0, K
     if output_set == "proof":
@@ -332,7 +333,11 @@ def feddelavg(
     mode = _gradient_mode(fed, gradient, batch_size)
     M, d = fed.M, fed.d
     rho = fed.weights
-    cfg = np.broadcast_shapes(fed.batch_shape, eta.shape, alpha.shape, Delta.shape)
+    try:
+        cfg = np.broadcast_shapes(fed.batch_shape, eta.shape, alpha.shape, Delta.shape)
+    except ValueError:
+        raise V.InputError(f"the configuration axes do not broadcast: fed's batch {tuple(fed.batch_shape)}, eta "
+                           f"{tuple(eta.shape)}, alpha {tuple(alpha.shape)}, Delta {tuple(Delta.shape)}") from None
     lead = () if n_seeds is None else (int(n_seeds),)
     V.check_size(2 * int(np.prod(lead + cfg, dtype=np.int64)) * M * d * (1 + (K * tau * trajectory)),
                  f"FedDelAvg's state of {int(np.prod(lead + cfg, dtype=np.int64)):,} runs (n_seeds x configurations)"
@@ -343,7 +348,7 @@ def feddelavg(
     eta_b = xp.broadcast_to(eta, shape)
     alpha_b = xp.broadcast_to(alpha, shape)
     Delta_b = xp.broadcast_to(Delta, shape)
-    x0 = xp.zeros(d) if w_init is None else asarray(w_init, xp)
+    x0 = xp.zeros(d) if w_init is None else V.array(w_init, "w_init", xp=xp, shape=(d,))
     W = copy_of(xp.broadcast_to(x0[..., None, :], shape + (M, d)))
     wbar = weighted_sum(rho, W)
     stream = KeyedStream(seed, "feddelavg")
@@ -427,7 +432,8 @@ def feddelavg(
                     ax = len(shape)
                     for key in ("loc", "glob", "c", "closs", "cdist", "cgn"):
                         rec[key].append(xp.stack(per[key], axis=ax))
-    finite = xp.all(xp.isfinite(W), axis=(-1, -2))
+    with np.errstate(invalid="ignore"):   # a loss past the float range diverged too, even with finite iterates
+        finite = xp.all(xp.isfinite(W), axis=(-1, -2)) & xp.all(xp.isfinite(xp.stack(losses, axis=len(shape))), axis=-1)
     diverged = ~finite
     if bool(xp.any(diverged)):
         beta_b = xp.broadcast_to(smoothness(fed), shape)
@@ -437,7 +443,7 @@ def feddelavg(
                    "the delayed averaging with this (tau, Delta, alpha) is unstable") for i in bad[:3]]
         text = "; ".join(f"configuration {tuple(int(j) for j in i)}: {c}" for i, c in zip(bad[:3], causes))
         if bool(xp.all(diverged)):
-            raise ProblemError(f"iterates are not finite in every configuration ({text})")
+            raise ProblemError(f"iterates (or their losses) are not finite in every configuration ({text})")
         import warnings  # noqa: PLC0415
 
         warnings.warn(f"feddelavg: {len(bad)} configuration(s) diverged and are marked in result.diverged ({text}); "
@@ -505,6 +511,12 @@ class LoopResult:
     k_out: int
     losses: Any
 
+    @property
+    def diverged(self) -> bool:
+        """Whether the models left the floating-point range (the loop runs one configuration)."""
+        with np.errstate(invalid="ignore"):
+            return not bool(np.all(np.isfinite(np.asarray(self.w_bar))))
+
 
 def _client_grad(fed, i, w, idx=None):
     if isinstance(fed, QuadraticFederation):
@@ -549,13 +561,16 @@ def feddelavg_loop(
         raise ProblemError(f"K * tau = {K * tau:,} loop iterations is over the reference loop's limit of 10**7; "
                            "use feddelavg (vectorised) instead")
     Delta, K, alpha, eta = int(Delta), int(K), float(alpha), float(eta)
+    if batch_size is not None:
+        batch_size = V.integer(batch_size, "batch_size", low=1, high=10**9)
+    replicate = V.integer(replicate, "replicate", low=0)
     mode = _gradient_mode(fed, gradient, batch_size)
     M, d = fed.M, fed.d
     rho = [float(r) for r in to_numpy(fed.weights)]
     stream = KeyedStream(seed, "feddelavg")
     Sroot = to_numpy(_noise_sqrt(fed, np)) if mode == "noise" else None
     T = K * tau
-    w0 = np.zeros(d) if w_init is None else np.asarray(w_init, float)
+    w0 = np.zeros(d) if w_init is None else to_numpy(V.array(w_init, "w_init", xp=None, shape=(d,), ndim=1)).astype(float)
     w = {-Delta: [w0.copy() for _ in range(M)]}
     wbar = {-Delta: w0.copy()}
     sync = set(sync_times(tau=tau, Delta=Delta, K=K))

@@ -975,12 +975,12 @@ def psi_value(k, *, alpha, eta, beta, L, delta, tau, Delta):
 
 def psi_inf(*, alpha, eta, beta, L, delta, tau, Delta):
     """psi(alpha, inf) of (21)."""
-    return _finite(psi_inf_st(alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta), "psi_inf", eta=eta, tau=tau)
+    return _finite(psi_inf_st(alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta), "psi_inf", eta=eta, tau=tau, Delta=Delta)
 
 
 def Psi_value(K, *, alpha, eta, beta, L, delta, tau, Delta):
     """Psi(alpha) = sum_{k=1}^K psi(alpha, k) of (16), summed in closed form without cancellation."""
-    return _finite(Psi(K=K, alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta), "Psi_value", eta=eta, tau=tau)
+    return _finite(Psi(K=K, alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta), "Psi_value", eta=eta, tau=tau, Delta=Delta)
 
 
 _psi_main_st = _st("Psi_main", r"\Psi'(\alpha)=\sum_{k=0}^{K-1}\psi(\alpha,k)", "==", Psi0_def_fn(*_P8K),
@@ -989,7 +989,7 @@ _psi_main_st = _st("Psi_main", r"\Psi'(\alpha)=\sum_{k=0}^{K-1}\psi(\alpha,k)", 
 
 def Psi_main_value(K, *, alpha, eta, beta, L, delta, tau, Delta):
     """Psi'(alpha) = sum_{k=0}^{K-1} psi(alpha, k) (main-text indexing)."""
-    return _finite(_psi_main_st(K=K, alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta), "Psi_main_value", eta=eta, tau=tau)
+    return _finite(_psi_main_st(K=K, alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta), "Psi_main_value", eta=eta, tau=tau, Delta=Delta)
 
 
 omega = _s("omega")   # 1 / max_{k<K} ||w(k tau - Delta) - w*||^2 of a run (App. A-G (82)); only phi_value takes it
@@ -1027,7 +1027,7 @@ def theorem1_rhs(*, K, alpha, eta, beta, L, delta, tau, Delta, phi=None, omega=N
         raise V.InputError("theorem1_rhs takes phi or omega (phi = omega (1 - beta eta / 2)), exactly one of them")
     if omega is not None:
         phi = phi_value(omega=omega, eta=eta, beta=beta)
-    return _finite(theorem1(K=K, alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta, phi=phi), "theorem1_rhs", eta=eta, tau=tau)
+    return _finite(theorem1(K=K, alpha=alpha, eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta, phi=phi), "theorem1_rhs", eta=eta, tau=tau, Delta=Delta)
 
 
 @dataclass(frozen=True)

@@ -488,6 +488,8 @@ def exact_optimal_alpha(fed, *, eta, tau, Delta, objective: str = "gap", grid=No
     tau_i, D, _, e = check_parameters(tau=tau, Delta=Delta, alpha=1.0, eta=eta, xp=xp)
     chunk_budget = V.integer(chunk_budget, "chunk_budget", low=1)
     cfg = np.broadcast_shapes(fed.batch_shape, e.shape, D.shape)
+    if grid is not None:
+        grid = V.array(grid, "grid", xp=np, ndim=1, low=0.0, high=1.0)
     G = len(DEFAULT_GRID) if grid is None else int(np.size(grid))
     per = max(1, chunk_budget // (G * (fed.M * fed.d) ** 2 * 4))
     B = int(np.prod(cfg))
@@ -653,7 +655,16 @@ def alpha_comparison(fed, *, eta, tau, Deltas, alpha_bound=None, L=None, delta=N
     """
     _require_quadratic(fed)
     xp = fed.xp
-    D = xp.reshape(xp.asarray(np.asarray(Deltas, dtype=np.int64)), (-1,) + (1,) * len(fed.batch_shape))
+    Deltas = V.array(Deltas, "Deltas", xp=np, kind="integer", low=0)
+    if Deltas.ndim > 1:
+        raise V.InputError(f"Deltas must be a scalar or a 1-D array of delays; got shape {tuple(Deltas.shape)}")
+    if radius is not None:
+        radius = V.real(radius, "radius", low=0.0, open_low=True)
+    L = None if L is None else V.array(L, "L", xp=xp, low=0.0, open_low=True)
+    delta = None if delta is None else V.array(delta, "delta", xp=xp, low=0.0)
+    if alpha_bound is not None:
+        alpha_bound = V.array(alpha_bound, "alpha_bound", xp=xp, low=0.0, high=1.0, open_low=True)
+    D = xp.reshape(xp.asarray(Deltas), (-1,) + (1,) * len(fed.batch_shape))
     og = exact_optimal_alpha(fed, eta=eta, tau=tau, Delta=D, objective="gap")
     orate = exact_optimal_alpha(fed, eta=eta, tau=tau, Delta=D, objective="rate")
     beta, L0, d0 = quadratic_constants(fed, radius=radius)
@@ -667,7 +678,11 @@ def alpha_comparison(fed, *, eta, tau, Deltas, alpha_bound=None, L=None, delta=N
     gap_b = rate_b = None
     if alpha_bound is not None:
         ab = asarray(alpha_bound, xp)
-        alpha_bound = xp.broadcast_to(xp.reshape(ab, D.shape) if ab.ndim == 1 else ab, og.alpha.shape)
+        try:
+            alpha_bound = xp.broadcast_to(xp.reshape(ab, D.shape) if ab.ndim == 1 else ab, og.alpha.shape)
+        except (ValueError, TypeError):
+            raise V.InputError(f"alpha_bound must give one value per Delta (or broadcast to {tuple(og.alpha.shape)}); "
+                               f"got shape {tuple(ab.shape)}") from None
         gap_b = _objective(pen, fed, alpha_bound, "gap", xp)
         rate_b = _objective(pen, fed, alpha_bound, "rate", xp)
     return AlphaComparison(

@@ -117,6 +117,9 @@ LATEX = {
 
 
 def _latex_names(M_: int) -> dict:
+    from ...validation import integer as _integer  # noqa: PLC0415
+
+    M_ = _integer(M_, "M", low=1, high=16)
     out = dict(LATEX)
     for i in range(1, M_ + 1):
         out[f"xs_{i}"] = rf"x^*_{{{i}}}"
@@ -542,14 +545,17 @@ def theorem2_fixed_point_symbolic(M: int, d: int, *, tau, precond: str = "diagon
     # symbolic matrices grow fast: these bounds keep one call within seconds (use the numeric
     # local_adaptivity.exact.fixed_point for larger instances)
     M, d = _integer(M, "M", low=1, high=8), _integer(d, "d", low=1, high=4)
-    taus = tuple(int(t) for t in np.atleast_1d(_array(tau, "tau", kind="integer", low=1, high=16)))
+    tau_arr = _array(tau, "tau", kind="integer", low=1, high=16)
+    if tau_arr.ndim > 1:
+        raise InputError(f"tau must be an int >= 1 or M={M} ints >= 1, got shape {tuple(tau_arr.shape)}")
+    taus = tuple(int(t) for t in np.atleast_1d(tau_arr))
     taus = taus * M if len(taus) == 1 else taus
     if len(taus) != M:
-        raise InputError(f"tau must be an int >= 1 or M={M} ints >= 1, got {tau!r}")
-    if precond not in ("diagonal", "identity", "general"):
-        raise InputError(f"precond must be 'diagonal', 'identity' or 'general', got {precond!r}")
-    if hessian not in ("symmetric", "diagonal"):
-        raise InputError(f"hessian must be 'symmetric' or 'diagonal', got {hessian!r}")
+        raise InputError(f"tau must be an int >= 1 or M={M} ints >= 1, got {shown(tau)}")
+    from ...validation import choice as _choice  # noqa: PLC0415
+
+    _choice(precond, "precond", ("diagonal", "identity", "general"))
+    _choice(hessian, "hessian", ("symmetric", "diagonal"))
     # plain symbols (no assumptions): SymPy's assumption queries make products of large symbolic
     # matrices very slow; keys of ``values`` are matched by name
     sub = _symbolic_values(values, _theorem2_names(M, d, precond, hessian))
@@ -781,7 +787,9 @@ def theorem3_eta(*, T, L, D, Lambda, G, tau):
     xp = namespace(T, L, D, Lambda, G, tau)
     T_, L_, D_, G_, tau_ = (_positive(n, v, xp) for n, v in
                             (("T", T), ("L", L), ("D", D), ("G", G), ("tau", tau)))
-    Lam = asarray(Lambda, xp, dtype=xp.float64)
+    from ...validation import array as _array  # noqa: PLC0415
+
+    Lam = _array(Lambda, "Lambda", xp=xp).astype(xp.float64)
     if bool(xp.any(Lam < 1)):
         raise BoundsError("Lambda must be >= 1 (sum_k A_k = I forces it)")
     return xp.minimum(1.0 / (tau_ * L_), (D_ / (L_ ** 2 * Lam * G_ ** 2 * T_)) ** (1.0 / 3.0) / tau_)
@@ -819,9 +827,11 @@ def z_function(x_, *, tau):
     2.1333333333333333
     """
     xp = namespace(x_, tau)
-    xv = asarray(x_, xp, dtype=xp.float64)
+    from ...validation import array as _array  # noqa: PLC0415
+
+    xv = _array(x_, "x_", xp=xp).astype(xp.float64)
     if bool(xp.any((xv <= 0) | (xv > 1))):
-        raise BoundsError("x must satisfy 0 < x <= 1")
+        raise BoundsError(f"x_ must satisfy 0 < x_ <= 1; got {shown(x_)}")
     tau_ = _positive("tau", tau, xp)
     # 1 - (1-x)^(2 tau) = -expm1(2 tau log1p(-x)), accurate for small x
     with np.errstate(divide="ignore"):  # x = 1: log1p(-1) = -inf, expm1(-inf) = -1 (exact)

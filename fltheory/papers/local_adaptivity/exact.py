@@ -601,6 +601,8 @@ def small_eta_limit(fed: QuadraticFederation, *, tau, gamma=1.0, precond=None, c
     xp = fed.xp
     gamma, tau_b = _as_eta_tau(fed, gamma, tau, eta_name="gamma")
     P = xp.broadcast_to(xp.eye(fed.d), fed.H.shape) if precond is None else V.array(precond, "precond", xp=xp, min_ndim=3)
+    if P.shape[-3] not in (1, fed.M) or tuple(P.shape[-2:]) != (fed.d, fed.d):
+        raise V.InputError(f"precond must have shape (..., M={fed.M}, d={fed.d}, d={fed.d}); got {tuple(P.shape)}")
     if correction != "none":
         return fed.x_star
     Wt = (fed.weights * gamma * _real(tau_b, xp))[..., None, None] * (P @ fed.H)
@@ -642,7 +644,9 @@ def first_order_bias(fed: QuadraticFederation, *, eta, tau, precond=None, correc
     _check_correction(correction)
     xp = fed.xp
     eta_b, tau_b = _as_eta_tau(fed, eta, tau)
-    P = xp.broadcast_to(xp.eye(fed.d), fed.H.shape) if precond is None else asarray(precond, xp)
+    P = xp.broadcast_to(xp.eye(fed.d), fed.H.shape) if precond is None else V.array(precond, "precond", xp=xp, min_ndim=3)
+    if P.shape[-3] not in (1, fed.M) or tuple(P.shape[-2:]) != (fed.d, fed.d):
+        raise V.InputError(f"precond must have shape (..., M={fed.M}, d={fed.d}, d={fed.d}); got {tuple(P.shape)}")
     if correction == "none":
         N = (eta_b * _real(tau_b, xp))[..., None, None] * P
         if float(xp.max(xp.abs(N - N[..., :1, :, :]))) > 1e-12 * float(xp.max(xp.abs(N))):
@@ -690,7 +694,13 @@ def pseudo_gradient(fed: QuadraticFederation, x, *, eta, tau, precond=None, corr
     ops = round_operators(fed, eta=eta, tau=tau, precond=precond)
     xp = fed.xp
     C, c = _Cc(fed, ops, correction)
-    return matvec(C, V.array(x, "x", xp=xp, shape=(fed.d,))) - c
+    x = V.array(x, "x", xp=xp, shape=(fed.d,))
+    try:
+        np.broadcast_shapes(tuple(C.shape[:-2]), tuple(x.shape[:-1]))
+    except ValueError:
+        raise V.InputError(f"the configuration axes of x {tuple(x.shape[:-1])} and of eta, tau (and fed) "
+                           f"{tuple(C.shape[:-2])} do not broadcast") from None
+    return matvec(C, x) - c
 
 
 def client_covariances(fed: QuadraticFederation, *, eta, tau, precond=None):
@@ -740,7 +750,9 @@ def noise_moments(fed: QuadraticFederation, *, eta, tau, alpha, x0, T: int, prec
             Ns = weighted_sum(fed.weights, ops.Ninv, 2)
             Tm = xp.linalg.solve(Ns[..., None, :, :], Tm)
         cov = Tm @ cov @ mT(Tm)
-    a = asarray(alpha, xp)
+    a = V.array(alpha, "alpha", xp=xp, low=0.0, open_low=True)   # checked by _round_map; as a float array here
+    if cov0 is not None:
+        cov0 = V.array(cov0, "cov0", xp=xp, shape=(fed.d, fed.d))
     Q = (a**2)[..., None, None] * weighted_sum(fed.weights**2, cov, 2)
     return rmap.moments(x0, cov0, Q, T)
 

@@ -227,6 +227,22 @@ def _ints(name, value, low, high, empty=False):
     return V.array(value, name, kind="integer", low=low, high=high, empty=empty)
 
 
+def _joint(**values):
+    """Refuse, by name, array arguments whose shapes do not broadcast together (checked on the raw inputs,
+    before any arithmetic between them)."""
+    shapes = {}
+    for name, v in values.items():
+        try:
+            shapes[name] = np.shape(v)
+        except (ValueError, TypeError):   # ragged: the argument's own check refuses it
+            return
+    try:
+        np.broadcast_shapes(*shapes.values())
+    except ValueError:
+        raise V.InputError("the array arguments must broadcast together; got shapes "
+                           + ", ".join(f"{n}={s}" for n, s in shapes.items() if s)) from None
+
+
 def _divisible(N, S, what):
     N_, S_ = np.broadcast_arrays(N, S)
     bad = np.flatnonzero((N_ % S_).reshape(-1) != 0)
@@ -256,7 +272,7 @@ def groups(*, N, S):
 def _alpha(alpha, G):
     a = _ints("alpha", alpha, 0, _MAX_N)
     if np.any(a > G - 1):
-        raise V.InputError("the intentional delay alpha must be <= G - 1")
+        raise V.InputError("the intentional delay alpha must be <= G - 1 (G = N // S groups; N and S set G)")
     return a
 
 
@@ -273,6 +289,7 @@ def staleness(*, N, S, k, slot=0, alpha=0):
     >>> staleness(N=5, S=2, k=7, slot=[0, 1]).tolist()        # floor(5/2) - 1 and ceil(5/2) - 1
     [2, 1]
     """
+    _joint(N=N, S=S, k=k, slot=slot, alpha=alpha)
     N, S = _NS(N, S)
     k = _ints("k", k, 0, _MAX_K, empty=True)
     slot = _ints("slot", slot, 0, _MAX_N)
@@ -294,6 +311,7 @@ def khat(*, N, S, k, alpha=0):
     >>> khat(N=6, S=2, k=[0, 1, 2, 3, 4], alpha=1).tolist()
     [0, 0, 1, 2, 3]
     """
+    _joint(N=N, S=S, k=k, alpha=alpha)
     N, S = _NS(N, S)
     _divisible(N, S, "khat")
     k = _ints("k", k, 0, _MAX_K)
@@ -303,6 +321,7 @@ def khat(*, N, S, k, alpha=0):
 
 
 def _timing_inputs(N, S, tau_comp, r, alpha, scheme, what):
+    _joint(N=N, S=S, tau_comp=tau_comp, r=r, alpha=alpha)
     N, S = _NS(N, S)
     _divisible(N, S, what)
     tau = _ints("tau_comp", tau_comp, 1, _MAX_TAU)
@@ -323,6 +342,7 @@ def lag(*, N, S, alpha=0, scheme="async"):
     >>> int(lag(N=100, S=1, alpha=74))
     26
     """
+    _joint(N=N, S=S, alpha=alpha)
     N, S = _NS(N, S)
     _divisible(N, S, "lag")
     V.choice(scheme, "scheme", SCHEMES)
@@ -342,6 +362,7 @@ def end_time(*, N, S, tau_comp, r=1, k, alpha=0, scheme="async"):
     >>> end_time(N=4, S=1, tau_comp=9, r=1, k=[0, 1, 2, 3, 4]).tolist()   # compute-limited, one gap
     [11, 13, 15, 17, 22]
     """
+    _joint(N=N, S=S, tau_comp=tau_comp, r=r, k=k, alpha=alpha)
     tau, c, m, _ = _timing_inputs(N, S, tau_comp, r, alpha, scheme, "end_time")
     k = _ints("k", k, 0, _MAX_K, empty=True)
     q, g = k // m, k % m
@@ -362,6 +383,7 @@ def rounds_done(*, N, S, tau_comp, r=1, T, alpha=0, scheme="async"):
     >>> rounds_done(N=100, S=[1, 5, 10, 25, 50, 100], tau_comp=50, r=1, T=50000).tolist()
     [24975, 8325, 4540, 1921, 979, 331]
     """
+    _joint(N=N, S=S, tau_comp=tau_comp, r=r, T=T, alpha=alpha)
     tau, c, m, _ = _timing_inputs(N, S, tau_comp, r, alpha, scheme, "rounds_done")
     T = _ints("T", T, 0, _MAX_T)
     Tp = T - tau
@@ -389,6 +411,7 @@ def tau_sync(*, S, tau_comp, r=1):
     >>> int(tau_sync(S=100, tau_comp=50, r=1))
     151
     """
+    _joint(S=S, tau_comp=tau_comp, r=r)
     S = _ints("S", S, 1, _MAX_N)
     return _ints("tau_comp", tau_comp, 1, _MAX_TAU) + _ints("r", r, 1, _MAX_R) * (S + 1)
 
