@@ -533,7 +533,7 @@ class KeyedStream:
         xp = namespace(config, round, client, backend=backend)
         keys = [xp.astype(xp.asarray(v), xp.uint64) for v in (config, round, client)]
         shape = np.broadcast_shapes(*(k.shape for k in keys))
-        golden, m2 = _constants(xp)[0], _constants(xp)[2]
+        golden, _, m2 = _constants(xp)[:3]
         with np.errstate(over="ignore"):
             h = xp.broadcast_to(xp.asarray(int(self._base), dtype=xp.uint64), shape)   # a uint64 past int64's range
             for k in keys:

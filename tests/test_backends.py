@@ -69,10 +69,16 @@ def test_keyed_noise_is_the_numpy_paths_across_backends(xp):
         assert np.array_equal(to_numpy(a), b)
 
 
+def _skip_without_gpu():
+    from conftest import _backends
+
+    if "cupy" not in [p.id for p in _backends()]:
+        pytest.skip("no usable GPU")
+
+
 def test_keyed_noise_fused_kernel_is_the_plain_formula_on_cupy():
     """The fused CuPy kernel of KeyedStream.normal gives the bits of the unfused array formula on the device."""
-    if "cupy" not in [p.id for p in __import__("conftest")._backends()]:
-        pytest.skip("no usable GPU")
+    _skip_without_gpu()
     xp = flt.backend.get_backend("cupy")
     s = flt.backend.KeyedStream(5, "noise")
     cfg, cli = xp.arange(7)[:, None], xp.arange(5)[None, :]
@@ -225,8 +231,7 @@ def test_size_limits_come_from_the_devices_free_memory(xp):
 def test_fused_local_runs_are_the_array_code_on_cupy(monkeypatch, d, client_opt, noisy):
     """FedOpt's fused CuPy kernel (quadratic clients, client SGD/AdaGrad, keyed noise) against the array code on
     the device and against NumPy: per-client tau (inactive steps), a batch of step sizes, padding lanes (d < W)."""
-    if "cupy" not in [p.id for p in __import__("conftest")._backends()]:
-        pytest.skip("no usable GPU")
+    _skip_without_gpu()
     xp = flt.backend.get_backend("cupy")
     ref = flt.random_quadratic_federation(M=4, d=d, batch=3, kappa=5.0, weights="dirichlet", seed=2,
                                           sigma2=0.1 if noisy else None)
@@ -248,8 +253,7 @@ def test_fused_local_runs_are_the_array_code_on_cupy(monkeypatch, d, client_opt,
 def test_fixed_point_kernel_is_the_array_code_on_cupy(monkeypatch, d, with_p):
     """Theorem 2's closed form by the CuPy kernel (a configuration per group of threads) against the array code
     on the device and NumPy: distinct federations, per-client tau, a diagonal P, a (2, 3) batch."""
-    if "cupy" not in [p.id for p in __import__("conftest")._backends()]:
-        pytest.skip("no usable GPU")
+    _skip_without_gpu()
     xp = flt.backend.get_backend("cupy")
     ref = flt.random_quadratic_federation(M=5, d=d, batch=6, kappa=20.0, weights="dirichlet", seed=4)
     ref = flt.QuadraticFederation(ref.H.reshape(2, 3, 5, d, d), ref.x_opt.reshape(2, 3, 5, d), ref.weights.reshape(2, 3, 5))
