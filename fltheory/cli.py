@@ -109,6 +109,19 @@ def _write_new(path: Path, text: str, *, force: bool) -> None:
 _REPORT_FILES = ("report.md", "report.json", "figures")
 
 
+def _jobs(text: str) -> int:
+    """``--jobs``: a whole number from 0 (one worker per usable CPU) to 1024."""
+    import argparse  # noqa: PLC0415
+
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number of worker processes (0: one per CPU); got {text!r}")
+    if not 0 <= n <= 1024:
+        raise argparse.ArgumentTypeError(f"must be between 0 (one per CPU) and 1024; got {n}")
+    return n
+
+
 def _cmd_verify(args) -> int:
     papers = args.paper or None
     if args.only is not None and not args.only.strip():
@@ -117,7 +130,8 @@ def _cmd_verify(args) -> int:
         return 2
     check_out_folder(args.out, "verify", _REPORT_FILES, force=args.force)   # before any check runs
     try:
-        report = _verify.run(papers, quick=args.quick, seed=args.seed, progress=not args.no_progress, only=args.only)
+        report = _verify.run(papers, quick=args.quick, seed=args.seed, progress=not args.no_progress, only=args.only,
+                             search=args.search, jobs=args.jobs)
     except InputError as err:  # e.g. --only matching no check: an error, never an empty "all as expected"
         print(f"fltheory verify: {err}", file=sys.stderr)
         return 2
@@ -268,6 +282,12 @@ def main(argv=None) -> int:
                    help="restrict to a paper (repeatable; your own too, see verify.register_paper)")
     v.add_argument("--only", help="run only checks whose name contains this text")
     v.add_argument("--seed", type=int, default=0)
+    v.add_argument("--search", choices=_verify.SEARCH_LEVELS, default=None,
+                   help="the adversarial search's budget for the checks that have an instance family: quick, full "
+                        "(the defaults with and without --quick) or deep (%dx the full budget, minutes)"
+                        % _verify.DEEP_FACTOR)
+    v.add_argument("--jobs", type=_jobs, default=0, metavar="N",
+                   help="worker processes (default 0: one per usable CPU); the verdicts do not depend on it")
     v.add_argument("--out", type=Path, default=Path("fltheory-report"),
                    help="report folder (refused if it exists and is not an earlier report, unless --force)")
     v.add_argument("--force", action="store_true", help="write into an existing --out folder that is not an "

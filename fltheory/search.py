@@ -339,7 +339,7 @@ class _Evaluator:
 
 
 def worst_case(ratio: Callable, family: Family, *, budget: int = 200, seed: int = 0, batched: bool = False,
-               starts: int = 3, random_fraction: float = 0.4) -> SearchResult:
+               starts: int = 3, random_fraction: float = 0.4, initial: Sequence[dict] = ()) -> SearchResult:
     """Maximise ``ratio(params)`` over ``family`` with at most ``budget`` evaluations (module docstring).
 
     Parameters
@@ -351,6 +351,8 @@ def worst_case(ratio: Callable, family: Family, *, budget: int = 200, seed: int 
     seed : the search's seed (the same seed, family and budget give the same result).
     starts : how many of the best random candidates the local phase starts from.
     random_fraction : the share of the budget spent on the random phase (in (0, 1]).
+    initial : instances to evaluate first, before the random ones (e.g. the worst draws of a
+        hypothesis test); each a dict with every parameter of the family, inside its domain.
     """
     if not callable(ratio):
         raise V.InputTypeError(f"ratio must be a callable params -> float; got {V.shown(ratio)}")
@@ -360,15 +362,16 @@ def worst_case(ratio: Callable, family: Family, *, budget: int = 200, seed: int 
     batched = V.flag(batched, "batched")
     starts = V.integer(starts, "starts", low=1, high=1000)
     random_fraction = V.real(random_fraction, "random_fraction", low=0, high=1, open_low=True)
+    initial = [_initial_point(family, q, i) for i, q in enumerate(_sequence(initial, "initial"))]
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
     ev = _Evaluator(ratio, family, budget, batched)
     history = []
     try:
         n_random = max(1, int(round(budget * random_fraction)))
-        raws = [family.corner(0), family.corner(1)] + [family.draw(rng, small=(i % 4 == 3))
-                                                       for i in range(max(0, n_random - 2))]
-        raws = raws[:n_random]
+        raws = initial + [family.corner(0), family.corner(1)] + [family.draw(rng, small=(i % 4 == 3))
+                                                                 for i in range(max(0, n_random - 2))]
+        raws = raws[:max(n_random, len(initial))]
         rs = ev.many(raws)
         history.append(("random", ev.best))
         if ev.best_params is not None and budget - ev.n > 4 * len(family.reals):
@@ -401,6 +404,33 @@ def worst_case(ratio: Callable, family: Family, *, budget: int = 200, seed: int 
     return SearchResult(params=ev.best_params, ratio=float(ev.best), evaluations=ev.n, budget=budget,
                         history=[(h, float(b)) for h, b in history], seed=seed, family=family.describe(),
                         seconds=time.perf_counter() - t0)
+
+
+def _sequence(value, name: str) -> list:
+    if isinstance(value, (str, bytes, dict)) or not isinstance(value, Sequence):
+        raise V.InputTypeError(f"{name} must be a list of instances (dicts of the family's parameters); got "
+                               f"{V.shown(value)}")
+    return list(value)
+
+
+def _initial_point(family: Family, q, i: int) -> dict:
+    """An initial instance, checked against the family's domains (only its searched parameters are kept)."""
+    if not isinstance(q, dict):
+        raise V.InputTypeError(f"initial[{i}] must be a dict of the family's parameters; got {V.shown(q)}")
+    missing = [n for n in family.names if n not in q]
+    if missing:
+        raise V.InputError(f"initial[{i}] lacks the family's parameters {missing}")
+    out = {}
+    for p in family.params:
+        v = q[p.name]
+        if isinstance(p, Real):
+            v = V.real(v, f"initial[{i}]['{p.name}']", low=p.low, high=p.high)
+        elif isinstance(p, Integer):
+            v = V.integer(v, f"initial[{i}]['{p.name}']", low=p.low, high=p.high)
+        elif v not in p.options:
+            raise V.InputError(f"initial[{i}]['{p.name}'] must be one of {list(p.options)}; got {V.shown(v)}")
+        out[p.name] = v
+    return out
 
 
 def _local(ev: _Evaluator, family: Family, raw: dict, stop: int, rng) -> None:

@@ -59,7 +59,7 @@ from .problems import QuadraticFederation, random_quadratic_federation
 from .symbolic import ConditionError, Statement, StatementError, _exact
 
 __all__ = [
-    "BoundViolated", "assert_statement", "quadratic_federations", "step_sizes", "statement_parameters", "delays",
+    "BoundViolated", "assert_statement", "check_case", "family_cases", "quadratic_federations", "step_sizes", "statement_parameters", "delays",
     "schedules", "recipe",
 ]
 
@@ -369,9 +369,93 @@ def _ratio(relation: str, value: float, bound: float) -> float:
     return num / den
 
 
-def assert_statement(statement: Statement, quantity: Callable[[Any], tuple], cases, *, max_examples: int = 50,
-                     rtol: float = 1e-9, atol: float = 1e-12, seed: int | None = None) -> int:
-    """Assert ``statement`` on every case drawn from ``cases``; shrink and report a failure.
+def _in_test() -> bool:
+    return bool(hypothesis.currently_in_test_context())
+
+
+def check_case(statement: Statement, value, params: Mapping, *, rtol: float = 1e-9, atol: float = 1e-12,
+               case: Any = None, target: bool = True) -> float:
+    """Check ``statement`` on ONE case of your own test; return its ratio, raise on a violation.
+
+    For your own ``@given`` tests (any strategies, any set-up): compute the quantity ``value`` and
+    the statement's ``params`` on the drawn case and call this.  Inside a hypothesis test it
+
+    * discards the case (``hypothesis.assume``) when ``params`` fail one of the statement's
+      conditions (outside a test that is a :class:`~fltheory.symbolic.ConditionError`);
+    * reports the ratio (value/bound for ``<=``, bound/value for ``>=``, the error for ``==``) as a
+      ``hypothesis.target``, so the targeted phase climbs towards the worst case (``target=False``:
+      not);
+    * raises :class:`BoundViolated` (value, bound, ratio, parameters and ``case``, shown with the
+      calls that rebuild it) when the relation fails beyond ``rtol``/``atol``.
+
+    Example
+    -------
+    >>> import sympy as sp
+    >>> import fltheory as flt
+    >>> from fltheory.testing import check_case
+    >>> k = sp.Symbol("k", integer=True, nonnegative=True)
+    >>> claim = flt.Statement("small", lhs="k", relation="<=", expr=sp.Integer(10))
+    >>> check_case(claim, 5, {"k": 5})
+    0.5
+    """
+    V.instance(statement, "statement", Statement)
+    if not isinstance(params, Mapping):
+        raise V.InputTypeError(f"params must be a dict of the statement's arguments; got {V.shown(params)}")
+    rtol, atol = V.real(rtol, "rtol", low=0.0), V.real(atol, "atol", low=0.0)
+    value = V.real(value, "the measured quantity", finite=False)
+    try:
+        holds = bool(np.all(statement.holds(**params)))
+    except StatementError as exc:
+        raise StatementError(f"the parameters are not the statement's: {exc}") from None
+    inside = _in_test()
+    if not holds:
+        if inside:
+            hypothesis.assume(False)
+        raise ConditionError(f"{statement.name}: the parameters fail its conditions ({'; '.join(c.text for c in statement.conditions)}); "
+                             f"got {dict(params)}")
+    try:
+        bound = float(statement(**params))
+    except ConditionError:  # pragma: no cover - holds() said yes; a boundary case in round-off
+        if inside:
+            hypothesis.assume(False)
+        raise
+    ratio = _ratio(statement.relation, value, bound)
+    if target and inside and math.isfinite(ratio):  # the targeted phase climbs towards the worst ratio (issue 21)
+        hypothesis.target(float(ratio), label="ratio (value/bound for <=, bound/value for >=, |error| for ==)")
+    if _holds(statement.relation, value, bound, rtol, atol):
+        return float(ratio)
+    shown_params = ", ".join(f"{k}={v!r}" for k, v in sorted(params.items()))
+    message = (f"{statement.name} is violated: {value!r} {statement.relation} {bound!r} fails "
+               f"(ratio {ratio:.6g})\n  parameters: {shown_params}\n  case: {_shown(case)}")
+    raise BoundViolated(message, statement=statement.name, value=value, bound=bound, ratio=ratio,
+                        parameters=dict(params), case=_shown(case))
+
+
+def family_cases(family) -> st.SearchStrategy:
+    """A hypothesis strategy of a :class:`fltheory.search.Family`'s instances (its constrained
+    parameters, as :func:`fltheory.search.worst_case` sees them); points outside the family are
+    discarded."""
+    from .search import Choice, Family, Integer  # noqa: PLC0415
+
+    V.instance(family, "family", Family)
+    parts = {}
+    for p in family.params:
+        if isinstance(p, Choice):
+            parts[p.name] = st.sampled_from(p.options)
+        elif isinstance(p, Integer):
+            parts[p.name] = st.integers(p.low, p.high)
+        elif p.log:
+            parts[p.name] = st.floats(math.log(p.low), math.log(p.high)).map(
+                lambda t, p=p: min(max(math.exp(t), p.low), p.high))
+        else:
+            parts[p.name] = st.floats(p.low, p.high)
+    return st.fixed_dictionaries(parts).map(family.apply).filter(lambda q: q is not None)
+
+
+def assert_statement(statement: Statement, quantity: Callable[[Any], tuple], cases, *,
+                     max_examples: int | None = None, rtol: float = 1e-9, atol: float = 1e-12, seed: int | None = None,
+                     search_budget: int = 100) -> int:
+    """Assert ``statement`` on every case drawn from ``cases``; push towards the worst; shrink and report a failure.
 
     Parameters
     ----------
@@ -379,67 +463,88 @@ def assert_statement(statement: Statement, quantity: Callable[[Any], tuple], cas
     quantity : ``quantity(case) -> (value, parameters)``: the measured left-hand side (exact or
         simulated, a real number) and the statement's parameters on that case (a dict).
     cases : a hypothesis strategy (e.g. :func:`quadratic_federations` combined with
-        :func:`step_sizes` in an ``st.composite``).
-    max_examples : cases to try (hypothesis's budget; shrinking comes on top).
+        :func:`step_sizes` in an ``st.composite``), or a :class:`fltheory.search.Family` (then the
+        cases are its instances, a dict of its parameters, and the adversarial search runs too).
+    max_examples : cases to try; ``None`` (default): what your loaded hypothesis profile says
+        (``settings.load_profile``; hypothesis's own default is 100).  The other settings of the
+        profile (verbosity, health checks, phases) are kept; the targeted phase is always on and
+        no example database is written.
     rtol, atol : slack of the comparison (for round-off, or Monte Carlo error of a simulation).
     seed : ``None`` (default) draws the same cases on every run (derandomised, reproducible);
         an integer draws from that seed.
+    search_budget : with a family as ``cases``: the evaluations of the adversarial search
+        (:func:`fltheory.search.worst_case`) that starts from the best hypothesis draws.
 
     The ratio of every case (value/bound for an upper bound) is a ``hypothesis.target``: after
-    the random cases, hypothesis's targeted phase mutates the worst ones towards a larger ratio,
-    so a nearly tight or slightly loosened bound is found more often than by random cases alone.
+    the random cases, hypothesis's targeted phase mutates the worst ones towards a larger ratio.
+    When ``cases`` is a family, the worst draws then start the package's search (random
+    instances, Nelder-Mead on the reals, neighbourhood moves on the integers, the ends of every
+    interval), so a nearly tight or slightly loosened bound is found far more often than by
+    random cases alone.
 
     A case whose parameters fail one of the statement's conditions is not a counterexample; it
     is discarded (hypothesis reports an error if nearly every case is).  On failure, after
     shrinking, :class:`BoundViolated` is raised with the smallest case found: the value, the
     bound, their ratio, the parameters and the calls that rebuild the case.  Returns the number
-    of cases checked when the statement held on all of them.
+    of cases checked (draws plus searched instances) when the statement held on all of them.
     """
+    from .search import Family, worst_case  # noqa: PLC0415
+
     V.instance(statement, "statement", Statement)
     if not callable(quantity):
         raise V.InputTypeError(f"quantity must be a function case -> (value, parameters); got {V.shown(quantity)}")
-    V.instance(cases, "cases", st.SearchStrategy, "hypothesis strategy")
-    max_examples = V.integer(max_examples, "max_examples", low=1, high=10**6)
+    family = cases if isinstance(cases, Family) else None
+    if family is not None:
+        cases = family_cases(family)
+    V.instance(cases, "cases", st.SearchStrategy, "hypothesis strategy or fltheory.search.Family")
+    if max_examples is not None:
+        max_examples = V.integer(max_examples, "max_examples", low=1, high=10**6)
     rtol, atol = V.real(rtol, "rtol", low=0.0), V.real(atol, "atol", low=0.0)
     if seed is not None:
         seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
+    search_budget = V.integer(search_budget, "search_budget", low=1, high=10**7)
     checked = [0]
+    best: list = []          # (ratio, case) of the draws, for the search's starts
 
-    def run(case):
+    def measured(case):
         out = quantity(case)
         if not (isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], Mapping)):
             raise V.InputTypeError("quantity(case) must return (value, parameters), parameters a dict of the "
                                    f"statement's arguments; got {V.shown(out)}")
-        value, params = out
-        value = V.real(value, "the measured quantity", finite=False)
+        return out
+
+    def run(case):
+        value, params = measured(case)
         try:
-            holds = bool(np.all(statement.holds(**params)))
+            r = check_case(statement, value, params, rtol=rtol, atol=atol, case=case)
         except StatementError as exc:
             raise StatementError(f"quantity(case) returned parameters the statement cannot take: {exc}") from None
-        hypothesis.assume(holds)
-        try:
-            bound = float(statement(**params))
-        except ConditionError:  # pragma: no cover - holds() said yes; a boundary case in round-off
-            hypothesis.assume(False)
         checked[0] += 1
-        ratio = _ratio(statement.relation, value, bound)
-        if math.isfinite(ratio):      # hypothesis's targeted phase climbs towards the worst ratio (issue 21)
-            hypothesis.target(float(ratio), label="ratio (value/bound for <=, bound/value for >=, |error| for ==)")
-        if _holds(statement.relation, value, bound, rtol, atol):
-            return
-        shown_params = ", ".join(f"{k}={v!r}" for k, v in sorted(params.items()))
-        message = (f"{statement.name} is violated: {value!r} {statement.relation} {bound!r} fails "
-                   f"(ratio {ratio:.6g})\n  parameters: {shown_params}\n  case: {_shown(case)}")
-        raise BoundViolated(message, statement=statement.name, value=value, bound=bound, ratio=ratio,
-                            parameters=dict(params), case=_shown(case))
+        if family is not None:
+            best.append((r, case))
 
-    cfg = settings(max_examples=max_examples, deadline=None, database=None, derandomize=seed is None,
-                   phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+    profile = settings.default
+    phases = tuple(profile.phases) + ((Phase.target,) if Phase.target not in profile.phases else ())
+    cfg = settings(profile, max_examples=profile.max_examples if max_examples is None else max_examples,
+                   deadline=None, database=None, derandomize=seed is None, phases=phases,
                    report_multiple_bugs=False, print_blob=False,
-                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                          HealthCheck.data_too_large])
+                   suppress_health_check=tuple(profile.suppress_health_check) + (
+                       HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large))
     test = cfg(hypothesis.given(cases)(run))
     if seed is not None:
         test = hypothesis.seed(seed)(test)
     test()
+    if family is not None:
+        starts = [c for _, c in sorted(best, key=lambda rc: -rc[0] if math.isfinite(rc[0]) else -math.inf)[:3]]
+
+        def ratio(params):
+            value, sp_params = measured(params)
+            try:
+                r = check_case(statement, value, sp_params, rtol=rtol, atol=atol, case=params, target=False)
+            except ConditionError:
+                return -math.inf
+            checked[0] += 1
+            return r
+
+        worst_case(ratio, family, budget=search_budget, seed=0 if seed is None else seed, initial=starts)
     return checked[0]

@@ -37,8 +37,10 @@ Example
 """
 from __future__ import annotations
 
+import copy
 import importlib
 import json
+import os
 import math
 import platform
 import time
@@ -55,6 +57,8 @@ __all__ = ["Sample", "Verdict", "Check", "register", "registry", "run", "Report"
 
 PAPERS = ("local_adaptivity", "feddelavg", "tdma", "afl_dga", "defedavg")
 STATUSES = ("holds", "tight", "violated")
+SEARCH_LEVELS = ("quick", "full", "deep")   # the adversarial search's budgets: Check.search_budget, in this order
+DEEP_FACTOR = 20                            # a deep search spends this many times the full budget (unless given)
 # what a counterexample can refute: the numbered result itself, or only a line of its proof, or a printed constant
 MARKER = ".fltheory"   # written into a report folder (first line "fltheory verify"): the command may rewrite it
 FALSE_OBJECTS = ("theorem", "lemma", "proposition", "corollary", "remark", "proof step", "constant", "algorithm line",
@@ -155,7 +159,8 @@ class Check:
     evaluate : ``evaluate(params) -> Sample`` for one instance of ``family`` (its ``params`` are the
         family's constrained parameters); the search maximises the ratio of these samples, and
         :func:`rebuild` calls it to rebuild a searched instance.
-    search_budget : ``(quick, full)`` evaluations of the search (default ``(30, 150)``).
+    search_budget : ``(quick, full)`` or ``(quick, full, deep)`` evaluations of the search (default
+        ``(30, 150)``; the deep budget defaults to ``DEEP_FACTOR`` times the full one).
     """
 
     def __init__(
@@ -200,9 +205,13 @@ class Check:
                                  f"the search and rebuild() call); got {V.shown(evaluate)}")
         elif evaluate is not None:
             raise InputError(f"check {name}: evaluate is given without a family to search")
-        if not (isinstance(search_budget, tuple) and len(search_budget) == 2):
-            raise V.InputTypeError(f"search_budget must be a pair (quick, full); got {V.shown(search_budget)}")
-        self.search_budget = tuple(V.integer(b, "search_budget", low=1, high=10**6) for b in search_budget)
+        if not (isinstance(search_budget, tuple) and len(search_budget) in (2, 3)):
+            raise V.InputTypeError(f"search_budget must be a pair (quick, full) or a triple (quick, full, deep); got "
+                                   f"{V.shown(search_budget)}")
+        budgets = [V.integer(b, "search_budget", low=1, high=10**7) for b in search_budget]
+        if len(budgets) == 2:
+            budgets.append(min(10**7, DEEP_FACTOR * budgets[1]))
+        self.search_budget = tuple(budgets)
         self.family, self.evaluate = family, evaluate
 
     def __repr__(self) -> str:
@@ -222,19 +231,23 @@ class Check:
             return small / (big + self.atol), bad
         return (0.0 if small <= 0 else math.inf), bad
 
-    def run(self, *, quick: bool = False, seed: int = 0) -> Verdict:
+    def run(self, *, quick: bool = False, seed: int = 0, search: str | None = None) -> Verdict:
+        """The verdict: the sampler's instances (``quick``: fewer) and, with a ``family``, the worst
+        instance of the adversarial search at level ``search`` (``"quick"``, ``"full"`` or ``"deep"``;
+        default ``"quick"`` with ``quick`` and ``"full"`` without)."""
+        search = _search_level(search, quick)
         t0 = time.perf_counter()
         samples = list(self.sampler(quick, seed))
         if not samples:
             raise RuntimeError(f"check {self.name}: the sampler produced no instance")
         sampled_worst = max(self._ratio(s)[0] for s in samples)
-        search = None
+        level, search = search, None
         if self.family is not None:
-            found = self.search(quick=quick, seed=seed)
+            found = self.search(level=level, seed=seed)
             search = found.as_dict()
+            search["level"] = level
             if found.sample is not None:        # the worst instance's own parameters (what rebuild() takes)
                 search["params"] = _jsonable(found.sample.params)
-            if found.sample is not None:
                 samples.append(found.sample)
         ratios, bads = zip(*(self._ratio(s) for s in samples))
         worst = max(ratios)
@@ -275,12 +288,13 @@ class Check:
             sampled_worst_ratio=float(sampled_worst),
         )
 
-    def search(self, *, quick: bool = False, seed: int = 0, budget: int | None = None):
+    def search(self, *, quick: bool = False, seed: int = 0, budget: int | None = None, level: str | None = None):
         """The adversarial search over the check's ``family`` (:func:`fltheory.search.worst_case`).
 
         Returns the :class:`~fltheory.search.SearchResult` with ``sample``: the worst instance's
         :class:`Sample` (``None`` when no instance was inside the family).  ``budget`` defaults to
-        ``search_budget[0]`` (quick) or ``[1]``.
+        the ``search_budget`` of ``level`` (``"quick"``, ``"full"`` or ``"deep"``; default ``"quick"``
+        with ``quick``, else ``"full"``).
         """
         from .search import worst_case  # noqa: PLC0415
 
@@ -295,10 +309,52 @@ class Check:
                 best.update(r=r, sample=s)
             return r
 
-        b = budget if budget is not None else self.search_budget[0 if quick else 1]
+        level = _search_level(level, quick)
+        b = budget if budget is not None else self.search_budget[SEARCH_LEVELS.index(level)]
         res = worst_case(ratio, self.family, budget=b, seed=seed)
         res.sample = best.get("sample") if res.params is not None else None
         return res
+
+    def planted(self, factor: float = 0.9) -> "Check":
+        """A copy of the check with a planted error: its bound claims more by ``factor`` in (0, 1).
+
+        An upper bound is multiplied by ``factor``, a lower bound divided by it (a printed constant
+        made too good).  The copy expects ``violated``: a search that reaches a ratio above
+        ``factor`` refutes it, so every ``tight`` statement (supremum 1) must be refuted, for any
+        factor below 1, by a search that deserves the word.  Identities (``==``) have no direction
+        to plant and are refused.
+
+        >>> from fltheory.verify import Check, Sample
+        >>> c = Check("demo", paper="demo", relation="<=",
+        ...           sampler=lambda quick, seed: [Sample(value=0.95, bound=1.0, params={})])
+        >>> c.planted(0.9).run().status
+        'violated'
+        """
+        from . import validation as V  # noqa: PLC0415
+
+        factor = V.real(factor, "factor", low=0.0, high=1.0, open_low=True, open_high=True)
+        if self.relation == "==":
+            raise InputError(f"check {self.name} is an identity (==): a planted factor needs a bound (<= or >=)")
+        scale = factor if self.relation == "<=" else 1.0 / factor
+
+        def plant(sample: Sample) -> Sample:
+            return Sample(sample.value, sample.bound * scale, sample.params, sample.seed, sample.size)
+
+        c = copy.copy(self)
+        c.name, c.expected, c.falsifies = f"{self.name}[planted x{factor:g}]", "violated", None
+        c.sampler = lambda quick, seed: [plant(s) for s in self.sampler(quick, seed)]
+        if self.evaluate is not None:
+            c.evaluate = lambda params: plant(self.evaluate(params))
+        return c
+
+
+def _search_level(level, quick: bool) -> str:
+    if level is None:
+        return "quick" if quick else "full"
+    if level not in SEARCH_LEVELS:
+        raise InputError(f"search must be one of {', '.join(SEARCH_LEVELS)} (the adversarial search's budget); got "
+                         f"{level!r}")
+    return level
 
 
 def _jsonable(obj: Any):
@@ -474,6 +530,8 @@ class Report:
     seconds: float
     environment: dict
     figures: tuple = ()  # the figure files written by write(), relative to its folder
+    search: str = "full"  # the adversarial search's level (SEARCH_LEVELS)
+    jobs: int = 1         # worker processes that ran the checks (the verdicts do not depend on it)
     figures_skipped: str = ""  # why write() drew no figure
 
     @property
@@ -500,7 +558,7 @@ class Report:
 
     def to_markdown(self) -> str:
         out = ["# fltheory verification report", "",
-               f"mode: {'quick' if self.quick else 'full'}; seed: {self.seed}; "
+               f"mode: {'quick' if self.quick else 'full'}; adversarial search: {self.search}; seed: {self.seed}; "
                f"{sum(v.ok for v in self.verdicts)}/{len(self.verdicts)} verdicts as expected; {self.seconds:.1f} s", "",
                HOLDS_MEANS, "",
                "| paper | check | statement | variant | instances | search budget | worst ratio | verdict | expected |",
@@ -542,7 +600,8 @@ class Report:
 
     def to_json(self) -> dict:
         """The report as strict JSON data: non-finite numbers are the strings ``"inf"``, ``"-inf"``, ``"nan"``."""
-        return strict_json({"ok": self.ok, "quick": self.quick, "seed": self.seed, "seconds": self.seconds,
+        return strict_json({"ok": self.ok, "quick": self.quick, "search": self.search, "jobs": self.jobs,
+                            "seed": self.seed, "seconds": self.seconds,
                             "environment": self.environment, "figures": list(self.figures),
                             "figures_skipped": self.figures_skipped,
                             "verdicts": [v.as_dict() for v in self.verdicts]})
@@ -600,15 +659,25 @@ def _environment(seed: int) -> dict:
 
 
 def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int = 0, progress: bool = False,
-        only: str | None = None) -> Report:
+        only: str | None = None, search: str | None = None, jobs: int = 1) -> Report:
     """Run every registered check of ``papers`` (default: :func:`all_papers`) and return the :class:`Report`.
 
-    ``only`` keeps the checks whose name contains that substring.
+    ``only`` keeps the checks whose name contains that substring.  ``search`` is the adversarial
+    search's level for the checks with a family (``"quick"``, ``"full"`` or ``"deep"``; default
+    ``"quick"`` with ``quick``, else ``"full"``).  ``jobs`` runs the checks in that many worker
+    processes (``0``: one per usable CPU); the verdicts do not depend on it (each check draws from
+    its own seeded streams), only the wall time does.  Workers are forked where the platform
+    allows it, so checks registered at run time (:func:`register_paper`) run there too; elsewhere
+    (spawned workers) a check a worker does not know runs in this process.
     """
     from . import validation as V  # noqa: PLC0415
 
     quick, progress = V.flag(quick, "quick"), V.flag(progress, "progress")
     seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
+    search = _search_level(search, quick)
+    jobs = V.integer(jobs, "jobs", low=0, high=1024)
+    if jobs == 0:
+        jobs = usable_cpus()
     if only is not None and not isinstance(only, str):
         raise V.InputTypeError(f"only must be a string or None; got {V.shown(only)}")
     if papers is not None and (isinstance(papers, (str, bytes)) or not all(isinstance(p, str) for p in papers)):
@@ -624,19 +693,70 @@ def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int =
             raise InputError(f"only={only!r} matches no check name of {where} (names look like "
                              f"'feddelavg.theorem1'; only keeps the checks whose name contains it)")
     t0 = time.perf_counter()
-    verdicts = []
-    it = checks
     bar = None
     if progress:
         from tqdm import tqdm  # noqa: PLC0415
 
-        bar = tqdm(checks, desc="verify", unit="check")
-        it = bar
-    for c in it:
-        if bar is not None:
-            bar.set_postfix_str(c.name[-40:])
-        verdicts.append(c.run(quick=quick, seed=seed))
-    return Report(verdicts, quick, seed, time.perf_counter() - t0, _environment(seed))
+        bar = tqdm(total=len(checks), desc="verify", unit="check")
+    verdicts: list = [None] * len(checks)
+    if jobs > 1 and len(checks) > 1:
+        _run_pool(checks, verdicts, quick=quick, seed=seed, search=search, jobs=jobs, bar=bar)
+    for i, c in enumerate(checks):
+        if verdicts[i] is None:
+            if bar is not None:
+                bar.set_postfix_str(c.name[-40:])
+            verdicts[i] = c.run(quick=quick, seed=seed, search=search)
+            if bar is not None:
+                bar.update()
+    if bar is not None:
+        bar.close()
+    return Report(verdicts, quick, seed, time.perf_counter() - t0, _environment(seed), search=search,
+                  jobs=jobs)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the platform says, else ``os.cpu_count()``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:   # pragma: no cover - macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
+def _run_named(name: str, quick: bool, seed: int, search: str):
+    """A worker's task: the verdict of the registered check ``name`` (``None`` if this process lacks it)."""
+    paper = name.split(".", 1)[0]
+    try:
+        checks = registry([paper])
+    except InputError:
+        return None
+    c = next((c for c in checks if c.name == name), None)
+    return None if c is None else c.run(quick=quick, seed=seed, search=search)
+
+
+def _run_pool(checks, verdicts, *, quick, seed, search, jobs, bar) -> None:
+    """Fill ``verdicts`` from a process pool; the searched checks (the slowest) are handed out first."""
+    import multiprocessing  # noqa: PLC0415
+    import warnings  # noqa: PLC0415
+    from concurrent.futures import ProcessPoolExecutor, as_completed  # noqa: PLC0415
+
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    names = {c.name: i for i, c in enumerate(checks)}
+    if len(names) < len(checks):        # two checks of one name: a worker could not tell them apart
+        return
+    order = [c.name for c in checks if c.family is not None] + [c.name for c in checks if c.family is None]
+    with warnings.catch_warnings():
+        # Python >= 3.12 warns that forking a process with threads may deadlock; the threads here are
+        # the BLAS pool's, idle between calls, and its library re-initialises them in the child.
+        warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks", category=DeprecationWarning)
+        ctx = multiprocessing.get_context(method)
+        with ProcessPoolExecutor(max_workers=min(jobs, len(checks)), mp_context=ctx) as pool:
+            futures = {pool.submit(_run_named, n, quick, seed, search): n for n in order}
+            for fut in as_completed(futures):
+                i = names[futures[fut]]
+                verdicts[i] = fut.result()
+                if bar is not None and verdicts[i] is not None:
+                    bar.set_postfix_str(checks[i].name[-40:])
+                    bar.update()
 
 
 # ----------------------------------------------------------------------------- rebuilding a counterexample

@@ -237,3 +237,96 @@ def test_assert_statement_targets_the_ratio_and_refutes_a_planted_loosening():
     with pytest.raises(BoundViolated) as info:
         assert_statement(loose, quantity, cases, max_examples=200)
     assert info.value.ratio > 1
+
+
+# ----------------------------------------------------------------------------- issue 21, item 4
+def _toy_statement():
+    q = sp.Symbol("q", nonnegative=True)
+    return flt.Statement("toy_cap", lhs="q", relation="<=", expr=sp.Integer(1), conditions=[
+        flt.Condition(q <= 2, "q <= 2")])
+
+
+def test_check_case_returns_the_ratio_and_raises_on_a_violation():
+    from fltheory.symbolic import ConditionError
+    from fltheory.testing import check_case
+
+    claim = _toy_statement()
+    assert check_case(claim, 0.25, {"q": 0.25}) == 0.25
+    with pytest.raises(BoundViolated) as info:
+        check_case(claim, 1.5, {"q": 1.5}, case="my case")
+    assert info.value.ratio == 1.5 and "my case" in str(info.value)
+    with pytest.raises(ConditionError, match="q <= 2"):     # outside a test: refused by name, not assumed away
+        check_case(claim, 3.0, {"q": 3.0})
+
+
+def test_check_case_in_a_users_own_given_test_targets_and_discards():
+    from hypothesis import given, settings as hsettings
+
+    from fltheory.testing import check_case
+
+    claim, seen = _toy_statement(), []
+
+    @hsettings(max_examples=30, database=None, derandomize=True)
+    @given(st.floats(0.0, 3.0))
+    def mine(q):
+        seen.append(check_case(claim, q / 3, {"q": q}))      # q > 2 fails the condition: discarded
+
+    mine()
+    assert seen and max(seen) <= 2 / 3 + 1e-12
+
+
+def _toy_family():
+    from fltheory.search import Family, Integer, Real
+
+    return Family([Real("x", 0.0, 1.0), Integer("k", 1, 4)], description="x in [0, 1], k in 1..4")
+
+
+def test_a_family_as_cases_draws_then_searches_from_the_worst_draws():
+    claim = _toy_statement()
+
+    def quantity(p):                           # sup 1 at x = 1, k = 4: a bound 0.999 of it is false
+        return p["x"] ** 2 * p["k"] / 4 / 0.999, {"q": p["x"] ** 2 * p["k"] / 4}
+
+    with pytest.raises(BoundViolated) as info:
+        assert_statement(claim, quantity, _toy_family(), max_examples=5, search_budget=60)
+    assert info.value.ratio > 1
+
+    def fine(p):
+        return p["x"] ** 2 * p["k"] / 4, {"q": p["x"] ** 2 * p["k"] / 4}
+
+    n = assert_statement(claim, fine, _toy_family(), max_examples=5, search_budget=40)
+    assert 5 < n <= 5 + 40                     # the draws, then the search's instances
+
+
+def test_assert_statement_takes_max_examples_from_the_loaded_profile():
+    from hypothesis import settings as hsettings
+
+    claim, calls = _toy_statement(), []
+
+    def quantity(q):
+        calls.append(q)
+        return q / 3, {"q": q}
+
+    hsettings.register_profile("fltheory-test-small", max_examples=7)
+    previous = hsettings._current_profile
+    hsettings.load_profile("fltheory-test-small")
+    try:
+        n = assert_statement(claim, quantity, st.floats(0.0, 2.0))
+    finally:
+        hsettings.load_profile(previous)
+    assert n <= 7 and len(calls) <= 7 + 50     # 7 draws (the targeted phase and shrinking may re-run some)
+
+
+def test_worst_case_starts_from_initial_instances_and_checks_them():
+    from fltheory import validation as V
+    from fltheory.search import worst_case
+
+    fam = _toy_family()
+    r = worst_case(lambda p: p["x"] * p["k"], fam, budget=1, initial=[{"x": 1.0, "k": 4}])
+    assert r.ratio == 4.0 and r.evaluations == 1
+    with pytest.raises(V.InputError, match=r"initial\[0\]\['x'\]"):
+        worst_case(lambda p: 0.0, fam, initial=[{"x": 2.0, "k": 1}])
+    with pytest.raises(V.InputError, match="lacks"):
+        worst_case(lambda p: 0.0, fam, initial=[{"x": 0.5}])
+    with pytest.raises(V.InputTypeError, match="initial"):
+        worst_case(lambda p: 0.0, fam, initial={"x": 0.5, "k": 1})

@@ -127,3 +127,9 @@ def test_bad_registrations_are_refused_by_name():
         verify.run(papers=["nobody"])
     with pytest.raises(InputError, match="no registered paper"):
         verify.unregister_paper("nobody")
+
+
+def test_a_users_checks_run_in_worker_processes_too(mine):
+    one, two = verify.run(papers=["mine"], quick=True), verify.run(papers=["mine"], quick=True, jobs=2)
+    assert [(v.check, v.status, v.worst_ratio) for v in one.verdicts] == \
+        [(v.check, v.status, v.worst_ratio) for v in two.verdicts] and two.ok
