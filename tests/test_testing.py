@@ -308,7 +308,7 @@ def test_assert_statement_takes_max_examples_from_the_loaded_profile():
         return q / 3, {"q": q}
 
     hsettings.register_profile("fltheory-test-small", max_examples=7)
-    previous = hsettings._current_profile
+    previous = hsettings.get_current_profile_name()
     hsettings.load_profile("fltheory-test-small")
     try:
         n = assert_statement(claim, quantity, st.floats(0.0, 2.0))
