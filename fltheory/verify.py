@@ -659,10 +659,12 @@ def _environment(seed: int) -> dict:
 
 
 def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int = 0, progress: bool = False,
-        only: str | None = None, search: str | None = None, jobs: int = 1) -> Report:
+        only: str | None = None, search: str | None = None, jobs: int = 1,
+        names: Iterable[str] | None = None) -> Report:
     """Run every registered check of ``papers`` (default: :func:`all_papers`) and return the :class:`Report`.
 
-    ``only`` keeps the checks whose name contains that substring.  ``search`` is the adversarial
+    ``only`` keeps the checks whose name contains that substring; ``names`` keeps exactly the
+    checks of those names (each must exist).  ``search`` is the adversarial
     search's level for the checks with a family (``"quick"``, ``"full"`` or ``"deep"``; default
     ``"quick"`` with ``quick``, else ``"full"``).  ``jobs`` runs the checks in that many worker
     processes (``0``: one per usable CPU); the verdicts do not depend on it (each check draws from
@@ -692,6 +694,14 @@ def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int =
             where = "any paper" if papers is None else "the papers " + ", ".join(papers)
             raise InputError(f"only={only!r} matches no check name of {where} (names look like "
                              f"'feddelavg.theorem1'; only keeps the checks whose name contains it)")
+    if names is not None:
+        if isinstance(names, (str, bytes)) or not all(isinstance(n, str) for n in names):
+            raise V.InputTypeError(f"names must be a list of check names or None; got {V.shown(names)}")
+        wanted, have = list(dict.fromkeys(names)), {c.name for c in checks}
+        unknown = [n for n in wanted if n not in have]
+        if unknown:
+            raise InputError(f"names: no registered check is called {unknown} (names look like 'feddelavg.theorem1')")
+        checks = [c for c in checks if c.name in set(wanted)]
     t0 = time.perf_counter()
     bar = None
     if progress:
