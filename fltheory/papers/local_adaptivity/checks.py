@@ -571,7 +571,8 @@ def _theorem1_recursion(quick, seed):
 
 
 _SGD_CLIENTS = [Integer("M", 1, 4), Integer("d", 1, 3), Integer("tau", 1, 8), Integer("seed", 0, 10**6),
-                Real("L", 0.1, 10.0, log=True), Real("kappa", 1.0, 30.0, log=True), Real("eta_frac", 1e-3, 1.0, log=True),
+                Real("L", 0.1, 10.0, log=True), Real("kappa", 1.0, 30.0, log=True),
+                Real("eta_frac", 1e-3, 1.0, log=True),
                 Real("tilt", 0.0, 1.0), Real("phi", 0.0, 1.0), Real("sigma2", 0.0, 1.0), Real("noise_mu", 0.0, 1.0)]
 _SGD_WORDS = ("M = 1..4 quadratic clients (Dirichlet weights from the seed) with Hessians H_i = (1 - tilt) H_0 + tilt "
               "R_i, H_0 = Q diag(mu, ..., L) Q^T and R_i random with eigenvalues in [mu, L] (tilt = 0: identical "
@@ -1041,24 +1042,29 @@ def _theorem3(kind):
     return sampler
 
 
+def _theorem3_constrain(p):
+    """v0 = 1/inv_v0, capped at 1e12 when T > 1 (see THEOREM3_FAMILY); alpha L = eta_frac = 1 - step_gap."""
+    return {**p, "v0": 1 / max(p["inv_v0"], 1e-12 if p["T"] > 1 else 0.0), "eta_frac": 1 - p["step_gap"]}
+
+
 THEOREM3_FAMILY = Family(
     [Integer("M", 1, 3), Integer("d", 1, 2), Integer("tau", 1, 4), Integer("T", 1, 20, log=True),
      Integer("seed", 0, 10**6), Real("a_scale", 0.1, 10.0, log=True), Real("b_scale", 0.0, 2.0),
-     Real("c_scale", 0.0, 3.0), Real("x0_scale", 0.01, 3.0, log=True), Real("v0", 1e-3, 1e24, log=True),
-     Real("eta_frac", 1e-3, 1.0, log=True)],
-    constrain=lambda p: {**p, "v0": min(p["v0"], 1e12)} if p["T"] > 1 else p,
+     Real("c_scale", 0.0, 3.0), Real("x0_scale", 0.01, 3.0, log=True), Real("inv_v0", 1e-24, 1e3, log=True),
+     Real("step_gap", 0.0, 0.999)],
+    constrain=_theorem3_constrain,
     description="separable cosine clients F_i = sum_j a_ij/2 (x_j - c_ij)^2 + b_ij cos x_j (a_ij = a_scale u_ij, "
-                "u_i1 = 1 and the others in [0.2, 1], b_ij = b_scale u'_ij, u' in [0, 1]: non-convex where b_ij cos x_j "
+                "u_i1 = 1, the others in [0.2, 1]; b_ij = b_scale u'_ij, u' in [0, 1]: non-convex where b_ij cos x_j "
                 "> a_ij; c_ij = c_scale z_ij; Dirichlet weights), L = max(a + b) (any L), F_inf exact for b = 0 and "
                 "the certified lower bound otherwise (so D = F(x0) - F_inf is an upper bound), x0 = x0_scale times a "
-                "random unit vector, deterministic local AdaGrad (eps = 0, accumulator v0, up to 1e24 at T = 1 and 1e12 "
+                "random unit vector, deterministic local AdaGrad (eps = 0, accumulator v0 = 1/inv_v0) with local "
+                "correction, common eta and tau, alpha = eta tau, T rounds; Lambda and G (Assumptions 4-5) the run's "
+                "own maxima. (126): alpha L = 1 - step_gap in (0, 1]. v0 goes up to 1e24 at T = 1 but only to 1e12 "
                 "for T > 1: x^(1) = x - alpha delta/N subtracts local moves of relative size ~ v0^(-1/2) from x, and "
-                "at v0 = 1e24 that loses 4 digits, a false excess of 6e-8 in the ratio) with local correction, "
-                "common eta and tau, alpha = eta tau, T rounds; Lambda and G (Assumptions 4-5) the run's own maxima. "
-                "(126): alpha = eta_frac/L <= 1/L. Supremum 1 (both checks): one 1-D quadratic client (b = 0), "
-                "T = 1, alpha = 1/L (x^(1) = x*), ||grad F(x0)||^2 = 2 L D, as G -> 0 (v0 -> infinity, the "
-                "preconditioned gradient P g shrinks): (126) ratio 1/(1 + G^2/g^2) ~ 1 - 1/v0, the corrected bound "
-                "1 - 1.5 (G^2/(L D))^(1/3), within 1e-6 for v0 >~ 1e21")
+                "at v0 = 1e24 that loses 4 digits (a false excess of 6e-8 in the ratio). Supremum 1 (both checks): "
+                "one 1-D quadratic client (b = 0), T = 1, alpha = 1/L (x^(1) = x*, ||grad F(x0)||^2 = 2 L D), as "
+                "G -> 0 (v0 -> infinity shrinks the preconditioned gradient P g): (126) has ratio 1/(1 + G^2/g^2) "
+                "~ 1 - 1/v0, the corrected bound 1 - 1.5 (G^2/(L D))^(1/3), within 1e-6 from v0 ~ 1e21 on")
 
 
 def _theorem3_instance(p):
@@ -1106,8 +1112,9 @@ register(Check(f"{PAPER}.theorem3_general", paper=PAPER, statement=B.theorem3_ge
 register(Check(f"{PAPER}.theorem3_corrected", paper=PAPER, statement=B.theorem3_corrected,
                sampler=_theorem3("corrected"),
                family=THEOREM3_FAMILY, evaluate=_theorem3_evaluate("corrected"), search_budget=(10, 60),
-               description="Theorem 3 with eta of (130) and corrected constants 2DL/T + 3(D^2L^2 Lambda G^2)^(1/3)/T^(2/3); "
-                           "supremum 1 (T = 1, one quadratic client, v0 -> infinity)"))
+               description="Theorem 3 with eta of (130) and corrected constants 2DL/T + "
+                           "3(D^2L^2 Lambda G^2)^(1/3)/T^(2/3); supremum 1 (T = 1, one quadratic client, v0 -> "
+                           "infinity), within 1e-6 at v0 = 1e24"))
 register(Check(f"{PAPER}.theorem3_printed", paper=PAPER, statement=B.theorem3_printed, sampler=_theorem3("printed"),
                expected="violated",
                description="(129), the last line of Theorem 3's proof (a bound on the AVERAGE over t): "
