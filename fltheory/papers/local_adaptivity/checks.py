@@ -37,6 +37,18 @@ Registered checks (name: what is compared, expected verdict)
 * ``sgd_decaying_printed``: violated; ``sgd_decaying_corrected``: holds.
 * ``theorem3_general`` (126), ``theorem3_corrected``: hold along local-AdaGrad runs with local
   correction on a non-convex federation; ``theorem3_printed`` (129): violated.
+
+Searched (issue 21): the bound checks ``h_sgd``, ``q_sgd``, ``lemma2_*``, ``lemma4*``, ``z_*``,
+``theorem1_recursion``, ``theorem1_constant_alpha``, ``theorem1_proven``, ``gd_special_case``,
+``sgd_decaying_corrected``, ``theorem3_general`` and ``theorem3_corrected`` also run an adversarial
+search over a family as wide as the statement's hypotheses (each family's description says which
+instances attain the supremum).  All are tight except ``theorem1_proven``, whose supremum is about
+0.22 (its constants 32 and 36 are loose).  Not searched: the identities (``closed_form_vs_simulation``,
+``theorem2_scalar``, ``limit8``, ``plain_gd_bias``: error/tolerance), ``worked_example`` (the paper's
+printed digits on one fixed instance), and ``nonvanishing_bias`` and ``corrected_bias_first_order``,
+whose thresholds (half the limit gap at eps = 1e-2, 1e-4, 1e-6; a remainder of 1e3 eps times the
+first-order term) are this package's own and fail on two-client instances found by such a search
+(tests/test_worst_case_local_adaptivity.py): they await a decision on their form.
 * ``adaptive_bias_shrinks``: our claim that local correction brings the limit of AdaGrad clients
   closer to x*, at the exact limits: violated (a two-client federation whose uncorrected limit is x*).
 """
