@@ -206,15 +206,17 @@ theorem1_recursion = _st(
     "theorem1_recursion", _R_T1, "<=", (1 - alpha * (1 - hbar)) * r_t + alpha ** 2 * Cq,
     [*_ALPHA, *_HBAR, (Cq >= 0, "Cq >= 0"), (r_t >= 0, "r_t >= 0")], "(60)/(61)",
     "Theorem 1, one-step recursion (61), r_t = E||x^(t) - x~||^2, Cq = sigma^2 sum w_i^2 q_i. Needs "
-    "0 < alpha <= 1 (I3), independent clients (I1), sum w_i = 1.", tight=False)
+    "0 < alpha <= 1 (I3), independent clients (I1), sum w_i = 1. Tight: equality at alpha = 1 for one client "
+    "with d = tau = 1.", tight=True)
 
 theorem1_constant_alpha = _st(
     "theorem1_constant_alpha", _R_T, "<=",
     (1 - alpha * (1 - hbar)) ** T * r0 + alpha * Cq / (1 - hbar),
     [*_ALPHA, *_HBAR, (Cq >= 0, "Cq >= 0"), (r0 >= 0, "r0 >= 0"), (T >= 0, "T >= 0")], "(61)+[ours]",
-    "Theorem 1 with a constant server LR: (61) unrolled, (1 - alpha a)^T r0 + alpha Cq / a, a = 1 - hbar.",
+    "Theorem 1 with a constant server LR: (61) unrolled, (1 - alpha a)^T r0 + alpha Cq / a, a = 1 - hbar. "
+    "Tight: equality for every T at alpha = 1, one noise-free client, x0 - x~ on the mu-eigenvector.",
     status="corrected", corrects="theorem1_printed",
-    reason="[ours] the constant-alpha statement that (61) does prove", tight=False)
+    reason="[ours] the constant-alpha statement that (61) does prove", tight=True)
 
 # ============================================================================ Appendix C
 _a = 1 - (1 - eta * mu) ** (2 * tau)          # a = 1 - h for common eta, tau, mu
@@ -224,7 +226,8 @@ _SGD_COMMON = _SGD_H + _CLIENTS
 gd_special_case = _st(
     "gd_special_case", _R_T, "<=", (1 - eta * mu) ** (2 * tau * T) * r0,
     _SGD_H + [(tau >= 1, "tau >= 1"), (T >= 0, "T >= 0"), (r0 >= 0, "r0 >= 0")], "(66)",
-    "Appendix C, client GD (sigma = 0), common eta, tau, mu, L, alpha = 1.", tight=None)
+    "Appendix C, client GD (sigma = 0), common eta, tau, mu, L, alpha = 1. Tight: equality for identical "
+    "clients with x0 - x~ on the mu-eigenvector.", tight=True)
 
 gd_general_alpha = _st(
     "gd_general_alpha", _R_T, "<=", (1 - alpha * (1 - hbar)) ** T * r0,
@@ -259,8 +262,9 @@ sgd_decaying_corrected = _st(
     "sgd_decaying_corrected", _LHS_DEC, "<=", sp.Max(4 * _C / _a ** 2, beta * r0) / (T + beta),
     [*_SGD_COMMON, _SIG, (r0 >= 0, "r0 >= 0"), (T >= 0, "T >= 0"), *_CORR_BETA], "(68)+fix",
     "Client SGD with alpha_t = 2/(a(t+beta)), beta >= 2/a: r_T <= max{4C/a^2, beta r0}/(T+beta), "
-    "C = sigma^2 eta^2 tau / M.",
-    status="corrected", corrects="sgd_decaying_printed", reason=_BETA_TOO_SMALL, tight=False)
+    "C = sigma^2 eta^2 tau / M. Tight: attained at T = 0 (beta r0 >= 4C/a^2); for T >= 1 the ratio "
+    "(1 - a)(1 + a/2) at beta = 2/a, T = 1, no noise tends to 1 as a -> 0.",
+    status="corrected", corrects="sgd_decaying_printed", reason=_BETA_TOO_SMALL, tight=True)
 
 _LHS_TAU1 = r"\mathbb E\|x^{(T)}-x^*\|^2\ (\tau=1)"
 sgd_tau1_printed = _st(
