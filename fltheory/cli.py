@@ -206,6 +206,13 @@ def _cmd_bounds(args) -> int:
     papers = args.paper or list(_verify.PAPERS)
     if args.out is not None:
         check_out_file(args.out, force=args.force)   # before anything is printed
+    if args.coverage:
+        from . import claims  # noqa: PLC0415
+
+        for p in papers:
+            print(f"== {p}: numbered results and the checks of each")
+            print(claims.coverage_table(p))
+        return 0
     for p in papers:
         print(f"== {p}")
         for st in paper_statements(p):
@@ -301,6 +308,8 @@ def main(argv=None) -> int:
     b.add_argument("--out", type=Path, default=None, metavar="FILE.tex",
                    help="also write a LaTeX document of the statements that compiles with pdflatex")
     b.add_argument("--force", action="store_true", help="overwrite an existing --out file")
+    b.add_argument("--coverage", action="store_true",
+                   help="list each paper's numbered results and the checks that check each (instead of the statements)")
     b.set_defaults(func=_cmd_bounds)
     f = sub.add_parser("figures", help="draw the exact figures of each paper on built-in instances")
     f.add_argument("--out", type=Path, default=Path("fltheory-figures"),

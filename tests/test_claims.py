@@ -37,7 +37,7 @@ def test_a_placeholder_that_cannot_be_filled_is_refused(text, match):
 
 
 def test_numbers_are_written_with_four_significant_digits():
-    assert [claims._num(x) for x in (26425.229, 1e-48, -0.80385, 10000.0, 1.8891e10)] == \
+    assert [claims._num(x) for x in (26425.229, 1e-48, -0.80386, 10000.0, 1.8891e10)] == \
         ["2.643 × 10⁴", "10⁻⁴⁸", "−0.8039", "10000", "1.889 × 10¹⁰"]
 
 
@@ -78,5 +78,19 @@ def test_the_script_refuses_a_readme_without_markers(tmp_path):
     page = tmp_path / "README.md"
     page.write_text("no table here\n")
     out = subprocess.run([sys.executable, "-m", "fltheory.claims", str(page)], capture_output=True,
-                         text=True, cwd=tmp_path, timeout=120)
+                         text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 2 and "findings:begin" in out.stderr and page.read_text() == "no table here\n"
+
+
+def test_coverage_lists_each_papers_numbered_results_with_existing_checks(capsys):
+    from fltheory import cli
+
+    registered = {c.name for c in verify.registry()}
+    for paper in verify.PAPERS:
+        for r in claims.results([paper]):
+            assert set(r.checks) <= registered, (r.label, sorted(set(r.checks) - registered))
+            assert r.checks or r.why, f"{paper} {r.label}: no check and no reason"
+    assert cli.main(["bounds", "--coverage", "--paper", "tdma"]) == 0
+    assert "== tdma: numbered results" in capsys.readouterr().out
+    with pytest.raises(InputError, match="kind"):
+        claims.Result("tdma", "Lemma 9", "guess", "x")

@@ -160,6 +160,22 @@ class Checks(_Generated):
         return out + [""]
 
 
+class Coverage(_Generated):
+    required_arguments = 1
+
+    def rst(self):
+        from fltheory import claims  # noqa: PLC0415
+
+        rows = claims.results([self.arguments[0]])
+        out = [".. list-table::", "   :header-rows: 1", "   :widths: 20 12 38 30", "",
+               "   * - result", "     - kind", "     - in words", "     - checked by"]
+        for r in rows:
+            by = ", ".join(f"``{c}``" for c in r.checks) or f"no check: {_one_line(r.why)}"
+            out += [f"   * - {_one_line(r.label)}", f"     - {r.kind}", f"     - {_one_line(r.summary)}", f"     - {by}"]
+        n = sum(1 for r in rows if r.checks)
+        return out + ["", f"{n} of {len(rows)} numbered results have a check.", ""]
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", rubric_sections, priority=400)  # before napoleon (500)
     app.connect("autodoc-process-docstring", verbatim_if_invalid, priority=900)  # after napoleon
@@ -168,4 +184,5 @@ def setup(app):
     app.add_directive("fltheory-paper-api", PaperApi)
     app.add_directive("fltheory-statements", Statements)
     app.add_directive("fltheory-checks", Checks)
+    app.add_directive("fltheory-coverage", Coverage)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
