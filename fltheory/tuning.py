@@ -42,7 +42,7 @@ import numpy as np
 from . import validation as V
 from .search import Family, Real, worst_case
 
-__all__ = ["LogRange", "Minimum", "minimise", "StepSizeComparison", "compare"]
+__all__ = ["LogRange", "Minimum", "minimise", "StepSizeComparison", "compare", "tuned_names"]
 
 _INVPHI = (math.sqrt(5.0) - 1.0) / 2.0
 
@@ -249,6 +249,19 @@ class StepSizeComparison:
         return (f"best     {b}: {self.error} = {self.best_error:.6g}\n"
                 f"theorem  {p} ({self.prescription}): {self.prescribed_error:.6g}\n"
                 f"ratio    {self.ratio:.6g} (horizon {self.horizon}, {self.engine}, {self.evaluations} evaluations)")
+
+
+def tuned_names(tune, allowed: Sequence[str]) -> tuple:
+    """``tune`` (one name or a sequence of distinct names among ``allowed``) as a tuple, else a named error.
+
+    >>> tuned_names("eta", ("eta", "alpha")), tuned_names(["alpha", "eta"], ("eta", "alpha"))
+    (('eta',), ('alpha', 'eta'))
+    """
+    names = (tune,) if isinstance(tune, str) else tune
+    if not isinstance(names, (tuple, list)) or not names or any(t not in allowed for t in names) \
+            or len(set(names)) != len(names):
+        raise V.InputError(f"tune must name distinct parameters among {list(allowed)}; got {V.shown(tune)}")
+    return tuple(names)
 
 
 def compare(error: Callable[[dict], float], ranges: Sequence[LogRange], *, prescribed: dict, horizon: int,

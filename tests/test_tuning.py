@@ -194,3 +194,13 @@ def test_step_size_figure(tmp_path):
     assert step_size_figure(r, path=tmp_path / "f.png") == tmp_path / "f.png" and (tmp_path / "f.png").stat().st_size
     with pytest.raises(V.InputTypeError, match="^comparison"):
         step_size_figure({"ratio": 1.0})
+
+
+def test_afl_dga_one_client_in_sync_is_gd_least_at_eta_one():
+    # one client f = |w|^2/2 (identity Hessian), K = 1, D = 0, no noise: w^t = (1 - eta)^t w0, so the average over
+    # t < T of ||grad F||^2 = (1/T) sum_t (1 - eta)^(2t) ||w0||^2 is least at eta = 1, where it is ||w0||^2 / T
+    fed = flt.QuadraticFederation(np.eye(2)[None], np.zeros((1, 2)))
+    r = afl_dga.best_step_size(fed=fed, part=synchronous_participation(N=1, T=6, K=1, weights=fed.weights),
+                               w0=[1.0, 2.0], budget=8)
+    assert r.best["eta"] == pytest.approx(1.0, rel=1e-6) and r.best_error == pytest.approx(5.0 / 6, rel=1e-10)
+    assert r.prescribed["eta"] == pytest.approx(1 / math.sqrt(6)) and r.ratio > 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import validation as V
-from ...tuning import LogRange, StepSizeComparison, compare
+from ...tuning import LogRange, StepSizeComparison, compare, tuned_names
 from . import bounds as Bd
 from .events import iid_oracle
 from .exact import iid_federation, moments, running_average
@@ -46,11 +46,7 @@ def best_step_size(*, a, sigma2: float, N: int, n: int, K: int, T: int, lam: int
     T = V.integer(T, "T", low=1, high=10**5)
     lam = V.integer(lam, "lam", low=0, high=10**4)
     x0 = V.array(x0, "x0", xp=np, ndim=1, shape=(a.size,))
-    if isinstance(tune, str):
-        tune = (tune,)
-    if not isinstance(tune, (tuple, list)) or not tune or any(t not in _TUNABLE for t in tune) \
-            or len(set(tune)) != len(tune):
-        raise V.InputError(f"tune must name distinct rates among {list(_TUNABLE)}; got {V.shown(tune)}")
+    tune = tuned_names(tune, _TUNABLE)
     fed = iid_federation(a=a, N=N, sigma2=sigma2)
     L, Phi0 = float(a.max()), float(0.5 * (a * x0 * x0).sum())
     rates = Bd.prescribed_rates(n=n, K=K, T=T, L=L, sigma2=sigma2, Phi0=Phi0)

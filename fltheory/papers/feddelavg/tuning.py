@@ -13,7 +13,7 @@ import numpy as np
 
 from ... import validation as V
 from ...problems import QuadraticFederation
-from ...tuning import LogRange, StepSizeComparison, compare
+from ...tuning import LogRange, StepSizeComparison, compare, tuned_names
 from .algorithm import check_parameters
 from .bounds import alpha_star
 from .exact import exact_trajectory, quadratic_constants
@@ -50,11 +50,7 @@ def best_step_size(*, fed, eta: float, tau: int, Delta: int, K: int, w_init=None
     K = V.integer(K, "K", low=1, high=10**5)
     if w_init is not None:
         w_init = V.array(w_init, "w_init", xp=np, ndim=1, shape=(fed.d,))
-    if isinstance(tune, str):
-        tune = (tune,)
-    if not isinstance(tune, (tuple, list)) or not tune or any(t not in _TUNABLE for t in tune) \
-            or len(set(tune)) != len(tune):
-        raise V.InputError(f"tune must name distinct parameters among {list(_TUNABLE)}; got {V.shown(tune)}")
+    tune = tuned_names(tune, _TUNABLE)
     beta, L, delta = (float(v) for v in quadratic_constants(fed))
     a_star = float(alpha_star(eta=eta, beta=beta, L=L, delta=delta, tau=tau, Delta=Delta))
     pres = {"alpha": a_star, "eta": eta}
