@@ -257,6 +257,9 @@ def tuned_names(tune, allowed: Sequence[str]) -> tuple:
     >>> tuned_names("eta", ("eta", "alpha")), tuned_names(["alpha", "eta"], ("eta", "alpha"))
     (('eta',), ('alpha', 'eta'))
     """
+    if isinstance(allowed, str) or not isinstance(allowed, (tuple, list)) or \
+            not all(isinstance(a, str) for a in allowed):
+        raise V.InputTypeError(f"allowed must be a tuple of parameter names; got {V.shown(allowed)}")
     names = (tune,) if isinstance(tune, str) else tune
     if not isinstance(names, (tuple, list)) or not names or any(t not in allowed for t in names) \
             or len(set(names)) != len(names):

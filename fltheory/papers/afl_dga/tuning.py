@@ -31,10 +31,10 @@ def best_step_size(*, fed, part, w0, mode: str = "analysis", budget: int = 24, s
     >>> import fltheory as flt, numpy as np
     >>> from fltheory.schedules import synchronous_participation
     >>> fed = flt.random_quadratic_federation(M=2, d=2, seed=3, sigma2=0.1)
-    >>> part = synchronous_participation(N=2, T=12, K=2, weights=fed.weights)
-    >>> r = best_step_size(fed=fed, part=part, w0=np.ones(2))
+    >>> part = synchronous_participation(N=2, T=4, K=1, weights=fed.weights)
+    >>> r = best_step_size(fed=fed, part=part, w0=np.ones(2), budget=4)
     >>> r.names, r.ratio >= 1, r.horizon
-    (('eta',), True, 12)
+    (('eta',), True, 4)
     """
     V.instance(fed, "fed", QuadraticFederation)
     V.instance(part, "part", Participation)

@@ -35,9 +35,9 @@ def best_step_size(*, a, sigma2: float, N: int, n: int, K: int, T: int, lam: int
     ``[1e-3 min(r_prescribed, s), 4 s]`` with ``s = 1/(K L eta)`` for ``eta_bar`` (``1/(K L eta_bar)`` for
     ``eta``) at the prescribed other rate.
 
-    >>> r = best_step_size(a=[1.0, 0.5], sigma2=1.0, N=4, n=2, K=2, T=30, lam=1, x0=[2.0, 2.0])
+    >>> r = best_step_size(a=[1.0, 0.5], sigma2=1.0, N=2, n=1, K=1, T=5, lam=1, x0=[2.0, 2.0], budget=4)
     >>> r.names, r.ratio >= 1, r.horizon
-    (('eta_bar',), True, 30)
+    (('eta_bar',), True, 5)
     """
     a = V.array(a, "a", xp=np, ndim=1, low=0.0, open_low=True)
     N = V.integer(N, "N", low=1, high=10**4)

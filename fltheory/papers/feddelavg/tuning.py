@@ -37,7 +37,7 @@ def best_step_size(*, fed, eta: float, tau: int, Delta: int, K: int, w_init=None
 
     >>> import fltheory as flt
     >>> fed = flt.random_quadratic_federation(M=3, d=2, kappa=4, seed=2)
-    >>> r = best_step_size(fed=fed, eta=0.1, tau=4, Delta=3, K=10)
+    >>> r = best_step_size(fed=fed, eta=0.1, tau=4, Delta=3, K=3, budget=4)
     >>> r.names, r.ratio >= 1, 0 < r.best["alpha"] <= 1
     (('alpha',), True, True)
     """

@@ -33,7 +33,7 @@ def best_step_size(*, fed, eta: float, tau: int, T: int, x0, precond=None, corre
 
     >>> import fltheory as flt, numpy as np
     >>> fed = flt.random_quadratic_federation(M=3, d=2, seed=1, sigma2=0.01)
-    >>> r = best_step_size(fed=fed, eta=0.1, tau=5, T=20, x0=np.ones(2))
+    >>> r = best_step_size(fed=fed, eta=0.1, tau=5, T=5, x0=np.ones(2), budget=4)
     >>> r.names, r.ratio >= 1, r.best["alpha"] < r.extra["alpha_max"]
     (('alpha',), True, True)
     """
