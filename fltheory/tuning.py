@@ -269,13 +269,19 @@ def tuned_names(tune, allowed: Sequence[str]) -> tuple:
 
 def compare(error: Callable[[dict], float], ranges: Sequence[LogRange], *, prescribed: dict, horizon: int,
             engine: str, error_name: str, prescription: str, budget: int = 24, seed: int = 0, grid: int = 21,
-            extra: dict | None = None) -> StepSizeComparison:
+            extra: dict | None = None, fixed: dict | None = None) -> StepSizeComparison:
     """:func:`minimise` from the ``prescribed`` values, and the :class:`StepSizeComparison` of the two
-    (the shared body of every paper's ``best_step_size``)."""
+    (the shared body of every paper's ``best_step_size``).  ``fixed``: the given step sizes that are not
+    tuned, named in the error raised when the error is infinite at every point tried."""
     m = minimise(error, ranges, start=prescribed, budget=budget, seed=seed, grid=grid)
     f = _Counted(error)
     pe = f(prescribed)
     best, be = m.best, m.value
+    if math.isinf(be) and math.isinf(pe):
+        held = "".join(f", {k}={v:g}" for k, v in (fixed or {}).items())
+        raise V.InputError(f"the error is infinite (or refused) at every {', '.join(r.name for r in ranges)} tried "
+                           f"(the prescribed one included{held}): the method diverges on this instance"
+                           + (f"; try a smaller {' or '.join(fixed)}" if fixed else ""))
     if pe < be:                          # the prescription may lie outside the searched box: it is a candidate
         best, be = dict(prescribed), pe
     ratio = pe / be if be > 0 else (math.nan if pe == 0 else math.inf)

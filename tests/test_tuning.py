@@ -204,3 +204,13 @@ def test_afl_dga_one_client_in_sync_is_gd_least_at_eta_one():
                                w0=[1.0, 2.0], budget=8)
     assert r.best["eta"] == pytest.approx(1.0, rel=1e-6) and r.best_error == pytest.approx(5.0 / 6, rel=1e-10)
     assert r.prescribed["eta"] == pytest.approx(1 / math.sqrt(6)) and r.ratio > 1
+
+
+def test_an_error_infinite_everywhere_is_refused():
+    from fltheory.tuning import compare
+    with pytest.raises(V.InputError, match="diverges"):
+        compare(lambda p: math.inf, [LogRange("eta", 1e-3, 1.0)], prescribed={"eta": 0.1}, horizon=3, engine="e",
+                error_name="err", prescription="p", budget=3, grid=3)
+    fed = flt.random_quadratic_federation(M=3, d=2, kappa=4, seed=2)
+    with pytest.raises(V.InputError, match=r"diverges.*smaller eta"):       # the given step that is not tuned is named
+        feddelavg.best_step_size(fed=fed, eta=1e30, tau=4, Delta=3, K=3, budget=4)

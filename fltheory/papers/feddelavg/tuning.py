@@ -66,4 +66,5 @@ def best_step_size(*, fed, eta: float, tau: int, Delta: int, K: int, w_init=None
                    engine="fltheory.papers.feddelavg.exact.exact_trajectory",
                    error_name="min_{1<=k<=K} F(w(k tau - Delta)) - F(w*)",
                    prescription="alpha = alpha*(eta, beta, L, delta, tau, Delta) (Sec. III-A), eta as given",
-                   budget=budget, seed=seed, extra={"beta": beta, "L": L, "delta": delta, "alpha_star": a_star})
+                   budget=budget, seed=seed, extra={"beta": beta, "L": L, "delta": delta, "alpha_star": a_star},
+                   fixed={k: v for k, v in pres.items() if k not in tune})

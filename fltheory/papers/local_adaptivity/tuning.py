@@ -59,4 +59,4 @@ def best_step_size(*, fed, eta: float, tau: int, T: int, x0, precond=None, corre
     return compare(error, [LogRange("alpha", 1e-3 * min(a_pres, a_max), a_max)], prescribed={"alpha": a_pres},
                    horizon=T, engine="fltheory.papers.local_adaptivity.exact.noise_moments",
                    error_name="(1/T) sum_{t<T} E||grad F(x_t)||^2", prescription="alpha = eta tau (Theorem 3, (127))",
-                   budget=budget, seed=seed, extra={"alpha_max": a_max})
+                   budget=budget, seed=seed, extra={"alpha_max": a_max}, fixed={"eta": eta})
