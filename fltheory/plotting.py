@@ -1,4 +1,4 @@
-"""Figures: statements against the quantities they bound, bias against eta, sweeps.
+"""Figures: statements against the quantities they bound, bias against eta, sweeps, the best step size.
 
 matplotlib is an optional extra (``pip install 'fltheory[plot]'``); it is imported here only.  The helpers
 build :class:`matplotlib.figure.Figure` objects directly, never through ``pyplot``: they leave the session's
@@ -15,7 +15,7 @@ import numpy as np
 from . import validation as V
 
 __all__ = ["verdict_figure", "summary_figure", "verdict_figures", "paper_title", "loglog_slope", "bias_vs_eta_figure",
-           "alpha_vs_delta_figure"]
+           "alpha_vs_delta_figure", "step_size_figure"]
 
 _COLORS = {"holds": "tab:green", "tight": "tab:blue", "violated": "tab:red"}
 _REL = {"<=": "\u2264", ">=": "\u2265", "==": "="}
@@ -276,6 +276,39 @@ def alpha_vs_delta_figure(comparison, *, curves: dict | None = None, empirical=N
     _legend(ax, own)
     if title:
         ax.set_title(title, fontsize=9)
+    if path is not None:
+        ax.figure.savefig(path, dpi=110, bbox_inches="tight")
+        return path
+    return ax.figure
+
+
+def step_size_figure(comparison, *, path: str | Path | None = None, ax=None, title: str = ""):
+    """The exact error against the step size on log axes (a :class:`fltheory.tuning.StepSizeComparison`'s
+    ``curve``), with the exactly best value and the theorem's prescribed one marked (their errors in the legend;
+    for several tuned parameters the curve is the first one's at the others' prescribed values).  Draws on
+    ``ax`` when given, else on a new Figure; returns ``path`` when given, else the Figure."""
+    from .tuning import StepSizeComparison  # noqa: PLC0415
+
+    V.instance(comparison, "comparison", StepSizeComparison)
+    _check_ax(ax, "loglog", "set_xlabel", "set_ylabel")
+    own = ax is None
+    if own:
+        fig, ax = _figure((5.5, 4.0))
+    c, name = comparison.curve, comparison.curve["parameter"]
+    xs, ys = np.asarray(c["values"], float), np.asarray(c["errors"], float)
+    ok = np.isfinite(ys) & (ys > 0)
+    ax.loglog(xs[ok], ys[ok], "-", color="0.3", label="exact error" + ("" if len(comparison.names) == 1 else
+                                                                        " (others prescribed)"))
+    ax.loglog([comparison.best[name]], [comparison.best_error], "o", ms=8, color="tab:green",
+              label=f"best: {name} = {comparison.best[name]:.3g}, error {comparison.best_error:.3g}")
+    ax.loglog([comparison.prescribed[name]], [comparison.prescribed_error], "s", ms=8, color="tab:red",
+              label=f"theorem: {name} = {comparison.prescribed[name]:.3g}, error {comparison.prescribed_error:.3g} "
+                    f"(ratio {comparison.ratio:.3g})")
+    ax.set_xlabel(f"step size {name}")
+    ax.set_ylabel(comparison.error, fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=9)
+    _legend(ax, own)
     if path is not None:
         ax.figure.savefig(path, dpi=110, bbox_inches="tight")
         return path

@@ -13,16 +13,18 @@ Rooms:
 * ``exact`` -- exact E||grad F(w_t)||^2 on quadratics (over the noise, and over i.i.d. draws and
   delays), the exact constants of the assumptions along a run, rounds to epsilon and the fitted
   linear-speedup slope;
+* ``tuning`` -- the exactly best learning rates at a horizon beside Theorem 2's (``best_step_size``);
 * ``bounds`` / ``checks`` -- the paper's statements (printed and corrected) and their checks.
 """
-from . import algorithm, bounds, events, exact
+from . import algorithm, bounds, events, exact, tuning
 from .algorithm import DeFedAvgResult, asysg, defedavg, fedavg_loop
 from .bounds import Rates, T_min, n_max, prescribed_rates, rounds_to_epsilon
 from .events import fedavg_schedule, fedbuff_events, iid_oracle, niid_events, niid_oracle, oracle_delays
 from .exact import assumption_constants, linear_speedup, moments, niid_moments
+from .tuning import best_step_size
 
 __all__ = [
-    "algorithm", "bounds", "events", "exact", "DeFedAvgResult", "asysg", "defedavg", "fedavg_loop", "Rates", "T_min",
+    "algorithm", "bounds", "events", "exact", "tuning", "best_step_size", "DeFedAvgResult", "asysg", "defedavg", "fedavg_loop", "Rates", "T_min",
     "n_max", "prescribed_rates", "rounds_to_epsilon", "fedavg_schedule", "fedbuff_events", "iid_oracle",
     "niid_events", "niid_oracle", "oracle_delays", "assumption_constants", "linear_speedup", "moments",
     "niid_moments",

@@ -14,8 +14,9 @@ The most used functions are re-exported here::
 from importlib import import_module
 
 from .exact import alpha_max, first_order_bias, fixed_point, round_map, small_eta_limit  # noqa: F401
+from .tuning import best_step_size  # noqa: F401
 
-_ROOMS = ("algorithm", "exact", "bounds", "checks")
+_ROOMS = ("algorithm", "exact", "bounds", "checks", "tuning")
 
 
 def __getattr__(name):
@@ -24,4 +25,4 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
-__all__ = ["alpha_max", "first_order_bias", "fixed_point", "round_map", "small_eta_limit", *_ROOMS]
+__all__ = ["alpha_max", "best_step_size", "first_order_bias", "fixed_point", "round_map", "small_eta_limit", *_ROOMS]
