@@ -21,7 +21,18 @@ GLOBALLY ``L``-Lipschitz; Assumption 2: ``||grad F_i - grad F|| <= delta_i``):
 * **tiny logistic** -- one client, one constant feature, balanced labels (non-separable), L2 1e-2:
   a K = 1 counterexample to the printed Theorem 1 (Lipschitz on the ball it visits);
 * closed-form checks on random parameters against a plain float
-  re-implementation of (21) and a numeric minimiser, and the golden values of the paper
+  re-implementation of (21) and a numeric minimiser, and the golden values of the paper;
+* **searched** (issue 21) -- every bound check that holds also has an adversarial search
+  (:mod:`fltheory.search`) over ``_sfamily``: one exact GD run per instance on M <= 3 quadratic clients
+  (heterogeneous curvatures and eigenbases) or pseudo-Huber clients (nearly linear far from their optima),
+  every tau, Delta, alpha, eta beta of the statement (up to 4 for the corrected forms), the run's own L,
+  delta_i and phi as above.  Where each bound is tight (the families' descriptions and
+  ``tests/test_worst_case_feddelavg.py`` say why): Lemma 3 on two opposite linear-like clients one step
+  after a sync (the printed form up to 1 - rho_i), Lemma 4 at the first step of a period, Lemma 5 and
+  Proposition 1 at tau = Delta = 1 on one client, Proposition 1's loss form and (20) only in the limit
+  of linear clients (for (20): alpha = 1, Delta = tau, which freezes w(k tau - Delta) = w_init), (22) at
+  alpha = 1.  Theorem 1 tends to 1 only as K -> infinity and Proposition 2 stays below about 1/4 (GD's
+  worst case); their searches stop well below those values.
 
 Printed statements that are false carry ``expected="violated"``: ``theorem1`` (output set (13) at
 K = 1), ``lemma4`` (Delta = 0: the sync (k+1)tau lies in T_k minus {k tau}) and ``lemma4_no_delay``
