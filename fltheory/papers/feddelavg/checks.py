@@ -322,7 +322,8 @@ def _lemma3_samples(quick, seed, *, corrected):
 
 def _lemma3_delta0_of(R: Runs):
     div = to_numpy(R.res.record.divergence)[:, : R.K, :]  # k = 0..K-1
-    bound = B.lemma3_delta0(k=_k(R.K, stop=R.K)[..., None], K=R.K, rho_i=R.rho[:, None, :], alpha=R.alpha[:, None, None],
+    bound = B.lemma3_delta0(k=_k(R.K, stop=R.K)[..., None], K=R.K, rho_i=R.rho[:, None, :],
+                            alpha=R.alpha[:, None, None],
                             eta=R.eta[:, None, None], L=R.L[:, None, None], tau=R.tau)
     return _worst(R, div, bound)
 
@@ -741,25 +742,27 @@ def _golden_samples(rows):
 
 
 # ============================================================================= adversarial search (worst case)
-# One quadratic federation per instance, d = 2, beta = 1 (the ratios depend on eta beta only: scaling every
-# Hessian by c and eta by 1/c scales L, delta and delta_i by c and leaves every distance ratio unchanged).
+# One quadratic or pseudo-Huber federation per instance, d = 2, beta = 1 (the ratios depend on eta beta only:
+# scaling every F_i by c and eta by 1/c scales L, delta and delta_i by c and leaves every ratio unchanged).
 _SEARCH_R0 = 10.0   # the optima's radius: values far above the checks' atol 1e-12, round-off far below it
 _SEARCH_BALL = 1e3   # runs that leave it (eta beta > 2 diverges) are outside: round-off there exceeds the atol
-_SEARCH_KEYS = {"clients": str, "width": float, "M": int, "tau": int, "lag": int, "Delta": int, "K": int, "alpha": float, "eb": float, "kappa": float,
-                "spread": float, "theta": float, "opp": float, "init": float, "init_ang": float, "rho0": float}
-_SEARCH_DEFAULTS = dict(clients="quadratic", width=1.0, M=2, tau=1, lag=0, Delta=None, K=1, alpha=1.0, eb=0.5, kappa=1.0, spread=0.0, theta=0.0,
-                        opp=0.0, init=0.0, init_ang=0.0, rho0=0.5)
+_SEARCH_KEYS = {"clients": str, "width": float, "M": int, "tau": int, "lag": int, "Delta": int, "K": int,
+                "alpha": float, "eb": float, "kappa": float, "spread": float, "theta": float, "opp": float,
+                "init": float, "init_ang": float, "rho0": float}
+_SEARCH_DEFAULTS = dict(clients="quadratic", width=1.0, M=2, tau=1, lag=0, Delta=None, K=1, alpha=1.0, eb=0.5,
+                        kappa=1.0, spread=0.0, theta=0.0, opp=0.0, init=0.0, init_ang=0.0, rho0=0.5)
 SEARCH_WORDS = (
     "M clients in d = 2, every one convex and beta = 1-smooth, with L the run's largest gradient norm at the points "
     "the proofs use and delta_i the run's largest dissimilarity at the auxiliary GD points (Assumptions 1-2 on the "
     "region the run visits, as for the sampler's quadratic family): quadratic clients with Hessian "
-    "100^(-spread i/(M-1)) R((i+1) theta) diag(1, 1/kappa) R((i+1) theta)^T (heterogeneous curvatures and eigenbases; "
-    "common Hessians at spread = theta = 0 or spread = 0, kappa = 1), or pseudo-Huber clients of width "
-    "width 100^(-spread i/(M-1)) (beta = 1, gradients below the width: nearly linear far from their optima); optimum "
-    "at angle pi (1 - opp) i/(M-1) on the circle of radius 10 (opp = 0: two opposite optima, opp = 1: one common optimum), "
-    "weights (rho0, (1 - rho0)/(M-1), ...), w_init = init (cos init_ang, sin init_ang), eta = eb/beta, "
-    "Delta = tau - lag (0 <= Delta <= tau); runs that leave the ball of radius 1e3 (eta beta > 2) are left out (round-off "
-    "there exceeds the checks' atol 1e-12); the run is deterministic GD, computed exactly (the statements have no noise)")
+    "100^(-spread i/(M-1)) R((i+1) theta) diag(1, 1/kappa) R((i+1) theta)^T (heterogeneous curvatures and "
+    "eigenbases; common Hessians at spread = theta = 0 or spread = 0, kappa = 1), or pseudo-Huber clients of width "
+    "width 100^(-spread i/(M-1)) (beta = 1, gradient norms below the width: nearly linear far from their optima); "
+    "optimum at angle pi (1 - opp) i/(M-1) on the circle of radius 10 (opp = 0: two opposite optima, opp = 1: one "
+    "common optimum), weights (rho0, (1 - rho0)/(M-1), ...), w_init = init (cos init_ang, sin init_ang), "
+    "eta = eb/beta, Delta = tau - lag or Delta itself (0 <= Delta <= tau); runs that leave the ball of radius 1e3 "
+    "(eta beta > 2) are left out (round-off there exceeds the checks' atol 1e-12); the run is deterministic GD, "
+    "computed exactly (the statements have no noise)")
 
 
 def _search_params(p: dict) -> dict:
@@ -853,7 +856,8 @@ def _sfamily(*, eb_max=1.99, M=(1, 3), tau=(1, 6), K=(1, 4), delay="lag", alpha=
             q["alpha"] = 1.0
         return q
 
-    cond = f"eta beta in [1e-6, {eb_max:g}]" + (" (eta < 2/beta)" if eb_max < 2 else " (any eta > 0: no step condition)")
+    cond = f"eta beta in [1e-6, {eb_max:g}]" + (" (eta < 2/beta)" if eb_max < 2 else
+                                                 " (any eta > 0: no step condition)")
     return Family(ps, constrain=constrain, fixed=fx, description=f"{SEARCH_WORDS}; {cond}. {words}".strip())
 
 
@@ -873,8 +877,9 @@ _P2_WORDS = ("Condition 2 and xi = the smallest gap of conditions 3-4 as in the 
              "1/4 (the (1 - eta beta/2)/4 of GD's worst case on nearly linear clients).")
 _T1_WORDS = ("Supremum 1 only as K -> infinity (then (15) becomes (20), see asymptotic_gap): alpha = 1, "
              "Delta = tau keeps w(k tau - Delta) = w_init for ever; the K <= 8 here keep it far below 1.")
-_AS_WORDS = ("Only runs that have reached their limit (the candidates' last move below 1e-9 of their first) are inside: their min over "
-             "k is the K -> infinity value. Supremum 1 in the limit of linear clients: alpha = 1, Delta = tau keeps "
+_AS_WORDS = ("Only runs that have reached their limit (the candidates' last move below 1e-9 of their first) are "
+             "inside: their min over k is the K -> infinity value. Supremum 1 in the limit of linear clients: "
+             "alpha = 1, Delta = tau keeps "
              "w(k tau - Delta) = w_init, and for one pseudo-Huber client far outside its width (width/||w_init - w*|| "
              "-> 0) at eta beta -> 0 the gap L ||w_init - w*|| meets (20) = L ||w_init - w*|| (1 + O(eta beta)).")
 
@@ -885,8 +890,8 @@ def _delta0_alpha_family():
     return Family([Real("alpha", 1e-3, 1.0), Real("eb", 1e-4, 1.99, log=True), Real("beta", 1e-2, 1e2, log=True),
                    Real("L", 1e-3, 1e3, log=True), Real("delta_frac", 0.0, 2.0), Integer("tau", 1, 50)],
                   description="(22) in closed form over the paper's ranges: alpha in (0, 1], eta beta < 2, "
-                              "delta = delta_frac L, Delta = 0; equality psi(1, inf) = h(tau) at alpha = 1 (tight there "
-                              "whenever h(tau) > 0: delta > 0, tau >= 2)")
+                              "delta = delta_frac L, Delta = 0; equality psi(1, inf) = h(tau) at alpha = 1 (tight "
+                              "there whenever h(tau) > 0: delta > 0, tau >= 2)")
 
 
 def _delta0_alpha_evaluate(p: dict) -> Sample:
@@ -928,7 +933,8 @@ _reg("lemma4", B.lemma4, lambda q, s: _lemma4_samples(q, s, corrected=False), ex
      falsifies="lemma", still_stands="Lemma 4 at every non-sync time (lemma4_corrected, tight); for Delta >= 1 the "
                                      "printed range is already correct")
 _reg("lemma4_corrected", B.lemma4_corrected, lambda q, s: _lemma4_samples(q, s, corrected=True),
-     **_S(functools.partial(_lemma4_of, corrected=True), _sfamily(M=(2, 3), eb_max=_ANY, delay="Delta", words=_L4_WORDS)),
+     **_S(functools.partial(_lemma4_of, corrected=True),
+          _sfamily(M=(2, 3), eb_max=_ANY, delay="Delta", words=_L4_WORDS)),
      description="Lemma 4 at every non-sync time, eta beta up to 2.8 (tight: equality at the first step)")
 _reg("lemma4_no_delay", B.lemma4_no_delay, lambda q, s: _lemma4_no_delay_samples(q, s, corrected=False),
      expected="violated", description="(25) for Delta = 0 and any alpha: fails for alpha < 1",
@@ -971,7 +977,8 @@ _reg("theorem1", B.theorem1, lambda q, s: _theorem1_samples(q, s, printed=True),
                                        "instance family; the printed set also fails on identical pseudo-Huber clients, "
                                        "which meet Assumptions 1-2 literally with their global constants")
 _reg("theorem1_corrected", B.theorem1_corrected, lambda q, s: _theorem1_samples(q, s, printed=False),
-     **_S(functools.partial(_theorem1_of, printed=False), _sfamily(K=(1, 8), alpha_one=True, words=_T1_WORDS), _SLOW),
+     **_S(functools.partial(_theorem1_of, printed=False), _sfamily(K=(1, 8), alpha_one=True, words=_T1_WORDS),
+          _SLOW),
      description="Theorem 1 for min_{k=1..K} F(w(k tau - Delta)) - F*, eta < 2/beta")
 _reg("asymptotic_gap", B.asymptotic_gap, _asymptotic_samples,
      **_S(functools.partial(_asymptotic_of, converged=True), _sfamily(K=(2, 10), alpha_one=True, words=_AS_WORDS)),
