@@ -21,7 +21,18 @@ GLOBALLY ``L``-Lipschitz; Assumption 2: ``||grad F_i - grad F|| <= delta_i``):
 * **tiny logistic** -- one client, one constant feature, balanced labels (non-separable), L2 1e-2:
   a K = 1 counterexample to the printed Theorem 1 (Lipschitz on the ball it visits);
 * closed-form checks on random parameters against a plain float
-  re-implementation of (21) and a numeric minimiser, and the golden values of the paper
+  re-implementation of (21) and a numeric minimiser, and the golden values of the paper;
+* **searched** (issue 21) -- every bound check that holds also has an adversarial search
+  (:mod:`fltheory.search`) over ``_sfamily``: one exact GD run per instance on M <= 3 quadratic clients
+  (heterogeneous curvatures and eigenbases) or pseudo-Huber clients (nearly linear far from their optima),
+  every tau, Delta, alpha, eta beta of the statement (up to 4 for the corrected forms), the run's own L,
+  delta_i and phi as above.  Where each bound is tight (the families' descriptions and
+  ``tests/test_worst_case_feddelavg.py`` say why): Lemma 3 on two opposite linear-like clients one step
+  after a sync (the printed form up to 1 - rho_i), Lemma 4 at the first step of a period, Lemma 5 and
+  Proposition 1 at tau = Delta = 1 on one client, Proposition 1's loss form and (20) only in the limit
+  of linear clients (for (20): alpha = 1, Delta = tau, which freezes w(k tau - Delta) = w_init), (22) at
+  alpha = 1.  Theorem 1 tends to 1 only as K -> infinity and Proposition 2 stays below about 1/4 (GD's
+  worst case); their searches stop well below those values.
 
 Printed statements that are false carry ``expected="violated"``: ``theorem1`` (output set (13) at
 K = 1), ``lemma4`` (Delta = 0: the sync (k+1)tau lies in T_k minus {k tau}) and ``lemma4_no_delay``
@@ -274,7 +285,7 @@ def _worst(runs: Runs, value, bound, mask=None, **extra):
     m = np.ones_like(v, bool) if mask is None else np.broadcast_to(mask, np.shape(value)).reshape(runs.B, -1)
     m = m & (v > _ROUNDOFF)  # a value at round-off level can break no bound (atol); its ratio means nothing
     with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(bd > 0, v / bd, np.where(v > 0, np.inf, 0.0))
+        r = np.where(bd > 0, v / (bd + _ROUNDOFF), np.where(v > 0, np.inf, 0.0))   # the check's ratio (atol)
     r = np.where(m, r, -np.inf)
     out = []
     for b in range(runs.B):
@@ -291,32 +302,34 @@ def _k(K, *, start=0, stop=None):
 
 
 # ============================================================================= Lemma 3
+def _lemma3_of(R: Runs, *, corrected):
+    div = to_numpy(R.res.record.divergence)  # (B, K+1, M)
+    kw = R.kw()
+    kw.pop("beta"), kw.pop("delta")
+    if corrected:
+        kk = _k(R.K)
+        bound = B.lemma3_corrected(k=kk[..., None], rho_i=R.rho[:, None, :], **{n: v[..., None] if np.ndim(v) else v
+                                                                               for n, v in kw.items()})
+        return _worst(R, div, bound)
+    kk = _k(R.K, start=1)
+    bound = B.lemma3(k=kk, beta=R.beta[:, None], **kw)
+    return _worst(R, div[:, 1:, :].max(axis=-1), bound)
+
+
 def _lemma3_samples(quick, seed, *, corrected):
-    out = []
-    for R in _families(quick, seed, any_eta=corrected):
-        div = to_numpy(R.res.record.divergence)  # (B, K+1, M)
-        kw = R.kw()
-        kw.pop("beta"), kw.pop("delta")
-        if corrected:
-            kk = _k(R.K)
-            bound = B.lemma3_corrected(k=kk[..., None], rho_i=R.rho[:, None, :], **{n: v[..., None] if np.ndim(v) else v
-                                                                                   for n, v in kw.items()})
-            out += _worst(R, div, bound)
-        else:
-            kk = _k(R.K, start=1)
-            bound = B.lemma3(k=kk, beta=R.beta[:, None], **kw)
-            out += _worst(R, div[:, 1:, :].max(axis=-1), bound)
-    return out
+    return [s for R in _families(quick, seed, any_eta=corrected) for s in _lemma3_of(R, corrected=corrected)]
+
+
+def _lemma3_delta0_of(R: Runs):
+    div = to_numpy(R.res.record.divergence)[:, : R.K, :]  # k = 0..K-1
+    bound = B.lemma3_delta0(k=_k(R.K, stop=R.K)[..., None], K=R.K, rho_i=R.rho[:, None, :],
+                            alpha=R.alpha[:, None, None],
+                            eta=R.eta[:, None, None], L=R.L[:, None, None], tau=R.tau)
+    return _worst(R, div, bound)
 
 
 def _lemma3_delta0_samples(quick, seed):
-    out = []
-    for R in _delta0_families(quick, seed):
-        div = to_numpy(R.res.record.divergence)[:, : R.K, :]  # k = 0..K-1
-        bound = B.lemma3_delta0(k=_k(R.K, stop=R.K)[..., None], K=R.K, rho_i=R.rho[:, None, :], alpha=R.alpha[:, None, None],
-                                eta=R.eta[:, None, None], L=R.L[:, None, None], tau=R.tau)
-        out += _worst(R, div, bound)
-    return out
+    return [s for R in _delta0_families(quick, seed) for s in _lemma3_delta0_of(R)]
 
 
 # ============================================================================= Lemma 4
@@ -332,49 +345,51 @@ def _lemma4_parts(R: Runs):
     return lg, lg[:, :, 1:, :], lg[:, :, :-1, :], ~sync, not_ktau
 
 
+def _lemma4_of(R: Runs, *, corrected):
+    _, val, prev, nonsync, not_ktau = _lemma4_parts(R)
+    st = B.lemma4_corrected if corrected else B.lemma4
+    bound = st(eta=R.eta[:, None, None, None], beta=R.beta[:, None, None, None], dist_prev=prev,
+               delta_i=R.delta_i[:, None, None, :])
+    return _worst(R, val, bound, mask=nonsync if corrected else not_ktau)
+
+
 def _lemma4_samples(quick, seed, *, corrected):
-    out = []
     fams = _families(quick, seed, any_eta=corrected) + _delta0_families(quick, seed)
     fams.append(mixture_runs(seed, tau=3, K=3, B=8 if quick else 32))
-    for R in fams:
-        _, val, prev, nonsync, not_ktau = _lemma4_parts(R)
-        st = B.lemma4_corrected if corrected else B.lemma4
-        bound = st(eta=R.eta[:, None, None, None], beta=R.beta[:, None, None, None], dist_prev=prev,
-                   delta_i=R.delta_i[:, None, None, :])
-        out += _worst(R, val, bound, mask=nonsync if corrected else not_ktau)
-    return out
+    return [s for R in fams for s in _lemma4_of(R, corrected=corrected)]
+
+
+def _lemma4_no_delay_of(R: Runs, *, corrected):
+    lg = to_numpy(R.res.record.local_gap)  # t = k tau + j, j = 0..tau
+    s = np.arange(R.tau + 1)[None, None, :, None]
+    mask = np.ones(lg.shape, bool)
+    if corrected:
+        mask = (R.alpha == 1.0)[:, None, None, None] & (s <= R.tau - 1)
+        alpha = np.ones_like(R.alpha)
+    else:
+        alpha = R.alpha
+    kw = dict(eta=R.eta[:, None, None, None], beta=R.beta[:, None, None, None], delta_i=R.delta_i[:, None, None, :],
+              tau=R.tau, alpha=alpha[:, None, None, None])
+    if corrected:
+        s_eval = np.minimum(s, R.tau - 1)  # masked entries are outside the statement; evaluate inside it
+        bound = (B.lemma4_no_delay_corrected(s=s_eval, **kw))
+    else:
+        bound = B.lemma4_no_delay(s=s, **kw)
+    return _worst(R, lg, bound, mask=mask)
 
 
 def _lemma4_no_delay_samples(quick, seed, *, corrected):
-    out = []
-    for R in _delta0_families(quick, seed):
-        lg = to_numpy(R.res.record.local_gap)  # t = k tau + j, j = 0..tau
-        s = np.arange(R.tau + 1)[None, None, :, None]
-        mask = np.ones(lg.shape, bool)
-        if corrected:
-            mask = (R.alpha == 1.0)[:, None, None, None] & (s <= R.tau - 1)
-            alpha = np.ones_like(R.alpha)
-        else:
-            alpha = R.alpha
-        kw = dict(eta=R.eta[:, None, None, None], beta=R.beta[:, None, None, None], delta_i=R.delta_i[:, None, None, :],
-                  tau=R.tau, alpha=alpha[:, None, None, None])
-        if corrected:
-            s_eval = np.minimum(s, R.tau - 1)  # masked entries are outside the statement; evaluate inside it
-            bound = (B.lemma4_no_delay_corrected(s=s_eval, **kw))
-        else:
-            bound = B.lemma4_no_delay(s=s, **kw)
-        out += _worst(R, lg, bound, mask=mask)
-    return out
+    return [s for R in _delta0_families(quick, seed) for s in _lemma4_no_delay_of(R, corrected=corrected)]
 
 
 # ============================================================================= Lemma 5, Proposition 1
+def _lemma5_of(R: Runs, *, corrected):
+    st = B.lemma5_corrected if corrected else B.lemma5
+    return _worst(R, to_numpy(R.res.record.lemma5), st(k=_k(R.K, stop=R.K), **R.kw()))
+
+
 def _lemma5_samples(quick, seed, *, corrected):
-    out = []
-    for R in _families(quick, seed, any_eta=corrected):
-        st = B.lemma5_corrected if corrected else B.lemma5
-        bound = st(k=_k(R.K, stop=R.K), **R.kw())
-        out += _worst(R, to_numpy(R.res.record.lemma5), bound)
-    return out
+    return [s for R in _families(quick, seed, any_eta=corrected) for s in _lemma5_of(R, corrected=corrected)]
 
 
 def _lemma5_48_samples(quick, seed):
@@ -389,54 +404,56 @@ def _lemma5_48_samples(quick, seed):
     return [Sample(float(v[i]), float(bnd[i]), _pdict(p, i, alpha=a[i], k=int(k[i])), seed, 0.0) for i in range(n)]
 
 
+def _prop1_of(R: Runs, *, corrected, loss):
+    if loss:
+        st = B.prop1_loss_corrected if corrected else B.prop1_loss
+        value = to_numpy(R.res.record.prop1_loss)
+    else:
+        st = B.prop1_corrected if corrected else B.prop1
+        value = to_numpy(R.res.record.prop1)
+    return _worst(R, value, st(k=_k(R.K, stop=R.K), **R.kw(loss=loss)))
+
+
 def _prop1_samples(quick, seed, *, corrected, loss):
-    out = []
-    for R in _families(quick, seed, any_eta=corrected):
-        if loss:
-            st = B.prop1_loss_corrected if corrected else B.prop1_loss
-            value = to_numpy(R.res.record.prop1_loss)
-        else:
-            st = B.prop1_corrected if corrected else B.prop1
-            value = to_numpy(R.res.record.prop1)
-        bound = st(k=_k(R.K, stop=R.K), **R.kw(loss=loss))
-        out += _worst(R, value, bound)
-    return out
+    return [s for R in _families(quick, seed, any_eta=corrected) for s in _prop1_of(R, corrected=corrected, loss=loss)]
 
 
 # ============================================================================= Proposition 2, Theorem 1, (20)
+def _prop2_of(R: Runs, *, corrected):
+    """xi = the smallest of the gaps of conditions 3-4 (the largest admissible xi); configurations where
+    condition 2 fails are skipped."""
+    rec = R.res.record
+    Fs = np.broadcast_to(np.asarray(to_numpy(rec.F_star), float), (R.B,))
+    final = to_numpy(R.res.losses)[:, R.K] - Fs  # F(w(K tau - Delta)) - F*
+    ends = to_numpy(rec.c_loss)[:, :, -1] - Fs[:, None]  # F(c_k((k+1) tau - Delta)) - F*
+    xi = np.minimum(final, ends.min(axis=1))
+    Psi = (B.Psi_main_value if corrected else B.Psi_value)(R.K, **{n: v[:, 0] if np.ndim(v) == 2 else v
+                                                                   for n, v in R.kw(loss=True).items()})
+    ok = (xi > 0) & (R.K * R.tau * R.eta * R.phi - R.L_loss * Psi / np.where(xi > 0, xi, 1.0) ** 2 > 0)
+    if not ok.any():
+        return []
+    st = B.prop2_corrected if corrected else B.prop2
+    idx = np.flatnonzero(ok)
+    kw = {n: (v[idx, 0] if np.ndim(v) == 2 else v) for n, v in R.kw(loss=True).items()}
+    bound = st(K=R.K, phi=R.phi[idx], xi=xi[idx], Gamma_min=xi[idx], **kw)
+    return [Sample(float(final[b]), float(bound[j]), R.params(b, xi=float(xi[b])), R.seed, R.size(b))
+            for j, b in enumerate(idx)]
+
+
 def _prop2_samples(quick, seed, *, corrected):
-    """xi = the smallest of the gaps of conditions 3-4 (the largest admissible xi); skip when condition 2 fails."""
-    out = []
     n = 24 if quick else 96
     kw = dict(heterogeneity=0.05, kappa=3.0, alpha_one=0.5, eb_min=0.001, eb_max=0.05, init_scale=5.0)
     fams = [quadratic_runs(seed, tau=t, K=K, B=n, **kw) for t, K in ((2, 3), (3, 2))]
     fams.append(quadratic_runs(seed, tau=2, K=3, B=n // 2, Delta0=True, **kw))
     if not quick:
         fams.append(quadratic_runs(seed, tau=1, K=6, B=n, **kw))
-    for R in fams:
-        rec = R.res.record
-        Fs = np.broadcast_to(np.asarray(to_numpy(rec.F_star), float), (R.B,))
-        final = to_numpy(R.res.losses)[:, R.K] - Fs  # F(w(K tau - Delta)) - F*
-        ends = to_numpy(rec.c_loss)[:, :, -1] - Fs[:, None]  # F(c_k((k+1) tau - Delta)) - F*
-        xi = np.minimum(final, ends.min(axis=1))
-        Psi = (B.Psi_main_value if corrected else B.Psi_value)(R.K, **{n: v[:, 0] if np.ndim(v) == 2 else v
-                                                                       for n, v in R.kw(loss=True).items()})
-        ok = (xi > 0) & (R.K * R.tau * R.eta * R.phi - R.L_loss * Psi / np.where(xi > 0, xi, 1.0) ** 2 > 0)
-        if not ok.any():
-            continue
-        st = B.prop2_corrected if corrected else B.prop2
-        idx = np.flatnonzero(ok)
-        kw = {n: (v[idx, 0] if np.ndim(v) == 2 else v) for n, v in R.kw(loss=True).items()}
-        bound = st(K=R.K, phi=R.phi[idx], xi=xi[idx], Gamma_min=xi[idx], **kw)
-        for j, b in enumerate(idx):
-            out.append(Sample(float(final[b]), float(bound[j]), R.params(b, xi=float(xi[b])), R.seed, R.size(b)))
+    out = [s for R in fams for s in _prop2_of(R, corrected=corrected)]
     if not out:
         raise RuntimeError("prop2 sampler: no configuration satisfied condition 2")
     return out
 
 
 def _theorem1_samples(quick, seed, *, printed):
-    out = []
     fams = _families(quick, seed)
     fams += [quadratic_runs(seed, tau=t, K=1, B=8 if quick else 32, identical=True, Delta0=True, alpha_one=1.0,
                             eb_max=1.99) for t in (5, 10)]
@@ -444,23 +461,31 @@ def _theorem1_samples(quick, seed, *, printed):
     # clients meeting Assumptions 1-2 literally (global Lipschitz constant): heterogeneous, and identical with K = 1
     fams += [huber_runs(seed, tau=t, K=k, B=8 if quick else 32) for t, k in ((2, 6), (5, 4))]
     fams += [huber_runs(seed, tau=t, K=1, B=8 if quick else 32, identical=True) for t in (5, 10)]
-    for R in fams:
-        st = B.theorem1 if printed else B.theorem1_corrected
-        kw = {n: (v[:, 0] if np.ndim(v) == 2 else v) for n, v in R.kw(loss=True).items()}
-        bound = st(K=R.K, phi=R.phi, **kw)
-        gap = to_numpy(R.res.gap_for("paper" if printed else "proof"))
-        out += _worst(R, gap, bound)
-    return out
+    return [s for R in fams for s in _theorem1_of(R, printed=printed)]
+
+
+def _theorem1_of(R: Runs, *, printed):
+    st = B.theorem1 if printed else B.theorem1_corrected
+    kw = {n: (v[:, 0] if np.ndim(v) == 2 else v) for n, v in R.kw(loss=True).items()}
+    return _worst(R, to_numpy(R.res.gap_for("paper" if printed else "proof")), st(K=R.K, phi=R.phi, **kw))
+
+
+def _asymptotic_of(R: Runs, *, converged=False):
+    """``converged``: only configurations whose run has reached its limit (the last move of the candidates
+    w(k tau - Delta) is below 1e-9 of the first, or both are 0): there the run's min over k = 1..K is the
+    K -> infinity value of (20), and L, delta and phi are those of the whole infinite run."""
+    if converged:
+        w = to_numpy(R.res.w_periods)
+        step = np.sqrt((np.diff(w, axis=-2) ** 2).sum(-1))       # (B, K)
+        if not np.all(step[:, -1] <= 1e-9 * step[:, 0]):
+            return []
+    kw = {n: (v[:, 0] if np.ndim(v) == 2 else v) for n, v in R.kw().items()}
+    return _worst(R, to_numpy(R.res.gap_for("proof")), B.asymptotic_gap(phi=R.phi, **kw))
 
 
 def _asymptotic_samples(quick, seed):
-    out = []
-    for t in (2, 5):
-        R = quadratic_runs(seed, tau=t, K=30 if quick else 80, B=12 if quick else 48)
-        kw = {n: (v[:, 0] if np.ndim(v) == 2 else v) for n, v in R.kw().items()}
-        bound = B.asymptotic_gap(phi=R.phi, **kw)
-        out += _worst(R, to_numpy(R.res.gap_for("proof")), bound)
-    return out
+    return [s for t in (2, 5) for s in _asymptotic_of(quadratic_runs(seed, tau=t, K=30 if quick else 80,
+                                                                     B=12 if quick else 48))]
 
 
 # ============================================================================= closed forms
@@ -716,6 +741,167 @@ def _golden_samples(rows):
     return [Sample(v, want, {"quantity": name}, None, 0.0) for name, v, want in rows]
 
 
+# ============================================================================= adversarial search (worst case)
+# One quadratic or pseudo-Huber federation per instance, d = 2, beta = 1 (the ratios depend on eta beta only:
+# scaling every F_i by c and eta by 1/c scales L, delta and delta_i by c and leaves every ratio unchanged).
+_SEARCH_R0 = 10.0   # the optima's radius: values far above the checks' atol 1e-12, round-off far below it
+_SEARCH_BALL = 1e3   # runs that leave it (eta beta > 2 diverges) are outside: round-off there exceeds the atol
+_SEARCH_KEYS = {"clients": str, "width": float, "M": int, "tau": int, "lag": int, "Delta": int, "K": int,
+                "alpha": float, "eb": float, "kappa": float, "spread": float, "theta": float, "opp": float,
+                "init": float, "init_ang": float, "rho0": float}
+_SEARCH_DEFAULTS = dict(clients="quadratic", width=1.0, M=2, tau=1, lag=0, Delta=None, K=1, alpha=1.0, eb=0.5,
+                        kappa=1.0, spread=0.0, theta=0.0, opp=0.0, init=0.0, init_ang=0.0, rho0=0.5)
+SEARCH_WORDS = (
+    "M clients in d = 2, every one convex and beta = 1-smooth, with L the run's largest gradient norm at the points "
+    "the proofs use and delta_i the run's largest dissimilarity at the auxiliary GD points (Assumptions 1-2 on the "
+    "region the run visits, as for the sampler's quadratic family): quadratic clients with Hessian "
+    "100^(-spread i/(M-1)) R((i+1) theta) diag(1, 1/kappa) R((i+1) theta)^T (heterogeneous curvatures and "
+    "eigenbases; common Hessians at spread = theta = 0 or spread = 0, kappa = 1), or pseudo-Huber clients of width "
+    "width 100^(-spread i/(M-1)) (beta = 1, gradient norms below the width: nearly linear far from their optima); "
+    "optimum at angle pi (1 - opp) i/(M-1) on the circle of radius 10 (opp = 0: two opposite optima, opp = 1: one "
+    "common optimum), weights (rho0, (1 - rho0)/(M-1), ...), w_init = init (cos init_ang, sin init_ang), "
+    "eta = eb/beta, Delta = tau - lag or Delta itself (0 <= Delta <= tau); runs that leave the ball of radius 1e3 "
+    "(eta beta > 2) are left out (round-off there exceeds the checks' atol 1e-12); the run is deterministic GD, "
+    "computed exactly (the statements have no noise)")
+
+
+def _search_params(p: dict) -> dict:
+    """The instance builder's parameters of ``p`` (the family's, or a rebuilt Sample's), typed and completed."""
+    q = {k: p.get(k, v) for k, v in _SEARCH_DEFAULTS.items()}
+    if q["Delta"] is None:
+        q["Delta"] = max(0, int(q["tau"]) - int(q["lag"]))
+    return {k: (None if q[k] is None else _SEARCH_KEYS[k](q[k])) for k in _SEARCH_KEYS}
+
+
+@functools.lru_cache(maxsize=512)
+def _search_runs_cached(key) -> Runs:
+    from ...problems import QuadraticFederation  # noqa: PLC0415
+
+    p = dict(key)
+    M, tau, K = p["M"], p["tau"], p["K"]
+    Delta = min(max(p["Delta"], 0), tau)
+    i = np.arange(M)
+    u = i / max(M - 1, 1)
+    scale = 100.0 ** (-p["spread"] * u)
+    rot = (i + 1) * p["theta"]
+    c, s_ = np.cos(rot), np.sin(rot)
+    R_ = np.stack([np.stack([c, -s_], -1), np.stack([s_, c], -1)], -2)          # (M, 2, 2)
+    ang = np.pi * (1.0 - p["opp"]) * u
+    x_opt = _SEARCH_R0 * np.stack([np.cos(ang), np.sin(ang)], -1)
+    rho = np.array([1.0]) if M == 1 else np.concatenate([[p["rho0"]], np.full(M - 1, (1.0 - p["rho0"]) / (M - 1))])
+    if p["clients"] == "huber":
+        fed = PseudoHuberFederation(b=x_opt[None], delta=(p["width"] * scale)[None], scale=1.0, weights=rho[None])
+    else:
+        H = scale[:, None, None] * np.einsum("mij,j,mkj->mik", R_, np.array([1.0, 1.0 / p["kappa"]]), R_)
+        fed = QuadraticFederation(H[None], x_opt[None], rho[None])
+    beta = np.asarray(to_numpy(fed.L), float).reshape(1)
+    eta = p["eb"] / beta
+    w_init = p["init"] * np.array([[np.cos(p["init_ang"]), np.sin(p["init_ang"])]])
+    alpha, D = np.array([p["alpha"]]), np.array([Delta], np.int64)
+    with np.errstate(divide="ignore"):      # omega = 1/0 when every candidate sits at w* (phi = inf: a valid bound)
+        res = feddelavg(fed, eta=eta, tau=tau, Delta=D, alpha=alpha, K=K, w_init=w_init, output_set="proof",
+                        record=True)
+    return _finish("searched-" + p["clients"], 0, fed, res, tau=tau, K=K, eta=eta, alpha=alpha, Delta=D, beta=beta)
+
+
+def search_runs(p: dict) -> Runs:
+    """The one-configuration run of a searched instance (cached)."""
+    return _search_runs_cached(tuple(sorted(_search_params(p).items())))
+
+
+def _search_evaluate(p: dict, *, of) -> Sample:
+    """The worst entry of one searched instance, as a Sample whose params rebuild it (deterministic: seed None)."""
+    from ...validation import InputError  # noqa: PLC0415
+
+    q = _search_params(p)
+    R = search_runs(q)
+    rec = R.res.record
+    size = max(float(np.abs(to_numpy(R.res.w_periods)).max()), float(np.abs(to_numpy(rec.c)).max()),
+               float(np.abs(to_numpy(rec.local_gap)).max()))
+    if not size <= _SEARCH_BALL:
+        raise InputError(f"this run leaves the ball of radius {_SEARCH_BALL:g} (eta beta > 2 diverges), where "
+                         f"round-off exceeds the checks' atol 1e-12")
+    got = of(R)
+    if not got:
+        raise InputError("this instance has no entry inside the statement (every value at round-off level, or "
+                         "Proposition 2's condition 2 fails)")
+    s = got[0]
+    # the family's own entries (alpha_is_1, ...), then the run's (the worst entry), then the typed builder keys
+    return Sample(s.value, s.bound, {**p, **s.params, **{k: v for k, v in q.items() if k in p}}, None, s.size)
+
+
+def _sfamily(*, eb_max=1.99, M=(1, 3), tau=(1, 6), K=(1, 4), delay="lag", alpha=True, alpha_one=False, words=""):
+    """A searched family over the instance builder.
+
+    ``delay``: ``"lag"`` searches Delta = tau - lag (Delta = tau at the low end), ``"Delta"`` Delta itself
+    (clipped to tau; Delta = 0 at the low end), ``None`` fixes Delta = 0; ``alpha=False`` fixes alpha = 1;
+    ``alpha_one``: a choice sets alpha = 1 (FedAvg's weight) for half the draws (the same instances, another measure).
+    Both delay parametrisations cover every 0 <= Delta <= tau; they differ in which end the search's corners see.
+    """
+    from ...search import Choice, Family, Integer, Real  # noqa: PLC0415
+
+    ps = [Choice("clients", ("quadratic", "huber")), Integer("M", *M), Integer("tau", *tau), Integer("K", *K)]
+    ps += [Integer(delay, 0, tau[1])] if delay else []
+    ps += [Real("alpha", 0.01, 1.0)] if alpha else []
+    ps += [Choice("alpha_is_1", (True, False))] if alpha_one else []
+    ps += [Real("eb", 1e-6, eb_max, log=True), Real("kappa", 1.0, 100.0, log=True), Real("spread", 0.0, 1.0),
+           Real("theta", 0.0, np.pi / 2), Real("opp", 0.0, 1.0), Real("init", 1e-9, 10.0, log=True),
+           Real("init_ang", 0.0, np.pi), Real("rho0", 1e-7, 1 - 1e-7, log=True), Real("width", 1e-6, 1e2, log=True)]
+    fx = {**({} if delay else {"Delta": 0}), **({} if alpha else {"alpha": 1.0})}
+
+    def constrain(q):
+        if delay:
+            q[delay] = min(q[delay], q["tau"])
+        if q.get("alpha_is_1"):
+            q["alpha"] = 1.0
+        return q
+
+    cond = f"eta beta in [1e-6, {eb_max:g}]" + (" (eta < 2/beta)" if eb_max < 2 else
+                                                 " (any eta > 0: no step condition)")
+    return Family(ps, constrain=constrain, fixed=fx, description=f"{SEARCH_WORDS}; {cond}. {words}".strip())
+
+
+_L3_WORDS = ("Equality (ratio 1 up to the atol 1e-12 at eta beta = 1e-6): two clients with a common Hessian and "
+             "opposite optima, w_init at their midpoint (opposite gradients of norm L), the first send time after one "
+             "local step (tau = 1, K = 1, any alpha, Delta); the printed form (no 1 - rho_i) only as rho_i -> 0.")
+_L3D0_WORDS = ("Equality: the same two clients, tau = 1, K = 2, alpha < 1 (k = 1 after one sync).")
+_L4_WORDS = ("Equality at the first local step of a period (dist_prev = 0) whenever the largest dissimilarity is "
+             "attained there, e.g. for common Hessians (grad F_i - grad F constant).")
+_L4ND_WORDS = ("FedAvg (alpha = 1, Delta = 0); equality at s = 1 for common Hessians (grad F_i - grad F constant).")
+_L5_WORDS = ("Equality at k = 0, tau = Delta = 1, K = 1 whenever ||grad F(w_init)|| is the run's largest gradient "
+             "norm (one client, any eta beta <= 2, any alpha): both sides are alpha eta ||grad F(w_init)||.")
+_P1L_WORDS = ("Supremum 1 only in the limit of linear F (quadratic: 1 - eta (1 - alpha/2) g^T H g/||g||^2 at "
+              "k = 0, tau = Delta = 1, one client); reached within 1e-6 at small eta beta, large ||g||.")
+_P2_WORDS = ("Condition 2 and xi = the smallest gap of conditions 3-4 as in the sampler (instances where condition "
+             "2 fails are outside). Not tight: for one client, alpha = 1, Delta = 0 (GD) the ratio stays below about "
+             "1/4 (the (1 - eta beta/2)/4 of GD's worst case on nearly linear clients).")
+_T1_WORDS = ("Supremum 1 only as K -> infinity (then (15) becomes (20), see asymptotic_gap): alpha = 1, "
+             "Delta = tau keeps w(k tau - Delta) = w_init for ever; the K <= 8 here keep it far below 1.")
+_AS_WORDS = ("Only runs that have reached their limit (the candidates' last move below 1e-9 of their first) are "
+             "inside: their min over k is the K -> infinity value. Supremum 1 in the limit of linear clients: "
+             "alpha = 1, Delta = tau keeps "
+             "w(k tau - Delta) = w_init, and for one pseudo-Huber client far outside its width (width/||w_init - w*|| "
+             "-> 0) at eta beta -> 0 the gap L ||w_init - w*|| meets (20) = L ||w_init - w*|| (1 + O(eta beta)).")
+
+
+def _delta0_alpha_family():
+    from ...search import Family, Integer, Real  # noqa: PLC0415
+
+    return Family([Real("alpha", 1e-3, 1.0), Real("eb", 1e-4, 1.99, log=True), Real("beta", 1e-2, 1e2, log=True),
+                   Real("L", 1e-3, 1e3, log=True), Real("delta_frac", 0.0, 2.0), Integer("tau", 1, 50)],
+                  description="(22) in closed form over the paper's ranges: alpha in (0, 1], eta beta < 2, "
+                              "delta = delta_frac L, Delta = 0; equality psi(1, inf) = h(tau) at alpha = 1 (tight "
+                              "there whenever h(tau) > 0: delta > 0, tau >= 2)")
+
+
+def _delta0_alpha_evaluate(p: dict) -> Sample:
+    q = dict(alpha=float(p["alpha"]), eb=float(p["eb"]), beta=float(p["beta"]), L=float(p["L"]),
+             delta_frac=float(p["delta_frac"]), tau=int(p["tau"]))
+    kw = dict(eta=q["eb"] / q["beta"], beta=q["beta"], L=q["L"], delta=q["delta_frac"] * q["L"], tau=q["tau"])
+    return Sample(float(B.psi_inf(alpha=q["alpha"], Delta=0, **kw)),
+                  float(B.delta0_alpha1_optimal(alpha=q["alpha"], **kw)), q, None, 0.0)
+
+
 # ============================================================================= registry
 _SIM = dict(atol=_ROUNDOFF)  # the paper: relative 1e-9 plus absolute 1e-12 (round-off where a bound is 0)
 
@@ -726,41 +912,63 @@ def _reg(name, statement, sampler, **kw):
     return register(Check(f"{PAPER}.{name}", paper=PAPER, statement=statement, sampler=sampler, **kw))
 
 
+def _S(of, family, budget=(20, 100)) -> dict:
+    """The adversarial search of a check: ``family``, the evaluate of ``of`` (a per-run sampler), the budget."""
+    return dict(family=family, evaluate=functools.partial(_search_evaluate, of=of), search_budget=budget)
+
+
+_ANY = 4.0   # eta beta up to 4 for the corrected statements (no step condition; runs diverge beyond 2)
+_SLOW = (12, 60)   # the budget of the searches whose runs are longest (K up to 8)
 _reg("lemma3", B.lemma3, lambda q, s: _lemma3_samples(q, s, corrected=False),
+     **_S(functools.partial(_lemma3_of, corrected=False), _sfamily(M=(2, 3), words=_L3_WORDS)),
      description="Lemma 3 (23): max_i ||w_i - w|| at k tau - Delta, k = 1..K, eta < 2/beta (quadratic + digits)")
 _reg("lemma3_corrected", B.lemma3_corrected, lambda q, s: _lemma3_samples(q, s, corrected=True),
+     **_S(functools.partial(_lemma3_of, corrected=True), _sfamily(M=(2, 3), eb_max=_ANY, words=_L3_WORDS)),
      description="Lemma 3 per device with (1 - rho_i), k = 0..K, eta beta up to 2.8")
 _reg("lemma3_delta0", B.lemma3_delta0, _lemma3_delta0_samples,
+     **_S(_lemma3_delta0_of, _sfamily(M=(2, 3), K=(2, 5), eb_max=_ANY, delay=None, words=_L3D0_WORDS)),
      description="Lemma 3 at Delta = 0 with the extra (1 - alpha), k = 0..K-1")
 _reg("lemma4", B.lemma4, lambda q, s: _lemma4_samples(q, s, corrected=False), expected="violated",
      description="Lemma 4 on T_k minus {k tau}: for Delta = 0 this contains the sync (k+1) tau, where it fails",
      falsifies="lemma", still_stands="Lemma 4 at every non-sync time (lemma4_corrected, tight); for Delta >= 1 the "
                                      "printed range is already correct")
 _reg("lemma4_corrected", B.lemma4_corrected, lambda q, s: _lemma4_samples(q, s, corrected=True),
+     **_S(functools.partial(_lemma4_of, corrected=True),
+          _sfamily(M=(2, 3), eb_max=_ANY, delay="Delta", words=_L4_WORDS)),
      description="Lemma 4 at every non-sync time, eta beta up to 2.8 (tight: equality at the first step)")
 _reg("lemma4_no_delay", B.lemma4_no_delay, lambda q, s: _lemma4_no_delay_samples(q, s, corrected=False),
      expected="violated", description="(25) for Delta = 0 and any alpha: fails for alpha < 1",
      falsifies="lemma", still_stands="(25) for alpha = 1, Delta = 0, before the next sync (tight)")
 _reg("lemma4_no_delay_corrected", B.lemma4_no_delay_corrected,
      lambda q, s: _lemma4_no_delay_samples(q, s, corrected=True),
+     **_S(functools.partial(_lemma4_no_delay_of, corrected=True),
+          _sfamily(M=(2, 3), tau=(2, 6), eb_max=_ANY, delay=None, alpha=False, words=_L4ND_WORDS)),
      description="(25) for alpha = 1, Delta = 0, before the next sync")
 _reg("lemma5", B.lemma5, lambda q, s: _lemma5_samples(q, s, corrected=False),
+     **_S(functools.partial(_lemma5_of, corrected=False), _sfamily(words=_L5_WORDS)),
      description="Lemma 5 (26): ||w(k tau) - c_k(k tau)||, k = 0..K-1, eta < 2/beta")
 _reg("lemma5_corrected", B.lemma5_corrected, lambda q, s: _lemma5_samples(q, s, corrected=True),
+     **_S(functools.partial(_lemma5_of, corrected=True), _sfamily(eb_max=_ANY, words=_L5_WORDS)),
      description="Lemma 5 for eta beta up to 2.8")
 _reg("lemma5_intermediate", B.lemma5_intermediate, _lemma5_48_samples, relation="==", rtol=1e-10, atol=1e-300,
      description="(47)-(48) equals (49) for delta > 0 (random parameters)")
 _reg("prop1", B.prop1, lambda q, s: _prop1_samples(q, s, corrected=False, loss=False),
+     **_S(functools.partial(_prop1_of, corrected=False, loss=False), _sfamily(words=_L5_WORDS)),
      description="Proposition 1 (27), distance form, eta < 2/beta")
 _reg("prop1_loss", B.prop1_loss, lambda q, s: _prop1_samples(q, s, corrected=False, loss=True),
+     **_S(functools.partial(_prop1_of, corrected=False, loss=True), _sfamily(words=_P1L_WORDS)),
      description="Proposition 1 (27), loss form")
 _reg("prop1_corrected", B.prop1_corrected, lambda q, s: _prop1_samples(q, s, corrected=True, loss=False),
+     **_S(functools.partial(_prop1_of, corrected=True, loss=False), _sfamily(eb_max=_ANY, words=_L5_WORDS)),
      description="Proposition 1 for eta beta up to 2.8")
 _reg("prop1_loss_corrected", B.prop1_loss_corrected, lambda q, s: _prop1_samples(q, s, corrected=True, loss=True),
+     **_S(functools.partial(_prop1_of, corrected=True, loss=True), _sfamily(eb_max=_ANY, words=_P1L_WORDS)),
      description="Proposition 1 loss form for eta beta up to 2.8")
 _reg("prop2", B.prop2, lambda q, s: _prop2_samples(q, s, corrected=False),
+     **_S(functools.partial(_prop2_of, corrected=False), _sfamily(K=(1, 8), words=_P2_WORDS), _SLOW),
      description="Proposition 2 (77) with xi = min of the condition 3-4 gaps, where condition 2 holds")
 _reg("prop2_corrected", B.prop2_corrected, lambda q, s: _prop2_samples(q, s, corrected=True),
+     **_S(functools.partial(_prop2_of, corrected=True), _sfamily(K=(1, 8), words=_P2_WORDS), _SLOW),
      description="Proposition 2, main-text indexing with Psi' = sum_{k=0}^{K-1} psi")
 _reg("theorem1", B.theorem1, lambda q, s: _theorem1_samples(q, s, printed=True), expected="violated",
      description="Theorem 1 (15) for the printed output (13): fails at K = 1 (identical quadratic and pseudo-Huber "
@@ -769,14 +977,18 @@ _reg("theorem1", B.theorem1, lambda q, s: _theorem1_samples(q, s, printed=True),
                                        "instance family; the printed set also fails on identical pseudo-Huber clients, "
                                        "which meet Assumptions 1-2 literally with their global constants")
 _reg("theorem1_corrected", B.theorem1_corrected, lambda q, s: _theorem1_samples(q, s, printed=False),
+     **_S(functools.partial(_theorem1_of, printed=False), _sfamily(K=(1, 8), alpha_one=True, words=_T1_WORDS),
+          _SLOW),
      description="Theorem 1 for min_{k=1..K} F(w(k tau - Delta)) - F*, eta < 2/beta")
 _reg("asymptotic_gap", B.asymptotic_gap, _asymptotic_samples,
+     **_S(functools.partial(_asymptotic_of, converged=True), _sfamily(K=(2, 10), alpha_one=True, words=_AS_WORDS)),
      description="(20): min_k F(w(k tau - Delta)) - F* of a long run against (20) with phi_K (<= phi_inf bound)")
 _reg("theorem1_limit", B.asymptotic_gap, _limit_samples, relation="==", rtol=1e-6,
      description="Theorem 1's right-hand side at K >= 1e14 equals (20) (the K -> infinity limit)")
 _reg("psi_inf_delta0", B.psi_inf_delta0, lambda q, s: _delta0_samples(q, s, inequality=False), relation="==", rtol=1e-10,
      description="(22): psi(alpha, inf) at Delta = 0 equals h(tau) + (1/alpha - 1) 2 eta L tau A")
 _reg("delta0_alpha1_optimal", B.delta0_alpha1_optimal, lambda q, s: _delta0_samples(q, s, inequality=True),
+     family=_delta0_alpha_family(), evaluate=_delta0_alpha_evaluate, search_budget=(30, 150),
      description="(22): psi(alpha, inf) >= psi(1, inf) = h(tau) at Delta = 0")
 _reg("monotonicity_condition", B.monotonicity_condition, _monotonicity_samples, relation="==",
      description="[alpha^2 D >= M] == [d psi(alpha, inf)/d alpha >= 0 by finite differences of (21)]")
