@@ -161,6 +161,9 @@ class Check:
         :func:`rebuild` calls it to rebuild a searched instance.
     search_budget : ``(quick, full)`` or ``(quick, full, deep)`` evaluations of the search (default
         ``(30, 150)``; the deep budget defaults to ``DEEP_FACTOR`` times the full one).
+    search_start : instances of ``family`` (dicts of its parameters) the search evaluates first:
+        the worst instances a derivation found, so that the search starts from them and can only
+        do better (each is checked against the family's domains when the check is made).
     """
 
     def __init__(
@@ -182,6 +185,7 @@ class Check:
         family=None,
         evaluate: Callable[[dict], Sample] | None = None,
         search_budget: tuple = (30, 150),
+        search_start: tuple = (),
     ):
         if expected not in STATUSES:
             raise InputError(f"expected must be one of {STATUSES}, got {expected!r}")
@@ -213,6 +217,12 @@ class Check:
             budgets.append(min(10**7, DEEP_FACTOR * budgets[1]))
         self.search_budget = tuple(budgets)
         self.family, self.evaluate = family, evaluate
+        from .search import _initial_point, _sequence  # noqa: PLC0415
+
+        starts = _sequence(search_start, "search_start")
+        if starts and family is None:
+            raise InputError(f"check {name}: search_start is given without a family to search")
+        self.search_start = tuple(_initial_point(family, q, i) for i, q in enumerate(starts))
 
     def __repr__(self) -> str:
         return f"Check({self.name!r}, expected={self.expected!r})"
@@ -311,7 +321,7 @@ class Check:
 
         level = _search_level(level, quick)
         b = budget if budget is not None else self.search_budget[SEARCH_LEVELS.index(level)]
-        res = worst_case(ratio, self.family, budget=b, seed=seed)
+        res = worst_case(ratio, self.family, budget=b, seed=seed, initial=list(self.search_start))
         res.sample = best.get("sample") if res.params is not None else None
         return res
 

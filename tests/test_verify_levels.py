@@ -98,3 +98,17 @@ def test_cli_runs_a_deep_search_on_the_checks_asked_for(tmp_path, capsys):
     searched = [v for v in rep["verdicts"] if v["search"]]
     assert searched and all(v["search"]["level"] == "quick" for v in searched)
     assert "adversarial search: quick" in (tmp_path / "r" / "report.md").read_text()
+
+
+def test_search_start_instances_are_evaluated_first_and_checked():
+    c = Check("demo.start", paper="demo", relation="<=", family=Family([Real("x", 0.0, 1.0), Integer("k", 1, 4)]),
+              evaluate=lambda p: Sample(p["x"] * p["k"] / 4, 1.0, dict(p)),
+              sampler=lambda quick, seed: [Sample(0.1, 1.0, {})], search_budget=(1, 1),
+              search_start=[{"x": 1.0, "k": 4}])
+    v = c.run()
+    assert v.status == "tight" and v.search["evaluations"] == 1
+    with pytest.raises(InputError, match=r"search_start|initial\[0\]"):
+        Check("demo.bad", paper="demo", relation="<=", family=Family([Real("x", 0.0, 1.0)]),
+              evaluate=lambda p: Sample(0.0, 1.0, {}), sampler=lambda quick, seed: [], search_start=[{"x": 3.0}])
+    with pytest.raises(InputError, match="without a family"):
+        Check("demo.bad", paper="demo", relation="<=", sampler=lambda quick, seed: [], search_start=[{"x": 0.5}])
