@@ -912,9 +912,18 @@ def _reg(name, statement, sampler, **kw):
     return register(Check(f"{PAPER}.{name}", paper=PAPER, statement=statement, sampler=sampler, **kw))
 
 
-def _S(of, family, budget=(20, 100)) -> dict:
-    """The adversarial search of a check: ``family``, the evaluate of ``of`` (a per-run sampler), the budget."""
-    return dict(family=family, evaluate=functools.partial(_search_evaluate, of=of), search_budget=budget)
+def _S(of, family, budget=(20, 100), start=()) -> dict:
+    """The adversarial search of a check: ``family``, the evaluate of ``of`` (a per-run sampler), the budget, and
+    the derivation's instances it starts from (``start``: partial dicts completed with the builder's defaults)."""
+    full = [{n: {**_SEARCH_DEFAULTS, "alpha_is_1": True, **q}[n] for n in family.names} for q in start]
+    return dict(family=family, evaluate=functools.partial(_search_evaluate, of=of), search_budget=budget,
+                search_start=full)
+
+
+# the derivation's worst instances (tests/test_worst_case_feddelavg.py): alpha = 1, Delta = tau freezes w at w_init on
+# one pseudo-Huber client far outside its width (Theorem 1'); plain GD on a nearly linear client (Proposition 2)
+_FROZEN = dict(clients="huber", M=1, tau=6, K=8, lag=0, alpha=1.0, eb=0.3, width=3.0, init=10.0, init_ang=np.pi)
+_GD = dict(clients="huber", M=1, tau=3, K=8, lag=3, alpha=1.0, eb=0.3, width=1.0, init=10.0, init_ang=np.pi)
 
 
 _ANY = 4.0   # eta beta up to 4 for the corrected statements (no step condition; runs diverge beyond 2)
@@ -965,10 +974,10 @@ _reg("prop1_loss_corrected", B.prop1_loss_corrected, lambda q, s: _prop1_samples
      **_S(functools.partial(_prop1_of, corrected=True, loss=True), _sfamily(eb_max=_ANY, words=_P1L_WORDS)),
      description="Proposition 1 loss form for eta beta up to 2.8")
 _reg("prop2", B.prop2, lambda q, s: _prop2_samples(q, s, corrected=False),
-     **_S(functools.partial(_prop2_of, corrected=False), _sfamily(K=(1, 8), words=_P2_WORDS), _SLOW),
+     **_S(functools.partial(_prop2_of, corrected=False), _sfamily(K=(1, 8), words=_P2_WORDS), _SLOW, [_GD]),
      description="Proposition 2 (77) with xi = min of the condition 3-4 gaps, where condition 2 holds")
 _reg("prop2_corrected", B.prop2_corrected, lambda q, s: _prop2_samples(q, s, corrected=True),
-     **_S(functools.partial(_prop2_of, corrected=True), _sfamily(K=(1, 8), words=_P2_WORDS), _SLOW),
+     **_S(functools.partial(_prop2_of, corrected=True), _sfamily(K=(1, 8), words=_P2_WORDS), _SLOW, [_GD]),
      description="Proposition 2, main-text indexing with Psi' = sum_{k=0}^{K-1} psi")
 _reg("theorem1", B.theorem1, lambda q, s: _theorem1_samples(q, s, printed=True), expected="violated",
      description="Theorem 1 (15) for the printed output (13): fails at K = 1 (identical quadratic and pseudo-Huber "
@@ -978,7 +987,7 @@ _reg("theorem1", B.theorem1, lambda q, s: _theorem1_samples(q, s, printed=True),
                                        "which meet Assumptions 1-2 literally with their global constants")
 _reg("theorem1_corrected", B.theorem1_corrected, lambda q, s: _theorem1_samples(q, s, printed=False),
      **_S(functools.partial(_theorem1_of, printed=False), _sfamily(K=(1, 8), alpha_one=True, words=_T1_WORDS),
-          _SLOW),
+          _SLOW, [_FROZEN]),
      description="Theorem 1 for min_{k=1..K} F(w(k tau - Delta)) - F*, eta < 2/beta")
 _reg("asymptotic_gap", B.asymptotic_gap, _asymptotic_samples,
      **_S(functools.partial(_asymptotic_of, converged=True), _sfamily(K=(2, 10), alpha_one=True, words=_AS_WORDS)),
