@@ -117,3 +117,20 @@ def test_lemma1_path_balanced_linear_instance_is_an_equality():
     assert p["c1"] == 3.0 and s.value == pytest.approx(s.bound, rel=1e-12)
     worse = c.evaluate(c.family.apply({**raw, "c_rel": 0.5}))
     assert worse.value < 0.9 * worse.bound
+
+
+def test_readme_and_docs_state_the_searched_ratios():
+    """The README/docs numbers of these checks are the ones the full search is tested to reach above."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text()
+    afl = (root / "docs" / "papers" / "afl_dga.rst").read_text()
+    tdma = (root / "docs" / "papers" / "tdma.rst").read_text()
+    t1 = f"{REACHED['afl_dga.theorem1_corrected']:g}"
+    assert f"stochastic: {t1}, its supremum 1/2" in readme and f"(``theorem1_corrected``, {t1}:" in afl
+    assert f"(28) reaches {REACHED['tdma.lemma4_28']:g} on exact runs" in tdma
+    assert "Lemma 3' reaches 0.5, its supremum" in tdma and "Lemma 3′ holds (0.5, its supremum)" in readme
+    assert CEILING["tdma.lemma3_corrected"] < 0.5 + 1e-6 and REACHED["tdma.lemma3_corrected"] > 0.5 - 1e-6
+    for name in ("tdma.lemma1_corrected", "tdma.lemma2_corrected", "afl_dga.lemma1_corrected"):
+        assert name in TIGHT                                  # README: "tight"

@@ -31,7 +31,16 @@ Instance families (each inside the assumptions of the statements it serves; say 
   tight at ``T = 1``, :math:`\eta L=1`), ``lemma1_corrected_expectation`` (linear clients with ``N``
   up to 1500, sup 1 as ``N`` grows) and ``corollary1_corrected`` (noise-free pseudo-Huber at its own
   step, ``T >= 4N``) over seeded anarchic schedules (``DET_FAMILY``, ``LEMMA1_FAMILY``,
-  ``COROLLARY_FAMILY``).
+  ``COROLLARY_FAMILY``).  Also searched: ``lemma1_corrected`` (``LEMMA1_PATH_FAMILY``: pseudo-Huber,
+  cosine and heterogeneous linear clients :math:`c_0=e_1`, :math:`c_i=-c_1e_1`; tight where
+  :math:`c_1=(Nn/\rho+1)/(N-1)` at an entry of client 0, since then :math:`\bar g^h=-(n/\rho)c_0`
+  and both :math:`\|x+y\|^2\le2\|x\|^2+2\|y\|^2` and Cauchy-Schwarz are equalities),
+  ``eq2_corrected`` (``EQ2_FAMILY``: tight on one linear client), ``lemma2_n``/``lemma2_rho``
+  (``LAG_FAMILY``: the schedules alone; tight) and ``theorem1_corrected`` (``THEOREM1_FAMILY``:
+  noise-free and noisy pseudo-Huber clients, additive noise, Monte Carlo; linear clients with additive
+  and multiplicative noise, exact; :math:`\eta L\le1/2`).  Theorem 1''s supremum is 1/2, approached as
+  :math:`\eta L\to0` without noise (:math:`2\Delta/(\eta T)` tends to twice the average squared
+  gradient); noise only adds to the bound.
 
 Printed statements expected ``violated``: ``eq2`` (identical clients), ``lemma1``, ``lemma1_used``
 (linear family), ``lag_count_printed`` (random schedules with ``D_m > K_min``), ``theorem1``,

@@ -24,7 +24,18 @@ Instance families (each inside the assumptions of the statements it is used for)
 
 * **searched** (issue 21) -- ``theorem1_corrected`` is also searched over ``QUADRATIC_FAMILY`` (the
   quadratic family with every size, curvature, noise, delay and ``eta L`` up to ``x_max`` as search
-  parameters): tight at ``N = S = 1``, ``sigma = Gamma = 0``, :math:`\eta L=1`.
+  parameters): tight at ``N = S = 1``, ``sigma = Gamma = 0``, :math:`\eta L=1`.  The corrected lemmas
+  are searched over ``GENERAL_FAMILY`` (``N`` not divisible by ``S``, intentional delay, mini-batches,
+  ``L != 1``, two curvatures, centres in two opposite groups or random, any step): Lemma 1' is tight on
+  one curvature (``f = L w^2/2``, the first round), Lemma 2' at ``N = 2``, ``S = 1``, ``c = (-1, +1)``,
+  ``w_0 = 1``, ``lambda = 1`` (:math:`\nabla f_0(w_0)=2\nabla f(w_0)`: Young's inequality is an
+  equality; the 'pm' centres give it for every even ``N`` with ``S <= N/2``), Lemma 3' reaches its
+  supremum 1/2 (the factor 2 of the mean/noise split).  Lemma 4 is searched over ``LEMMA4_FAMILY``
+  (``S | N``, ``K >= 2G``): (27) is tight at ``G = 1``; (28) is at most :math:`(G-1)/(2G)` for any
+  non-negative sequence (1/2 only as ``G`` grows).  The corrected (20) is searched over
+  ``MINIBATCH_FAMILY`` (additive and multiplicative per-sample noise, exact by enumerating the
+  mini-batches): tight whenever (19) holds with equality.  Multiplicative noise is not in the exact
+  quadratic engine, so the lemmas use ``M = 1``.
 
 Printed statements that are false carry ``expected="violated"``: ``khat_idfl`` (31),
 ``rounds_loop_bound`` (Algorithm 1's loop bound as the rounds in ``T``), ``assumption2_minibatch``
