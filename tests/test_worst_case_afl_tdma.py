@@ -134,3 +134,29 @@ def test_readme_and_docs_state_the_searched_ratios():
     assert CEILING["tdma.lemma3_corrected"] < 0.5 + 1e-6 and REACHED["tdma.lemma3_corrected"] > 0.5 - 1e-6
     for name in ("tdma.lemma1_corrected", "tdma.lemma2_corrected", "afl_dga.lemma1_corrected"):
         assert name in TIGHT                                  # README: "tight"
+
+
+# ----------------------------------------------------------------------------- issue 22: TDMA's (30) as printed
+def test_tdma_rate_30_is_refuted_by_a_smaller_step():
+    """(29) allows eta = beta/(K+1); there the average squared gradient tends to (1 - e^-2)/2, not O(1/sqrt K)."""
+    import math
+
+    from fltheory.papers.tdma import checks as TC
+
+    limit = (1 - math.exp(-2)) / 2
+    for K in (2, 10, 100):                      # the exact engine and the closed form agree
+        assert TC.rate_run(K, exact=True) == pytest.approx(TC.rate_run(K, exact=False), rel=1e-12)
+    grown = {K: TC.rate_run(K, exact=False)[1] * math.sqrt(K) for K in (10**4, 10**6)}
+    assert TC.rate_run(10**6, exact=False)[1] == pytest.approx(limit, rel=1e-5)
+    assert round(grown[10**4]) == 43 and round(grown[10**6]) == 432      # README/docs: "43 at K = 10⁴, 432 at 10⁶"
+    root = __import__("pathlib").Path(__file__).resolve().parents[1]
+    for text in ((root / "README.md").read_text(), (root / "docs" / "papers" / "tdma.rst").read_text()):
+        assert f"{limit:.4f}" in text and "43 at" in text and "432 at" in text
+    c = _check("tdma.theorem1_rate")
+    for quick in (True, False):
+        v = c.run(quick=quick, seed=0)
+        assert v.status == "violated" and v.ok and v.falsifies == "theorem" and "Theorem 1'" in v.still_stands
+        assert v.counterexample["params"]["K"] == 2 and v.counterexample["ratio"] > 1.8
+        assert round(v.worst_ratio) == (865 if not quick else 86)        # docs: "the ratio is 86 and 865"
+        ce = v.counterexample
+        assert rebuild(c, ce["params"], ce["seed"], quick=quick).violated
