@@ -548,7 +548,7 @@ LEMMA1_PATH_FAMILY = Family(
                               "the worst (t, i, j) of the run") .replace("; no noise", "; " + _LINEAR_HET_WORDS +
                                                                          "; no noise (Lemma 1' is pathwise)"))
 EQ2_FAMILY = Family(
-    [Choice("problem", ("huber", "linear_het"))] + _wide_params()[1:],
+    [Choice("problem", ("linear_het", "huber"))] + _wide_params()[1:],
     constrain=_wide_constrain, fixed={"family": "searched", "corollary": False},
     description=_family_words(("huber",), "the worst round t of the run; equality at N = 1 on a linear client "
                               "(gbar^t = c_0, ||c_0|| = G)").replace("; no noise", "; " + _LINEAR_HET_WORDS +
@@ -681,7 +681,7 @@ _reg("eq2", B.eq2, lambda q, s: _eq2_samples(q, s, corrected=False), expected="v
      description="App. A eq. (2) (the '1/N' in E||gbar||^2 <= (sigma^2+G^2)/N) is false: N identical clients with "
                  "||grad f_i|| = G give ||gbar||^2 = G^2; only the noise part shrinks like 1/N")
 _reg("eq2_corrected", B.eq2_corrected, lambda q, s: _eq2_samples(q, s, corrected=True), family=EQ2_FAMILY,
-     evaluate=_eq2_evaluate, search_budget=(16, 100),
+     evaluate=_eq2_evaluate, search_budget=(12, 100),
      description="||gbar^t||^2 <= G^2 on identical-linear (equality) and random pseudo-Huber runs")
 _reg("lemma1", B.lemma1, lambda q, s: _lemma1_samples(q, s, used=False), expected="violated", falsifies="lemma",
      still_stands="Lemma 1' (lemma1_corrected, pathwise and nearly tight; lemma1_corrected_expectation with G^2) with the "
@@ -698,17 +698,17 @@ _reg("lag_count_printed", B.lag_count_printed, lambda q, s: _lag_samples(q, s, w
      description="the proof of Lemma 1 counts the server steps since the anchor as tau + tau' - 1; a correction that "
                  "arrives later than K_min local iterations adds more (random anarchic schedules); Lemma 2' stands")
 _reg("lemma1_corrected", B.lemma1_corrected, lambda q, s: _lemma1_corrected_samples(q, s, expectation=False),
-     family=LEMMA1_PATH_FAMILY, evaluate=_lemma1_path_evaluate, search_budget=(16, 100),
+     family=LEMMA1_PATH_FAMILY, evaluate=_lemma1_path_evaluate, search_budget=(12, 100),
      description="Lemma 1' pathwise at every (t, i, j) of random anarchic runs and the linear family")
 _reg("lemma1_corrected_expectation", B.lemma1_corrected_expectation,
      lambda q, s: _lemma1_corrected_samples(q, s, expectation=True), family=LEMMA1_FAMILY,
      evaluate=_lemma1_expectation_evaluate, search_budget=(40, 200),
      description="Lemma 1' with G^2 (pseudo-Huber random anarchic runs and the linear family)")
 _reg("lemma2_n", B.lemma2_n, lambda q, s: _lag_samples(q, s, which="n"), family=LAG_FAMILY,
-     evaluate=functools.partial(_lag_evaluate, which="n"), search_budget=(16, 100),
+     evaluate=functools.partial(_lag_evaluate, which="n"), search_budget=(12, 100),
      description="Lemma 2' (1): n <= K_m + D_m - 1 on random anarchic schedules (attained)")
 _reg("lemma2_rho", B.lemma2_rho, lambda q, s: _lag_samples(q, s, which="rho"), family=LAG_FAMILY,
-     evaluate=functools.partial(_lag_evaluate, which="rho"), search_budget=(16, 100),
+     evaluate=functools.partial(_lag_evaluate, which="rho"), search_budget=(12, 100),
      description="Lemma 2' (2): rho <= tau + tau' - 1 + t_d max(0, ceil(D_m/K_min) - 1) on random anarchic schedules")
 _reg("theorem1", B.theorem1, lambda q, s: _theorem1_samples(q, s, literal=False), expected="violated", falsifies="theorem",
      still_stands="Theorem 1' (theorem1_corrected_det with the measured lags; theorem1_corrected, worst case, "
@@ -724,7 +724,7 @@ _reg("theorem1_corrected_det", B.theorem1_corrected_det, _theorem1_det_samples, 
      evaluate=_det_evaluate, search_budget=(40, 200),
      description="Theorem 1' (sigma = 0) with the measured lags on random anarchic runs (non-convex cosine, pseudo-Huber)")
 _reg("theorem1_corrected", B.theorem1_corrected, lambda q, s: _theorem1_corrected_samples(q, s),
-     family=THEOREM1_FAMILY, evaluate=_theorem1_stochastic_evaluate, search_budget=(16, 100),
+     family=THEOREM1_FAMILY, evaluate=_theorem1_stochastic_evaluate, search_budget=(12, 100),
      description="Theorem 1' worst case, eta <= 1/(2L): deterministic pseudo-Huber and periodic runs, and noisy "
                  "pseudo-Huber runs (99% upper confidence end of 200 keyed runs)")
 _reg("corollary1", B.corollary1, lambda q, s: _theorem1_samples(q, s, literal=False, statement="corollary1"),
