@@ -443,7 +443,7 @@ def _searched_instance(p, noise_cov=None):
     return fed, part, w0, L, G2, eta
 
 
-_NOISE_KEYS = ("entry", "sigma_add", "zeta", "runs")
+_NOISE_KEYS = ("entry", "sigma_add", "zeta")
 
 
 def _searched(p):
@@ -503,9 +503,9 @@ def _c_star(N: int) -> float:
 
 
 def _wide_constrain(p):
-    """``_search_constrain`` plus ``c1`` of the heterogeneous linear clients (two pieces meeting at ``c*``), the
-    Theorem 1' step ``eta L <= 1/2`` and no multiplicative noise on pseudo-Huber clients (the simulator's noise is
-    additive)."""
+    """``_search_constrain`` plus ``c1`` of the heterogeneous linear clients (free: two pieces meeting at ``c*``;
+    balanced: from the schedule), and no multiplicative noise on pseudo-Huber clients (the simulator's noise is
+    additive); the parameters that do not act on an instance are normalised (no duplicate instances)."""
     p = _search_constrain(p)
     if "c_rel" in p:
         if p["c1_mode"] == "balanced" or p["problem"] != "linear_het":   # (normalised: no duplicate instances)
@@ -521,10 +521,11 @@ def _wide_constrain(p):
     return p
 
 
-_LINEAR_HET_WORDS = ("heterogeneous linear clients c_0 = e_1, c_i = -c1 e_1 (i >= 1) (Assumption 1 for every "
-                     "L = scale, Assumption 3 with G = max_i ||c_i||), c1 either free (c* c_rel or c* / c_rel, c_rel in "
-                     "[0.05, 1]: every c1 in [0.05 c*, 20 c*], c* = (N+1)/(N-1)) or 'balanced': c1 = (N n/rho + 1)/"
-                     "(N - 1) at client 0's entry of the schedule with the largest n rho, where gbar = -(n/rho) c_0")
+_PROBLEM_WORDS["linear_het"] = _LINEAR_HET_WORDS = (
+    "heterogeneous linear clients c_0 = e_1, c_i = -c1 e_1 (i >= 1), w_0 = w0_scale times a seeded unit "
+    "direction (Assumption 1 for every L = scale, Assumption 3 with G = max_i ||c_i||), c1 either free (c* c_rel "
+    "or c* / c_rel, c_rel in [0.05, 1]: every c1 in [0.05 c*, 20 c*], c* = (N+1)/(N-1)) or 'balanced': c1 = "
+    "(N n/rho + 1)/(N - 1) at client 0's entry of the schedule with the largest n rho, where gbar = -(n/rho) c_0")
 
 
 def _wide_params(*, eta_high=1.0, lags_only=False, noise=False):
@@ -544,15 +545,13 @@ def _wide_params(*, eta_high=1.0, lags_only=False, noise=False):
 
 LEMMA1_PATH_FAMILY = Family(
     _wide_params(), constrain=_wide_constrain, fixed={"family": "searched", "corollary": False},
-    description=_family_words(("huber", "cosine"), "eta = eta_L/L, eta L in (0, 1] (Lemma 1' needs only eta > 0); "
-                              "the worst (t, i, j) of the run") .replace("; no noise", "; " + _LINEAR_HET_WORDS +
-                                                                         "; no noise (Lemma 1' is pathwise)"))
+    description=_family_words(("huber", "cosine", "linear_het"), "eta = eta_L/L, eta L in (0, 1] (Lemma 1' needs "
+                              "only eta > 0); the worst (t, i, j) of the run (Lemma 1' is pathwise)"))
 EQ2_FAMILY = Family(
     [Choice("problem", ("linear_het", "huber"))] + _wide_params()[1:],
     constrain=_wide_constrain, fixed={"family": "searched", "corollary": False},
-    description=_family_words(("huber",), "the worst round t of the run; equality at N = 1 on a linear client "
-                              "(gbar^t = c_0, ||c_0|| = G)").replace("; no noise", "; " + _LINEAR_HET_WORDS +
-                                                                     "; no noise (the pathwise ||gbar^t||^2 <= G^2)"))
+    description=_family_words(("linear_het", "huber"), "the worst round t of the run (the pathwise ||gbar^t||^2 <= "
+                              "G^2); equality at N = 1 on a linear client (gbar^t = c_0, ||c_0|| = G)"))
 LAG_FAMILY = Family(
     _wide_params(lags_only=True), constrain=_search_constrain,
     fixed={"family": "searched lags", "corollary": False, "problem": "linear", "d": 1, "scale": 1.0, "b_scale": 0.0,
@@ -569,7 +568,7 @@ THEOREM1_FAMILY = Family(
     "max ||c_i||^2, Assumption 3 with G^2 = max_i (1 + zeta) ||c_i||^2 + sigma_add^2; exact: E w^t is the noise-free "
     "path and grad f is constant; f* = -inf makes the printed Delta infinite, so the check uses the proof's "
     "telescoped f(w^0) - E f(w^T) <= f(w^0) - min_t E f(w^t)); eta = eta_L/L with eta L in (0, 1/2] (Theorem 1''s step); K_m, D_m, K_min, t_d of "
-    "the schedule; Delta = f(w^0) - min_t E f(w^t) <= f(w^0) - f*; the simulator's pseudo-Huber noise is additive "
+    "the schedule; the simulator's pseudo-Huber noise is additive "
     "only (no multiplicative noise there)")
 
 
