@@ -27,7 +27,6 @@ def test_every_verdict_is_as_expected(report):
     for v in report.verdicts:
         if v.status == "violated":
             assert v.counterexample["ratio"] > 1.2, v.check     # not a round-off violation
-    assert report.seconds < 6.0
 
 
 def test_theorem1_counterexample_rebuilds_from_its_params(report):

@@ -31,7 +31,16 @@ Instance families (each inside the assumptions of the statements it serves; say 
   tight at ``T = 1``, :math:`\eta L=1`), ``lemma1_corrected_expectation`` (linear clients with ``N``
   up to 1500, sup 1 as ``N`` grows) and ``corollary1_corrected`` (noise-free pseudo-Huber at its own
   step, ``T >= 4N``) over seeded anarchic schedules (``DET_FAMILY``, ``LEMMA1_FAMILY``,
-  ``COROLLARY_FAMILY``).
+  ``COROLLARY_FAMILY``).  Also searched: ``lemma1_corrected`` (``LEMMA1_PATH_FAMILY``: pseudo-Huber,
+  cosine and heterogeneous linear clients :math:`c_0=e_1`, :math:`c_i=-c_1e_1`; tight where
+  :math:`c_1=(Nn/\rho+1)/(N-1)` at an entry of client 0, since then :math:`\bar g^h=-(n/\rho)c_0`
+  and both :math:`\|x+y\|^2\le2\|x\|^2+2\|y\|^2` and Cauchy-Schwarz are equalities),
+  ``eq2_corrected`` (``EQ2_FAMILY``: tight on one linear client), ``lemma2_n``/``lemma2_rho``
+  (``LAG_FAMILY``: the schedules alone; tight) and ``theorem1_corrected`` (``THEOREM1_FAMILY``:
+  noise-free and noisy pseudo-Huber clients, additive noise, Monte Carlo; linear clients with additive
+  and multiplicative noise, exact; :math:`\eta L\le1/2`).  Theorem 1''s supremum is 1/2, approached as
+  :math:`\eta L\to0` without noise (:math:`2\Delta/(\eta T)` tends to twice the average squared
+  gradient); noise only adds to the bound.
 
 Printed statements expected ``violated``: ``eq2`` (identical clients), ``lemma1``, ``lemma1_used``
 (linear family), ``lag_count_printed`` (random schedules with ``D_m > K_min``), ``theorem1``,
@@ -305,18 +314,29 @@ def _theorem1_corrected_samples(quick, seed, *, corollary=False):
         L, G2 = scale, float(fed.G) ** 2 + sigma**2
         eta = float(np.sqrt(N / T)) / L if corollary else float(rng.uniform(0.05, 0.5)) / L
         runs = 200
-        res = afl_dga(fed, part, eta=eta, w0=rng.normal(size=d), runs=runs, seed=seed + k)
-        g = np.asarray(fed.grad(res.w))
-        per_run = (g * g).sum(-1)[:, :-1].mean(-1)
-        z = 2.576
-        lhs = float(per_run.mean() + z * per_run.std(ddof=1) / np.sqrt(runs))
-        fT = np.asarray(fed.loss(res.w[:, -1]))
-        Delta = max(0.0, float(np.asarray(fed.loss(res.w[0, 0])) - (fT.mean() + z * fT.std(ddof=1) / np.sqrt(runs))))
+        lhs, Delta = _mc_ends(fed, part, eta, rng.normal(size=d), runs, seed + k, last_only=True)
         bound = _corrected_bound(part, L=L, eta=eta, Delta=Delta, sigma2=sigma**2, G2=G2, corollary=corollary)
         prm = dict(family="noisy", seed=seed, instance=k, N=N, T=T, t_d=part.t_d, d=d, eta=eta, L=L, sigma=sigma,
                    runs=runs, K=K.tolist(), D=D.tolist(), P=part.P.astype(int).tolist())
         out.append(Sample(lhs, bound, prm, seed=seed + k, size=N * T))
     return out
+
+
+_MC_RUNS = 64      # keyed runs of a searched noisy instance (the sampler's noisy instances use 200)
+
+
+def _mc_ends(fed, part, eta, w0, runs, seed, *, last_only=False):
+    """The 99% upper confidence end of (1/T) sum_t E||grad f(w^t)||^2 over ``runs`` keyed runs, and
+    ``Delta`` = f(w^0) minus the upper end of E f(w^T) (``last_only``) or of min_t E f(w^t), clipped at 0."""
+    res = afl_dga(fed, part, eta=eta, w0=w0, runs=runs, seed=seed)
+    g = np.asarray(fed.grad(res.w))
+    per_run = (g * g).sum(-1)[:, :-1].mean(-1)
+    z = 2.576
+    lhs = float(per_run.mean() + z * per_run.std(ddof=1) / np.sqrt(runs))
+    f = np.asarray(fed.loss(res.w[:, -1:] if last_only else res.w[:, 1:]))          # (runs, t)
+    upper = f.mean(0) + z * f.std(0, ddof=1) / np.sqrt(runs)
+    Delta = max(0.0, float(np.asarray(fed.loss(res.w[0, 0])) - float(upper.min())))
+    return lhs, Delta
 
 
 def _substitution_samples(quick, seed, *, corrected):
@@ -383,7 +403,14 @@ def _family_words(problems, extra):
 
 @functools.lru_cache(maxsize=256)
 def _searched_run(key):
-    p = dict(key)
+    fed, part, w0, L, G2, eta = _searched_instance(dict(key))
+    res = afl_dga(fed, part, eta=eta, w0=w0, record=True)
+    return fed, part, res, diagnostics(fed, res), L, G2, eta
+
+
+def _searched_instance(p, noise_cov=None):
+    """The searched instance of ``p``: (fed, part, w0, L, G2, eta); ``noise_cov`` (N, d, d) adds noise to pseudo-Huber
+    clients (``G2`` then without the noise)."""
     rng = _rng(p["seed"], "search")
     N, T, d = p["N"], p["T"], p["d"]
     K = rng.integers(1, p["K_max"] + 1, (N, T))
@@ -394,25 +421,34 @@ def _searched_run(key):
         c[:, 0] = -1.0
         c[0, 0] = 1.0
         fed, L, G2 = LinearFederation(c=c), float(p["scale"]), 1.0
+    elif p["problem"] == "linear_het":      # c_0 = e_1, c_i = -c1 e_1 (i >= 1)
+        c = np.zeros((N, d))
+        c[:, 0] = -(p["c1"] if p["c1"] is not None else _balanced_c1(part))
+        c[0] = np.eye(d)[0]
+        fed, L = LinearFederation(c=c), float(p["scale"])
+        G2 = float((c * c).sum(-1).max())
     elif p["problem"] == "cosine":
         fed = SeparableCosineFederation(a=rng.uniform(0.2, 1.0, (N, d)), b=rng.uniform(0.0, 2.0, (N, d)),
                                         c=p["b_scale"] * rng.normal(size=(N, d)))
         L, G2 = float(fed.L), None
     else:
         fed = PseudoHuberFederation(b=p["b_scale"] * rng.normal(size=(N, d)), delta=rng.uniform(0.3, 2.0, N),
-                                    scale=p["scale"])
+                                    scale=p["scale"], noise_cov=noise_cov)
         L, G2 = float(p["scale"]), float(fed.G) ** 2
     eta = float(np.sqrt(N / T)) / L if p["corollary"] else p["eta_L"] / L
     w0 = rng.normal(size=d)
     w0 *= p["w0_scale"] / max(float(np.linalg.norm(w0)), 1e-300)
-    if p["problem"] != "linear":          # at distance w0_scale from the mean of the client optima (centres)
+    if p["problem"] in ("huber", "cosine"):   # at distance w0_scale from the mean of the client optima (centres)
         w0 = w0 + np.asarray(fed.b if p["problem"] == "huber" else fed.c).mean(axis=0)
-    res = afl_dga(fed, part, eta=eta, w0=w0, record=True)
-    return fed, part, res, diagnostics(fed, res), L, G2, eta
+    return fed, part, w0, L, G2, eta
+
+
+_NOISE_KEYS = ("entry", "sigma_add", "zeta")
 
 
 def _searched(p):
-    return _searched_run(tuple(sorted((k, v) for k, v in p.items() if k != "entry")))
+    """The noise-free recorded run of ``p`` (cached; the noise parameters do not change it)."""
+    return _searched_run(tuple(sorted((k, v) for k, v in p.items() if k not in _NOISE_KEYS)))
 
 
 def _det_evaluate(p):
@@ -433,6 +469,164 @@ def _corollary_evaluate(p):
     fed, part, res, dg, L, G2, eta = _searched(p)
     bound = _corrected_bound(part, L=L, eta=eta, Delta=_Delta_lower(dg.f), sigma2=0.0, G2=G2, corollary=True)
     return Sample(float(dg.average_grad2()), bound, dict(p), None, part.N * part.T)
+
+
+@functools.lru_cache(maxsize=64)
+def _schedule_lags(part_key):
+    """The lags ``(n, rho, mask)`` of a schedule (they do not depend on the clients: a linear run)."""
+    P, K, D = (np.asarray(a) for a in part_key)
+    part = Participation(P, K, D)
+    fed = LinearFederation(c=np.ones((part.N, 1)))
+    dg = diagnostics(fed, afl_dga(fed, part, eta=1.0, w0=np.zeros(1), record=True))
+    return np.asarray(dg.n), np.asarray(dg.rho), np.asarray(dg.mask, bool)
+
+
+def _balanced_c1(part) -> float:
+    """``c1 = (N n/rho + 1)/(N - 1)`` at client 0's entry with the largest ``n rho``: there
+    ``gbar = -(n/rho) c_0`` (every ``gbar^h`` is the mean of the constant ``c_i``), so
+    ``-eta sum gbar^h = eta sum g_u`` and Lemma 1' pathwise holds with equality."""
+    N = part.N
+    if N == 1:
+        return 1.0
+    n, rho, mask = _schedule_lags(tuple(tuple(map(tuple, a)) for a in (part.P, part.K, part.D)))
+    score = np.where(mask[:, 0], n[:, 0] * rho[:, 0], 0)
+    if score.max() <= 0:
+        return _c_star(N)
+    k = np.unravel_index(int(np.argmax(score)), score.shape)
+    return (N * float(n[:, 0][k]) / float(rho[:, 0][k]) + 1) / (N - 1)
+
+
+def _c_star(N: int) -> float:
+    """``(N + 1)/(N - 1)``: with ``c_i = -c1 e_1`` (i >= 1) and ``c_0 = e_1``, ``gbar = -(n/rho) c_0`` at
+    ``rho = n`` exactly when ``c1`` is this (Lemma 1' pathwise is then an equality); 1 for ``N = 1``."""
+    return (N + 1) / (N - 1) if N > 1 else 1.0
+
+
+def _wide_constrain(p):
+    """``_search_constrain`` plus ``c1`` of the heterogeneous linear clients (free: two pieces meeting at ``c*``;
+    balanced: from the schedule), and no multiplicative noise on pseudo-Huber clients (the simulator's noise is
+    additive); the parameters that do not act on an instance are normalised (no duplicate instances)."""
+    p = _search_constrain(p)
+    if "c_rel" in p:
+        if p["c1_mode"] == "balanced" or p["problem"] != "linear_het":   # (normalised: no duplicate instances)
+            p["c_rel"], p["c_side"] = 1.0, "below"
+        cs = _c_star(p["N"])
+        p["c1"] = cs * (p["c_rel"] if p["c_side"] == "below" else 1.0 / p["c_rel"])
+        if p["c1_mode"] == "balanced" and p["problem"] == "linear_het":
+            p["c1"] = None                          # set from the schedule's lags (_balanced_c1)
+    if p["problem"] == "linear_het":
+        p["b_scale"] = 0.0
+    if "zeta" in p and p["problem"] != "linear_het":
+        p["zeta"] = 0.0
+    return p
+
+
+_PROBLEM_WORDS["linear_het"] = _LINEAR_HET_WORDS = (
+    "heterogeneous linear clients c_0 = e_1, c_i = -c1 e_1 (i >= 1), w_0 = w0_scale times a seeded unit "
+    "direction (Assumption 1 for every L = scale, Assumption 3 with G = max_i ||c_i||), c1 either free (c* c_rel "
+    "or c* / c_rel, c_rel in [0.05, 1]: every c1 in [0.05 c*, 20 c*], c* = (N+1)/(N-1)) or 'balanced': c1 = "
+    "(N n/rho + 1)/(N - 1) at client 0's entry of the schedule with the largest n rho, where gbar = -(n/rho) c_0")
+
+
+def _wide_params(*, eta_high=1.0, lags_only=False, noise=False):
+    params = [Integer("N", 1, 6), Integer("T", 1, 24), Integer("t_d", 1, 4), Integer("K_max", 1, 5),
+              Integer("D_max", 0, 12), Integer("seed", 0, 10**6), Real("p", 0.05, 1.0)]
+    if lags_only:
+        return params
+    params = [Choice("problem", ("huber", "cosine", "linear_het")), Integer("d", 1, 3)] + params + [
+        Real("scale", 0.5, 3.0), Real("b_scale", 0.0, 3.0), Real("w0_scale", 1e-6, 10.0, log=True),
+        Real("eta_L", 1e-3, eta_high, log=True), Choice("c1_mode", ("free", "balanced")),
+        Choice("c_side", ("above", "below")), Real("c_rel", 0.05, 1.0)]
+    if noise:
+        params[0] = Choice("problem", ("huber", "linear_het"))
+        params += [Real("sigma_add", 0.0, 2.0), Real("zeta", 0.0, 1.0)]
+    return params
+
+
+LEMMA1_PATH_FAMILY = Family(
+    _wide_params(), constrain=_wide_constrain, fixed={"family": "searched", "corollary": False},
+    description=_family_words(("huber", "cosine", "linear_het"), "eta = eta_L/L, eta L in (0, 1] (Lemma 1' needs "
+                              "only eta > 0); the worst (t, i, j) of the run (Lemma 1' is pathwise)"))
+EQ2_FAMILY = Family(
+    [Choice("problem", ("linear_het", "huber"))] + _wide_params()[1:],
+    constrain=_wide_constrain, fixed={"family": "searched", "corollary": False},
+    description=_family_words(("linear_het", "huber"), "the worst round t of the run (the pathwise ||gbar^t||^2 <= "
+                              "G^2); equality at N = 1 on a linear client (gbar^t = c_0, ||c_0|| = G)"))
+LAG_FAMILY = Family(
+    _wide_params(lags_only=True), constrain=_search_constrain,
+    fixed={"family": "searched lags", "corollary": False, "problem": "linear", "d": 1, "scale": 1.0, "b_scale": 0.0,
+           "w0_scale": 1.0, "eta_L": 0.5},
+    description=_FAMILY_WORDS + "one-dimensional linear clients (the lags n, rho depend on the schedule only); the "
+                "worst (t, i, j) of the run; K_m, D_m, K_min, t_d of the schedule itself")
+THEOREM1_FAMILY = Family(
+    _wide_params(eta_high=0.5, noise=True), constrain=_wide_constrain, fixed={"family": "searched", "corollary": False},
+    description=_FAMILY_WORDS + _PROBLEM_WORDS["huber"] + " with additive isotropic noise E||eps||^2 = sigma_add^2 "
+    "(Assumption 2 with sigma = sigma_add, Assumption 3 with G^2 = (s max delta)^2 + sigma^2; the expectation from "
+    f"{_MC_RUNS} keyed runs, compared through the upper end of its 99% confidence interval, and the paper's Delta = "
+    "f(w^0) - min f (BFGS on the convex f); noise-free runs exact, with Delta = f(w^0) - min_t f(w^t)); " + _LINEAR_HET_WORDS + " with additive noise sigma_add^2 and "
+    "multiplicative noise zeta ||c_i||^2 = zeta ||grad f_i||^2 (Assumption 2 with sigma^2 = sigma_add^2 + zeta "
+    "max ||c_i||^2, Assumption 3 with G^2 = max_i (1 + zeta) ||c_i||^2 + sigma_add^2; exact: E w^t is the noise-free "
+    "path and grad f is constant; f* = -inf makes the printed Delta infinite, so the check uses the proof's "
+    "telescoped f(w^0) - E f(w^T) <= f(w^0) - min_t E f(w^t)); eta = eta_L/L with eta L in (0, 1/2] (Theorem 1''s step); K_m, D_m, K_min, t_d of "
+    "the schedule; the simulator's pseudo-Huber noise is additive "
+    "only (no multiplicative noise there)")
+
+
+def _lemma1_path_evaluate(p):
+    fed, part, res, dg, L, G2, eta = _searched(p)
+    q = {k: v for k, v in p.items() if k != "entry"}
+    bound = B.lemma1_corrected(eta=eta, rho=dg.rho, n=dg.n, since_anchor=dg.since_anchor, local2=dg.local2)
+    out = _worst_entry(dg.dist2, bound, dg.mask, q, part.N * part.T)
+    return out[0] if out else Sample(0.0, 1.0, {**q, "entry": None}, None, part.N * part.T)
+
+
+def _eq2_evaluate(p):
+    fed, part, res, dg, L, G2, eta = _searched(p)
+    q = {k: v for k, v in p.items() if k != "entry"}
+    out = _worst_entry(dg.gbar2, G2, np.ones(dg.gbar2.shape, bool), q, part.N * part.T)
+    return out[0] if out else Sample(0.0, 1.0, {**q, "entry": None}, None, part.N * part.T)
+
+
+def _lag_evaluate(p, *, which):
+    fed, part, res, dg, L, G2, eta = _searched(p)
+    q = {k: v for k, v in p.items() if k != "entry"}
+    c = _schedule_constants(part)
+    if which == "n":
+        out = _worst_entry(dg.n, B.lemma2_n(K_m=c["K_m"], D_m=c["D_m"]), dg.mask, q, part.N * part.T)
+    else:
+        out = _worst_entry(dg.rho, B.lemma2_rho(S=dg.S, t_d=c["t_d"], K_min=c["K_min"], D_m=c["D_m"]), dg.mask, q,
+                           part.N * part.T)
+    return out[0] if out else Sample(0.0, 1.0, {**q, "entry": None}, None, part.N * part.T)
+
+
+def _theorem1_stochastic_evaluate(p):
+    """Theorem 1' (stochastic) on one searched instance (``THEOREM1_FAMILY``): exact or 99% Monte Carlo."""
+    s_add, zeta = p["sigma_add"], p["zeta"]
+    size = p["N"] * p["T"]
+    if p["problem"] == "linear_het" or s_add == 0:
+        fed, part, res, dg, L, G2, eta = _searched(p)
+        c2 = (np.asarray(fed.c) ** 2).sum(-1).max() if p["problem"] == "linear_het" else 0.0
+        sigma2 = float(s_add**2 + zeta * c2)
+        G2n = float(G2 * (1 + zeta) + s_add**2)
+        bound = _corrected_bound(part, L=L, eta=eta, Delta=_Delta_lower(dg.f), sigma2=sigma2, G2=G2n)
+        return Sample(float(dg.average_grad2()), bound, dict(p), None, size)
+    d = int(p["d"])
+    cov = np.broadcast_to(s_add**2 / d * np.eye(d), (p["N"], d, d))
+    fedn, part, w0, L, G2, eta = _searched_instance(p, noise_cov=cov)
+    lhs, _ = _mc_ends(fedn, part, eta, w0, _MC_RUNS, p["seed"])
+    Delta = float(np.asarray(fedn.loss(w0))) - _f_star(fedn)     # the paper's Delta itself (no Monte Carlo in it)
+    bound = _corrected_bound(part, L=L, eta=eta, Delta=max(Delta, 0.0), sigma2=s_add**2, G2=G2 + s_add**2)
+    return Sample(lhs, bound, dict(p), p["seed"], size)
+
+
+def _f_star(fed) -> float:
+    """``min f`` of a pseudo-Huber federation (convex and smooth: BFGS from the mean centre, gradient-norm 1e-12)."""
+    from scipy.optimize import minimize  # noqa: PLC0415
+
+    b = np.asarray(fed.b)
+    r = minimize(lambda w: float(np.asarray(fed.loss(w))), b.mean(axis=0), jac=lambda w: np.asarray(fed.grad(w)),
+                 method="BFGS", options=dict(gtol=1e-12))
+    return min(float(r.fun), float(np.asarray(fed.loss(b.mean(axis=0)))))
 
 
 DET_FAMILY = _search_family(("huber", "cosine"), what=_family_words(
@@ -485,7 +679,8 @@ _reg("eq2", B.eq2, lambda q, s: _eq2_samples(q, s, corrected=False), expected="v
      still_stands="eq2_corrected: E||gbar||^2 <= G^2 (tight), and the noise part alone is <= sigma^2/(N K_min)",
      description="App. A eq. (2) (the '1/N' in E||gbar||^2 <= (sigma^2+G^2)/N) is false: N identical clients with "
                  "||grad f_i|| = G give ||gbar||^2 = G^2; only the noise part shrinks like 1/N")
-_reg("eq2_corrected", B.eq2_corrected, lambda q, s: _eq2_samples(q, s, corrected=True),
+_reg("eq2_corrected", B.eq2_corrected, lambda q, s: _eq2_samples(q, s, corrected=True), family=EQ2_FAMILY,
+     evaluate=_eq2_evaluate, search_budget=(12, 100),
      description="||gbar^t||^2 <= G^2 on identical-linear (equality) and random pseudo-Huber runs")
 _reg("lemma1", B.lemma1, lambda q, s: _lemma1_samples(q, s, used=False), expected="violated", falsifies="lemma",
      still_stands="Lemma 1' (lemma1_corrected, pathwise and nearly tight; lemma1_corrected_expectation with G^2) with the "
@@ -502,14 +697,17 @@ _reg("lag_count_printed", B.lag_count_printed, lambda q, s: _lag_samples(q, s, w
      description="the proof of Lemma 1 counts the server steps since the anchor as tau + tau' - 1; a correction that "
                  "arrives later than K_min local iterations adds more (random anarchic schedules); Lemma 2' stands")
 _reg("lemma1_corrected", B.lemma1_corrected, lambda q, s: _lemma1_corrected_samples(q, s, expectation=False),
+     family=LEMMA1_PATH_FAMILY, evaluate=_lemma1_path_evaluate, search_budget=(12, 100),
      description="Lemma 1' pathwise at every (t, i, j) of random anarchic runs and the linear family")
 _reg("lemma1_corrected_expectation", B.lemma1_corrected_expectation,
      lambda q, s: _lemma1_corrected_samples(q, s, expectation=True), family=LEMMA1_FAMILY,
      evaluate=_lemma1_expectation_evaluate, search_budget=(40, 200),
      description="Lemma 1' with G^2 (pseudo-Huber random anarchic runs and the linear family)")
-_reg("lemma2_n", B.lemma2_n, lambda q, s: _lag_samples(q, s, which="n"),
+_reg("lemma2_n", B.lemma2_n, lambda q, s: _lag_samples(q, s, which="n"), family=LAG_FAMILY,
+     evaluate=functools.partial(_lag_evaluate, which="n"), search_budget=(12, 100),
      description="Lemma 2' (1): n <= K_m + D_m - 1 on random anarchic schedules (attained)")
-_reg("lemma2_rho", B.lemma2_rho, lambda q, s: _lag_samples(q, s, which="rho"),
+_reg("lemma2_rho", B.lemma2_rho, lambda q, s: _lag_samples(q, s, which="rho"), family=LAG_FAMILY,
+     evaluate=functools.partial(_lag_evaluate, which="rho"), search_budget=(12, 100),
      description="Lemma 2' (2): rho <= tau + tau' - 1 + t_d max(0, ceil(D_m/K_min) - 1) on random anarchic schedules")
 _reg("theorem1", B.theorem1, lambda q, s: _theorem1_samples(q, s, literal=False), expected="violated", falsifies="theorem",
      still_stands="Theorem 1' (theorem1_corrected_det with the measured lags; theorem1_corrected, worst case, "
@@ -525,6 +723,7 @@ _reg("theorem1_corrected_det", B.theorem1_corrected_det, _theorem1_det_samples, 
      evaluate=_det_evaluate, search_budget=(40, 200),
      description="Theorem 1' (sigma = 0) with the measured lags on random anarchic runs (non-convex cosine, pseudo-Huber)")
 _reg("theorem1_corrected", B.theorem1_corrected, lambda q, s: _theorem1_corrected_samples(q, s),
+     family=THEOREM1_FAMILY, evaluate=_theorem1_stochastic_evaluate, search_budget=(12, 100),
      description="Theorem 1' worst case, eta <= 1/(2L): deterministic pseudo-Huber and periodic runs, and noisy "
                  "pseudo-Huber runs (99% upper confidence end of 200 keyed runs)")
 _reg("corollary1", B.corollary1, lambda q, s: _theorem1_samples(q, s, literal=False, statement="corollary1"),

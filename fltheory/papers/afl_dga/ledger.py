@@ -18,7 +18,7 @@ FINDINGS = (
             "(N = {{param:afl_dga.theorem1:N}}, T = {{param:afl_dga.theorem1:T}}, t_d = {{param:afl_dga.theorem1:t_d}}), "
             "unchanged when rescaled to η = 1/T ({{ratio:afl_dga.theorem1_literal_step}})",
             "Theorem 1′: deterministic, {{verdict:afl_dga.theorem1_corrected_det}}; with noise, "
-            "{{verdict:afl_dga.theorem1_corrected}}"),
+            "{{verdict:afl_dga.theorem1_corrected}} (its supremum is 1/2, approached as ηL → 0 without noise)"),
     Finding(P, "Corollary 1",
             "the corollary at its own step size (ratio {{ratio:afl_dga.corollary1}})",
             "Corollary 1′, {{verdict:afl_dga.corollary1_corrected}}; linear speedup proved for t_d = 1 or σ = 0, open "

@@ -41,6 +41,7 @@ statement                      status     note
 ``staleness_sum``              printed    sum_k sum_n d = S (G-1)(K - G/2 + 1), K >= G - 1
 ``theorem1``                   printed    App. D: (Q2 + Q3 + Q4)/Q1 -- FALSE
 ``theorem1_order``             printed    (30): sqrt(K+1) (Q2+Q3+Q4)/Q1 -> Delta/beta + beta L(...)/(2SB)
+``theorem1_rate``              printed    (30) as a rate for every eta of (29), with that constant -- FALSE
 ``theorem1_corrected``         corrected  Theorem 1' (keeps the (1 + 1/lambda) Gamma^2 floor)
 =============================  =========  ====================================================
 
@@ -218,6 +219,12 @@ theorem1 = _st("theorem1", r"\frac1{K+1}\sum_{k=0}^K\mathbb E\|\nabla f(\mathbf 
 theorem1_order = _st("theorem1_order", r"\lim_{K\to\infty}\sqrt{K+1}\,\frac{Q_2+Q_3+Q_4}{Q_1}\Big|_{\eta=\beta/\sqrt{K+1}}",
                      "==", Delta / beta_expr + beta_expr * L * (sigma**2 + M * Gamma**2) / (2 * S * B), [_DIV], "(30)",
                      title="(30): the O(1/sqrt K) rate of the explicit bound, with its constant")
+theorem1_rate = _st(
+    "theorem1_rate", r"\frac1{K+1}\sum_{k=0}^K\mathbb E\|\nabla f(\mathbf w_k)\|^2", "<=",
+    (Delta / beta_expr + beta_expr * L * (sigma**2 + M * Gamma**2) / (2 * S * B)) / sp.sqrt(K + 1), _T1_CONDS, "(30)",
+    title="(30): the O(1/sqrt K) rate of Theorem 1 for every step of (29), with the constant of its derivation",
+    reason="(30) is stated for every eta <= beta/sqrt(K+1); its constant is the limit of sqrt(K+1) (Q2+Q3+Q4)/Q1 at "
+           "the largest step (theorem1_order)")
 d_avg = sp.Piecewise((K / 2, K < dbar), (dbar - dbar * (dbar + 1) / (2 * (K + 1)), True))
 x_cond = eta * L * (1 + rho) + 2 * (1 + lam) * dbar * (dbar + rho) * (eta * L) ** 2
 theorem1_corrected = _st(
@@ -233,7 +240,7 @@ STATEMENTS = [s for s in (
     tau_async, staleness, staleness_general, khat_idfl, khat_idfl_corrected, prop1_alpha, rounds_loop_bound,
     rounds_done, assumption2_minibatch, assumption2_minibatch_corrected, lemma1, lemma1_corrected, lemma2,
     lemma2_corrected, lemma3, lemma3_corrected, lemma4_27, lemma4_28, lemma4_exact, staleness_sum, theorem1,
-    theorem1_order, theorem1_corrected)]
+    theorem1_order, theorem1_rate, theorem1_corrected)]
 BY_NAME = {st.name: st for st in STATEMENTS}
 
 

@@ -24,12 +24,24 @@ Instance families (each inside the assumptions of the statements it is used for)
 
 * **searched** (issue 21) -- ``theorem1_corrected`` is also searched over ``QUADRATIC_FAMILY`` (the
   quadratic family with every size, curvature, noise, delay and ``eta L`` up to ``x_max`` as search
-  parameters): tight at ``N = S = 1``, ``sigma = Gamma = 0``, :math:`\eta L=1`.
+  parameters): tight at ``N = S = 1``, ``sigma = Gamma = 0``, :math:`\eta L=1`.  The corrected lemmas
+  are searched over ``GENERAL_FAMILY`` (``N`` not divisible by ``S``, intentional delay, mini-batches,
+  ``L != 1``, two curvatures, centres in two opposite groups or random, any step): Lemma 1' is tight on
+  one curvature (``f = L w^2/2``, the first round), Lemma 2' at ``N = 2``, ``S = 1``, ``c = (-1, +1)``,
+  ``w_0 = 1``, ``lambda = 1`` (:math:`\nabla f_0(w_0)=2\nabla f(w_0)`: Young's inequality is an
+  equality; the 'pm' centres give it for every even ``N`` with ``S <= N/2``), Lemma 3' reaches its
+  supremum 1/2 (the factor 2 of the mean/noise split).  Lemma 4 is searched over ``LEMMA4_FAMILY``
+  (``S | N``, ``K >= 2G``): (27) is tight at ``G = 1``; (28) is at most :math:`(G-1)/(2G)` for any
+  non-negative sequence (1/2 only as ``G`` grows).  The corrected (20) is searched over
+  ``MINIBATCH_FAMILY`` (additive and multiplicative per-sample noise, exact by enumerating the
+  mini-batches): tight whenever (19) holds with equality.  Multiplicative noise is not in the exact
+  quadratic engine, so the lemmas use ``M = 1``.
 
 Printed statements that are false carry ``expected="violated"``: ``khat_idfl`` (31),
 ``rounds_loop_bound`` (Algorithm 1's loop bound as the rounds in ``T``), ``assumption2_minibatch``
-(20), ``lemma1`` (22), ``lemma2`` (23), ``lemma3`` (24) and ``theorem1`` (the explicit bound of
-Appendix D).  Everything else holds.
+(20), ``lemma1`` (22), ``lemma2`` (23), ``lemma3`` (24), ``theorem1`` (the explicit bound of
+Appendix D) and ``theorem1_rate`` ((30) for every step of (29): ``N = S = 1``, ``f = w^2/2``,
+``eta = beta/(K+1)``, exact runs and their closed form).  Everything else holds.
 """
 from __future__ import annotations
 
@@ -460,6 +472,161 @@ def _theorem1_corrected_evaluate(p):
     return Sample(v, b, dict(p), None, float(p["N"] * p["m"] + K))
 
 
+# ============================================================================= searched lemma families (issue 21)
+def _general_constrain(p, *, lemma4=False):
+    """Raw searched parameters into the lemmas' hypotheses (see ``GENERAL_FAMILY``/``LEMMA4_FAMILY``)."""
+    if lemma4:                      # Lemma 4: S | N, no intentional delay, K >= 2G (K counts rounds 0..K)
+        p["N"] = p["G"] * p["S"]
+        p["alpha"] = 0
+        p["K"] = 2 * p["G"] + 1 + p["K_extra"]   # schedule rounds: the lemma's K = 2G + K_extra
+    else:
+        p["S"] = min(p["S"], p["N"])
+        G = -(-p["N"] // p["S"])
+        p["alpha"] = min(p["alpha"], G - 1) if p["N"] % p["S"] == 0 else 0   # Algorithm 2 needs S | N
+    if p["m"] == 1:
+        p["A_spread"] = 1.0
+    # the centres' size relative to ||w_0 - cbar||: c_scale = x0_scale c_rel ("below") or x0_scale / c_rel ("above")
+    p["c_scale"] = p["x0_scale"] * (p["c_rel"] if p["c_side"] == "below" else 1.0 / p["c_rel"])
+    p["eta"] = p["eta_L"] / p["L"]
+    return p
+
+
+def _general_params(lemma4=False):
+    size = ([Integer("G", 1, 6), Integer("S", 1, 3), Integer("K_extra", 0, 10)] if lemma4 else
+            [Integer("N", 1, 8), Integer("S", 1, 4), Integer("alpha", 0, 4), Integer("K", 1, 14)])
+    return size + [
+        Integer("m", 1, 2), Integer("B", 1, 8), Integer("tau_comp", 1, 20), Integer("r", 1, 2),
+        Integer("seed", 0, 10**6), Choice("c_pattern", ("random", "pm")), Choice("x0_dir", ("random", "e1")),
+        Choice("c_side", ("above", "below")), Real("c_rel", 0.05, 1.0), Real("L", 0.1, 3.0, log=True),
+        Real("A_spread", 0.05, 1.0), Real("sigma", 0.0, 2.0), Real("x0_scale", 0.01, 5.0, log=True),
+        Real("eta_L", 0.01, 2.5 if lemma4 else 2.0, log=True)]
+
+
+_GENERAL_WORDS = (
+    "quadratic clients f_n = 1/2 (w - c_n)^T diag(A) (w - c_n) with a common curvature A = L (1, u) (u in "
+    "[A_spread, 1]; L != 1; a common curvature because Assumption 3 fails on quadratics whose Hessians differ: "
+    "their gradient differences grow linearly in w), centres c_n either -c_scale e_1 (n < N/2) and +c_scale e_1 ('pm': two opposite "
+    "groups) or random with max_n ||c_n|| = c_scale ('random'), w_0 = cbar + x0_scale times e_1 or a random unit "
+    "vector, c_scale = x0_scale c_rel or x0_scale / c_rel (every ratio in [0, 20]); Assumption 1 with L = max A, "
+    "Assumption 3 with the exact Gamma = max_n ||A (c_n - cbar)|| (the gradient differences are constant), "
+    "Assumption 2 with M = 1 and per-sample additive noise of variance sigma^2, mini-batches of B samples (the "
+    "exact engine has no multiplicative noise, so M = 1 and rho = 0); eta = eta_L / L with any eta_L > 0 (the lemmas "
+    "have no step condition); every expectation exact (exact.lemma_terms); ")
+GENERAL_FAMILY = Family(
+    _general_params(), constrain=_general_constrain, fixed={"family": "quadratic (searched lemmas)"},
+    description=_GENERAL_WORDS + "N devices in groups of S with N not necessarily divisible by S (staleness "
+    "ceil((N - u)/S) - 1), intentional delay alpha <= G - 1 where S | N, rounds K >= 1 (the worst round is kept)")
+LEMMA4_FAMILY = Family(
+    _general_params(lemma4=True), constrain=functools.partial(_general_constrain, lemma4=True),
+    fixed={"family": "quadratic (searched Lemma 4)"},
+    description=_GENERAL_WORDS + "N = G S devices (Lemma 4 assumes S | N), alpha = 0, rounds 0..K with K = 2G + "
+    "K_extra (Lemma 4 needs K >= 2G), eta_L up to 2.5 (Lemma 4 re-indexes any non-negative sequence, diverging runs included)")
+
+
+@functools.lru_cache(maxsize=1024)
+def _general_terms(key):
+    p = dict(key)
+    rng = _rng(p["seed"], "search-general")
+    m, N = p["m"], p["N"]
+    A = p["L"] * np.concatenate([[1.0], rng.uniform(p["A_spread"], 1.0, m - 1)])
+    if p["c_pattern"] == "pm":
+        c = np.zeros((N, m))
+        c[:, 0] = np.where(np.arange(N) < N / 2, -1.0, 1.0)
+    else:
+        c = rng.normal(size=(N, m))
+        c /= max(float(np.linalg.norm(c, axis=1).max()), 1e-300)
+    c *= p["c_scale"]
+    if p["x0_dir"] == "e1":
+        x0 = np.eye(m)[0]
+    else:
+        x0 = rng.normal(size=m)
+        x0 /= max(float(np.linalg.norm(x0)), 1e-300)
+    x0 = c.mean(axis=0) + p["x0_scale"] * x0
+    fed = X.tdma_quadratic(A=A, c=c, sigma=p["sigma"], B=p["B"])
+    t = tm.tdma_schedule(N=N, S=p["S"], tau_comp=p["tau_comp"], r=p["r"], K=p["K"], alpha=p["alpha"])
+    if "K_extra" in p:        # Lemma 4 needs a_k = E||grad f(w_k)||^2 only (no covariances, no lags: cheaper)
+        return t, np.asarray(X.exact_moments(fed, t, eta=p["eta"], x0=x0).grad_sq[:, 0]), None
+    return t, X.lemma_terms(fed, t, eta=p["eta"], x0=x0), X.quadratic_constants(fed, x0)
+
+
+def _general(p):
+    return _general_terms(tuple(sorted((k, v) for k, v in p.items() if k != "k")))
+
+
+def _round_sample(p, v, rhs):
+    j = _pick(v, rhs)
+    q = {k_: v_ for k_, v_ in p.items() if k_ != "k"}
+    return Sample(float(v[j]), float(rhs[j]), {**q, "k": [int(x) for x in j]}, None,
+                  float(p["N"] * p["m"] + p["K"]))
+
+
+def _lemma1_corrected_evaluate(p):
+    t, z, cs = _general(p)
+    rhs = B.lemma1_corrected(f_k=z.f[:-1], a_k=z.a[:-1], sum_h=z.sum_h, sum_D=z.sum_D, eta=p["eta"], M=1.0, L=p["L"],
+                             S=p["S"], B=p["B"], Gamma=cs.Gamma, sigma=p["sigma"], lam=1.0)
+    return _round_sample(p, z.f[1:], rhs)
+
+
+def _lemma2_corrected_evaluate(p):
+    t, z, cs = _general(p)
+    return _round_sample(p, z.sum_h, B.lemma2_corrected(Gamma=cs.Gamma, S=p["S"], sum_gf=z.sum_gf, lam=1.0))
+
+
+def _lemma3_corrected_evaluate(p):
+    t, z, cs = _general(p)
+    rhs = B.lemma3_corrected(eta=p["eta"], d=z.d.astype(float), window_H=z.window_H, M=1.0, S=p["S"], B=p["B"],
+                             sigma=p["sigma"])
+    return _round_sample(p, z.drift, rhs)
+
+
+def _lemma4_evaluate(p, *, which):
+    t, a, _ = _general(p)
+    K = p["K"] - 1                             # the rounds 0..K of the schedule's K + 1 models
+    if which == "27":
+        v = float(a[t.khat[: K + 1]].sum())
+        b = float(B.lemma4_27(N=p["N"], S=p["S"], K=K, g0=a[0], sum_a=a[: K + 1].sum()))
+    else:                                      # sum_k sum_{n in S_k} sum_{j=khat_n}^{k-1} sum_{n' in S_j} a_{jhat_n'}
+        c_gf = np.concatenate([[0.0], np.cumsum(a[t.khat].sum(1))])
+        v = float((c_gf[np.arange(K + 1)[:, None]] - c_gf[t.khat[: K + 1]]).sum())
+        b = float(B.lemma4_28(N=p["N"], S=p["S"], K=K, g0=a[0], sum_a=a[: K + 1].sum()))
+    return Sample(v, b, dict(p), None, float(p["N"] * p["m"] + p["K"]))
+
+
+def _minibatch_constrain(p):
+    if p["m"] == 1:
+        p["A_spread"] = 1.0
+    return p
+
+
+MINIBATCH_FAMILY = Family(
+    [Integer("m", 1, 3), Integer("B", 1, 4), Integer("seed", 0, 10**6), Real("a", 0.0, 1.5), Real("z0", 0.0, 2.0),
+     Real("grad_scale", 0.01, 5.0, log=True), Real("sigma_slack", 0.0, 1.0), Real("M_slack", 0.0, 1.0)],
+    constrain=_minibatch_constrain, fixed={"family": "per-sample population (searched)"},
+    description="a per-sample gradient g(w, zeta) = s (grad f_n(w) - v) over the population zeta = (s, v) in "
+                "{1 - a, 1 + a} x {+z0 u, -z0 u} (uniform; u a seeded unit vector, grad f_n(w) a seeded vector of "
+                "norm grad_scale in R^m): unbiased, multiplicative (s) and additive (v) noise together, "
+                "E||g||^2 = (1 + a^2)(||grad f_n||^2 + z0^2), so (19) holds with sigma^2 = (1 + a^2) z0^2 (1 + "
+                "sigma_slack) and M = (1 + a^2)(1 + M_slack) (equality at zero slack); E||g_B||^2 exact by "
+                "enumerating all 4^B mini-batches of B independent samples")
+
+
+def _minibatch_evaluate(p):
+    rng = _rng(p["seed"], "search-minibatch")
+    m, Bb, a = p["m"], p["B"], p["a"]
+    grad = rng.normal(size=m)
+    grad *= p["grad_scale"] / max(float(np.linalg.norm(grad)), 1e-300)
+    u = rng.normal(size=m)
+    u /= max(float(np.linalg.norm(u)), 1e-300)
+    pop = np.array([s * (grad - v * p["z0"] * u) for s in (1 - a, 1 + a) for v in (1.0, -1.0)])   # (4, m)
+    idx = np.stack(np.meshgrid(*[np.arange(4)] * Bb, indexing="ij"), -1).reshape(-1, Bb)         # every batch
+    gB = pop[idx].mean(axis=1)
+    value = float((gB * gB).sum(-1).mean())
+    sigma2 = (1 + a * a) * p["z0"] ** 2 * (1 + p["sigma_slack"])
+    M = (1 + a * a) * (1 + p["M_slack"])
+    bound = float(B.assumption2_minibatch_corrected(sigma=float(np.sqrt(sigma2)), B=Bb, M=M, grad_n=float(grad @ grad)))
+    return Sample(value, bound, dict(p), None, float(m + Bb))
+
+
 def _theorem1_order_samples(quick, seed):
     rng = _rng(seed, "order")
     out = []
@@ -473,6 +640,34 @@ def _theorem1_order_samples(quick, seed):
         eta = float(B.beta_value(S=S, B=Bb, L=kw["L"], N=N, M=kw["M"])) / math.sqrt(K + 1)
         v = math.sqrt(K + 1) * float(B.theorem1(eta=eta, K=K, g0=g0, **kw))
         out.append(Sample(v, float(B.theorem1_order(**kw)), {**kw, "g0": g0, "K": K}, None, 0.0))
+    return out
+
+
+def rate_run(K: int, *, exact: bool):
+    """(30)'s counterexample: N = S = 1, f = w^2/2, w_0 = 1 (beta = 1, Delta = 1/2, sigma = Gamma = 0) at the step
+    eta = beta/(K+1), which (29) allows.  ``(1/(K+1)) sum_k ||grad f(w_k)||^2`` with ``w_k = (1 - eta)^k``: from the
+    exact engine (``exact``) or in closed form (a geometric sum; for the long horizons)."""
+    beta = float(B.beta_value(S=1, B=1, L=1.0, N=1, M=1.0))
+    eta = beta / (K + 1)
+    if exact:
+        fed = X.tdma_quadratic(A=[1.0], c=[[0.0]])
+        m = X.exact_moments(fed, tm.tdma_schedule(N=1, S=1, tau_comp=1, r=1, K=K), eta=eta, x0=[1.0])
+        return eta, float(np.mean(np.asarray(m.grad_sq)[: K + 1, 0]))
+    q = (1.0 - eta) ** 2
+    return eta, float(-np.expm1((K + 1) * np.log(q)) / (1.0 - q) / (K + 1))
+
+
+RATE_HORIZONS = (2, 100, 10**4, 10**6)
+
+
+def _theorem1_rate_samples(quick, seed):
+    """(30) against exact runs at eta = beta/(K+1): the average tends to (1 - e^{-2})/2 = 0.4323, not O(1/sqrt K)."""
+    out = []
+    for K in RATE_HORIZONS[: 3 if quick else None]:
+        eta, v = rate_run(K, exact=K <= 100)
+        b = float(B.theorem1_rate(eta=eta, K=K, Delta=0.5, L=1.0, M=1.0, B=1, S=1, N=1, sigma=0.0, Gamma=0.0))
+        out.append(Sample(v, b, dict(family="f = w^2/2, N = S = 1, w_0 = 1", K=K, eta=eta, beta=1.0, Delta=0.5,
+                                     exact_engine=K <= 100), None, float(K)))
     return out
 
 
@@ -523,13 +718,15 @@ _reg("assumption2_minibatch", B.assumption2_minibatch, lambda q, s: _minibatch_s
      falsifies="remark", still_stands="(19) per sample, and (20) with sigma^2/B + (1 + (M-1)/B)||grad f_n||^2 "
                                       "(assumption2_minibatch_corrected, tight)")
 _reg("assumption2_minibatch_corrected", B.assumption2_minibatch_corrected,
-     lambda q, s: _minibatch_samples(q, s, corrected=True), **_EX,
+     lambda q, s: _minibatch_samples(q, s, corrected=True), **_EX, family=MINIBATCH_FAMILY,
+     evaluate=_minibatch_evaluate, search_budget=(40, 150),
      description="sigma^2/B + (1 + (M-1)/B)||grad f_n||^2, tight on additive noise")
 _reg("lemma1", B.lemma1, lambda q, s: _lemma1_samples(q, s, corrected=False), expected="violated", **_EX,
      description="Lemma 1 (22) is false: f = w^2/2, N = S = 2, eta = 0.1, w_0 = 1 gives f(w_1) = 0.405 > 0.4025 "
                  "(proof steps (A.5)-(A.6) and (A.9)); Lemma 1' stands",
      falsifies="lemma", still_stands="Lemma 1' (lemma1_corrected): tight on this very instance")
 _reg("lemma1_corrected", B.lemma1_corrected, lambda q, s: _lemma1_samples(q, s, corrected=True), **_EX,
+     family=GENERAL_FAMILY, evaluate=_lemma1_corrected_evaluate, search_budget=(16, 80),
      description="Lemma 1' (lambda = 1) against exact expectations; equality on the Lemma 1 counterexample")
 _reg("lemma2", B.lemma2, lambda q, s: _lemma2_samples(q, s, corrected=False), expected="violated", **_EX,
      description="Lemma 2 (23) is false: it drops the cross term, so a group whose drift is aligned with grad f "
@@ -537,6 +734,7 @@ _reg("lemma2", B.lemma2, lambda q, s: _lemma2_samples(q, s, corrected=False), ex
      falsifies="lemma", still_stands="Lemma 2 with Young's inequality, (1 + 1/lambda) Gamma^2 S + (1 + lambda) sum "
                                      "||grad f||^2 (lemma2_corrected)")
 _reg("lemma2_corrected", B.lemma2_corrected, lambda q, s: _lemma2_samples(q, s, corrected=True), **_EX,
+     family=GENERAL_FAMILY, evaluate=_lemma2_corrected_evaluate, search_budget=(16, 80),
      description="Lemma 2 with Young's inequality (lambda = 1) against exact expectations")
 _reg("lemma3", B.lemma3, lambda q, s: _lemma3_samples(q, s, corrected=False), expected="violated", **_EX,
      description="Lemma 3 (24) is false: (B.1) loses the Cauchy-Schwarz factor d S, so a drift of d >= 2 nearly "
@@ -544,10 +742,13 @@ _reg("lemma3", B.lemma3, lambda q, s: _lemma3_samples(q, s, corrected=False), ex
      falsifies="lemma", still_stands="Lemma 3' per device, 2 eta^2 (d + rho) sum H_j + 2 eta^2 d sigma^2/(SB) "
                                      "(lemma3_corrected)")
 _reg("lemma3_corrected", B.lemma3_corrected, lambda q, s: _lemma3_samples(q, s, corrected=True), **_EX,
+     family=GENERAL_FAMILY, evaluate=_lemma3_corrected_evaluate, search_budget=(16, 80),
      description="Lemma 3' per device against exact drifts E||w_k - w_khat||^2")
-_reg("lemma4_27", B.lemma4_27, lambda q, s: _lemma4_samples(q, s, which="27"), **_EX,
+_reg("lemma4_27", B.lemma4_27, lambda q, s: _lemma4_samples(q, s, which="27"), **_EX, family=LEMMA4_FAMILY,
+     evaluate=functools.partial(_lemma4_evaluate, which="27"), search_budget=(16, 100),
      description="Lemma 4 (27) on exact a_k (K >= 2G)")
-_reg("lemma4_28", B.lemma4_28, lambda q, s: _lemma4_samples(q, s, which="28"), **_EX,
+_reg("lemma4_28", B.lemma4_28, lambda q, s: _lemma4_samples(q, s, which="28"), **_EX, family=LEMMA4_FAMILY,
+     evaluate=functools.partial(_lemma4_evaluate, which="28"), search_budget=(24, 150),
      description="Lemma 4 (28) on exact a_k (K >= 2G)")
 _reg("lemma4_exact", B.lemma4_exact, lambda q, s: _lemma4_samples(q, s, which="exact"), relation="==", rtol=1e-10,
      atol=1e-12, description="(C.1) exactly: sum_k sum_n a_khat = N a_0 + S sum_{k=1}^{K-G+1} a_k")
@@ -557,10 +758,20 @@ _reg("theorem1", B.theorem1, _theorem1_printed_samples, expected="violated", **_
                  "(A.9), (A.5) and the sign steps (25)/(D.1) fail; Theorem 1' stands",
      falsifies="theorem", still_stands="Theorem 1' with its (1 + 1/lambda) Gamma^2 floor and step condition "
                                        "(theorem1_corrected), Lemma 4 (27)-(28), and the O(1/sqrt K) order of the printed "
-                                       "expression itself (theorem1_order)")
+                                       "expression itself at eta = beta/sqrt(K+1) (theorem1_order)")
 _reg("theorem1_order", B.theorem1_order, _theorem1_order_samples, relation="==", rtol=1e-4, atol=0.0,
      description="(30): sqrt(K+1) times the explicit bound tends to Delta/beta + beta L (sigma^2 + M Gamma^2)/(2SB) "
-                 "(K = 1e14): the bound's O(1/sqrt K) order stands (its constant grows like G), but the bound is false")
+                 "(K = 1e14): the bound's O(1/sqrt K) order at the largest step stands (its constant grows like G), but the "
+                 "bound is false, and (30) for every step of (29) is false too (theorem1_rate)")
+_reg("theorem1_rate", B.theorem1_rate, _theorem1_rate_samples, expected="violated", **_EX,
+     description="(30) is false as printed: (29) only asks eta <= beta/sqrt(K+1), and at eta = beta/(K+1) (N = S = 1, "
+                 "f = w^2/2, w_0 = 1, beta = 1) the average squared gradient tends to (1 - e^-2)/2 = 0.4323, so "
+                 "sqrt(K) times it grows without bound (43 at K = 1e4, 432 at K = 1e6) against any constant; the "
+                 "verdict uses the constant of the paper's own derivation, Delta/beta + beta L (sigma^2 + M Gamma^2)/"
+                 "(2SB) (theorem1_order)",
+     falsifies="theorem", still_stands="Theorem 1' (theorem1_corrected, tight), and the O(1/sqrt K) order of the "
+                                       "explicit expression at the largest step eta = beta/sqrt(K+1) (theorem1_order): "
+                                       "the rate needs eta of order 1/sqrt(K), which (29) does not ask")
 _reg("theorem1_corrected", B.theorem1_corrected, _theorem1_corrected_samples, **_EX, family=QUADRATIC_FAMILY,
      evaluate=_theorem1_corrected_evaluate, search_budget=(50, 200),
      description="Theorem 1' (lambda = 1, eta L <= x_max) against exact E||grad f(w_k)||^2, AFL and intentional delay")

@@ -9,6 +9,12 @@ FINDINGS = (
             "the theorem: synchronous N = S = {{param:tdma.theorem1:N}}, K = {{param:tdma.theorem1:K}} gives "
             "{{value:tdma.theorem1}} while the bound is {{bound:tdma.theorem1}}",
             "Theorem 1′ (it keeps a (1 + 1/λ)Γ² floor), {{verdict:tdma.theorem1_corrected}}"),
+    Finding(P, "(30), Theorem 1's rate O(G²/√K) for every step η ≤ β/√(K+1) of (29)",
+            "the theorem: (29) allows η = β/(K+1); with N = S = 1, f = w²/2, w₀ = 1 (β = 1) the average squared "
+            "gradient tends to (1 − e⁻²)/2 = 0.4323, and √K times it is 43 at K = 10⁴, 432 at K = 10⁶ (against the "
+            "constant of the paper's own derivation: ratio {{ratio:tdma.theorem1_rate}} already at K = "
+            "{{param:tdma.theorem1_rate:K}})",
+            "Theorem 1′, {{verdict:tdma.theorem1_corrected}}; the rate needs η of order 1/√K, which (29) does not ask"),
     Finding(P, "Lemma 1 (22)",
             "the lemma: f = w²/2, N = S = {{param:tdma.lemma1:N}}, η = {{param:tdma.lemma1:eta}} gives "
             "{{value:tdma.lemma1}} > {{bound:tdma.lemma1}}",
@@ -19,7 +25,7 @@ FINDINGS = (
             "Lemma 2′ (Young's inequality), {{verdict:tdma.lemma2_corrected}}"),
     Finding(P, "Lemma 3 (24)",
             "the lemma: (B.1) loses the Cauchy-Schwarz factor; {{value:tdma.lemma3}} > {{bound:tdma.lemma3}}",
-            "Lemma 3′, {{verdict:tdma.lemma3_corrected}}"),
+            "Lemma 3′, {{verdict:tdma.lemma3_corrected}} (its supremum is 1/2)"),
     Finding(P, "(31), the model index k̂ under intentional delay",
             "a remark: one round off (N = {{param:tdma.khat_idfl:N}}, S = {{param:tdma.khat_idfl:S}}, α = "
             "{{param:tdma.khat_idfl:alpha}})",
