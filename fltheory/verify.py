@@ -62,7 +62,7 @@ DEEP_FACTOR = 20                            # a deep search spends this many tim
 # what a counterexample can refute: the numbered result itself, or only a line of its proof, or a printed constant
 MARKER = ".fltheory"   # written into a report folder (first line "fltheory verify"): the command may rewrite it
 FALSE_OBJECTS = ("theorem", "lemma", "proposition", "corollary", "remark", "proof step", "constant", "algorithm line",
-                 "our claim")
+                 "our claim", "equation")
 
 
 @dataclass
@@ -150,7 +150,9 @@ class Check:
     falsifies : for a check expected ``violated``, WHICH printed object its counterexample
         refutes: one of ``FALSE_OBJECTS`` (a ``"proof step"`` is a line inside a proof, not the
         result it serves; a ``"constant"`` is a printed constant while the form stands; ``"our claim"`` is a claim
-        this package made, not the paper).
+        this package made, not the paper; an ``"equation"`` is a numbered equation of the text that states a fact
+        about the method, e.g. a staleness or a round length, neither a theorem nor a remark nor a line of the
+        algorithm).
     still_stands : what the counterexample leaves standing (the theorem's own statement, the
         corrected form, the range where it holds).
     family : optional :class:`fltheory.search.Family`: the instances inside the statement's

@@ -20,14 +20,18 @@ Per-round symbols (supplied from an exact computation, see ``exact.lemma_terms``
 =============================  =========  ====================================================
 statement                      status     note
 =============================  =========  ====================================================
-``tau_async``                  printed    (10) average slots per round: exact as (E_{k+G}-E_k)/G
-``staleness``                  printed    (15) min(k, G-1) for S dividing N: exact
+``tau_async_printed``          printed    (9)-(10) with G = ceil(N/S), any N -- FALSE when S does not divide N
+``tau_async``                  corrected  (9)-(10) with S | N added: exact as (E_{k+G}-E_k)/G
+``staleness_printed``          printed    (15)-(16) min(k, G-1), G = ceil(N/S), any N -- FALSE when S does not divide N
+``staleness``                  corrected  (15)-(16) with S | N added: exact
 ``staleness_general``          corrected  any N: ceil((N-u)/S) - 1 once k S + u >= N
 ``khat_idfl``                  printed    (31): one round off for G - alpha - 1 <= k <= G -- FALSE
 ``khat_idfl_corrected``        corrected  0 for k <= G-alpha-1, else k - G + alpha + 1
 ``prop1_alpha``                printed    (32)-(33): the largest alpha adding no slot: exact
+``prop1_condition``            printed    (34)-(36): alpha adds no slot iff r (G-alpha-1)(S+1) >= tau_comp
 ``rounds_loop_bound``          printed    Algorithm 1's floor(T / tau_async) rounds -- FALSE
 ``rounds_done``                corrected  #{k : E_k <= T} in closed form (Table I = this + 1)
+``smoothness_descent``         printed    (18): the descent inequality implied by (17)
 ``assumption2_minibatch``      printed    (20) -- FALSE for B > 1
 ``assumption2_minibatch_corr`` corrected  sigma^2/B + (1 + (M-1)/B) ||grad f_n||^2
 ``lemma1``                     printed    (22) -- FALSE (0.405 > 0.4025 on f = w^2/2)
@@ -36,6 +40,8 @@ statement                      status     note
 ``lemma2_corrected``           corrected  (1 + 1/lambda) Gamma^2 S + (1 + lambda) sum ||grad f||^2
 ``lemma3``                     printed    (24) -- FALSE (Cauchy-Schwarz factor lost)
 ``lemma3_corrected``           corrected  Lemma 3': 2 eta^2 (d + rho) window_H + 2 eta^2 d sigma^2/(SB)
+``round_descent``              printed    (25): Lemmas 1-3 combined -- FALSE (0.405 > 0.4025 on f = w^2/2)
+``summed_descent``             printed    (26): (25) summed over k = 0..K -- FALSE (0.195 > 0.19 at K = 0)
 ``lemma4_27``, ``lemma4_28``   printed    (27), (28): hold (valid re-indexing bounds)
 ``lemma4_exact``               corrected  (C.1) exactly: N a_0 + S sum_{k=1}^{K-G+1} a_k
 ``staleness_sum``              printed    sum_k sum_n d = S (G-1)(K - G/2 + 1), K >= G - 1
@@ -86,9 +92,11 @@ sigma, Gamma, Delta, g0, alpha, u, dbar, d = (_n(n) for n in ("sigma", "Gamma", 
 f_k, a_k, sum_h, sum_gf, sum_D, sum_d, sum_window, drift, window_H, grad_n = (
     _n(n) for n in ("f_k", "a_k", "sum_h", "sum_gf", "sum_D", "sum_d", "sum_window", "drift", "window_H", "grad_n"))
 sum_stale, sum_a, sum_a_head, sum_triple = (_n(n) for n in ("sum_stale", "sum_a", "sum_a_head", "sum_triple"))
+sum_d_all, sq_dist = _n("sum_d_all"), _n("sq_dist")
+f_drop = sp.Symbol("f_drop", real=True)
 SYMBOLS = {s.name: s for s in (eta, L, M, B, S, N, K, G, k, r, tau, T, lam, sigma, Gamma, Delta, g0, alpha, u, dbar, d,
                                f_k, a_k, sum_h, sum_gf, sum_D, sum_d, sum_window, drift, window_H, grad_n, sum_stale,
-                               sum_a, sum_a_head, sum_triple)}
+                               sum_a, sum_a_head, sum_triple, sum_d_all, sq_dist, f_drop)}
 LATEX = {"tau_comp": r"\tau^{\rm comp}", "f_k": r"\mathbb E f(\mathbf w_k)", "a_k": r"\mathbb E\|\nabla f(\mathbf w_k)\|^2",
          "sum_h": r"\textstyle\sum_{n\in\mathcal S_k}\mathbb E\|\nabla f_n(\mathbf w_{\hat k_n})\|^2",
          "sum_gf": r"\textstyle\sum_{n\in\mathcal S_k}\mathbb E\|\nabla f(\mathbf w_{\hat k_n})\|^2",
@@ -97,7 +105,9 @@ LATEX = {"tau_comp": r"\tau^{\rm comp}", "f_k": r"\mathbb E f(\mathbf w_k)", "a_
          "drift": r"\mathbb E\|\mathbf w_k-\mathbf w_{\hat k_n}\|^2", "g0": r"\|\nabla f(\mathbf w_0)\|^2",
          "dbar": r"\bar d", "lam": r"\lambda", "grad_n": r"\|\nabla f_n(\mathbf w)\|^2",
          "sum_stale": r"\sum_k\sum_{n\in\mathcal S_k}a_{\hat k_n}", "sum_a": r"\sum_{k=0}^K a_k",
-         "sum_a_head": r"\sum_{k=1}^{K-G+1}a_k", "sum_triple": r"\sum_k\sum_n\sum_j\sum_{n'}a_{\hat j_{n'}}"}
+         "sum_a_head": r"\sum_{k=1}^{K-G+1}a_k", "sum_triple": r"\sum_k\sum_n\sum_j\sum_{n'}a_{\hat j_{n'}}",
+         "sum_d_all": r"\sum_{k=0}^K\sum_{n\in\mathcal S_k}d_{n,k}", "sq_dist": r"\|\mathbf w'-\mathbf w\|^2",
+         "f_drop": r"\mathbb E[f(\mathbf w_0)-f(\mathbf w_{K+1})]"}
 PAPER_TITLE = "Song & Hong, Asynchronous FL Using Outdated Local Updates Over TDMA Channel"
 
 
@@ -109,21 +119,36 @@ def _st(name, lhs, relation, expr, conds=(), equation="", status="printed", reas
 
 
 _DIV = (sp.Eq(sp.Mod(N, S), 0), "S divides N")
+# (9), (10), (15) and (16) are printed with G = ceil(N/S) and no divisibility (Sec. III); the paper assumes S | N
+# only in Proposition 1 and Theorem 1.  ``tau_async`` and ``staleness`` add it (corrected), the ``_printed`` forms not.
+_DIV_ADDED = (sp.Eq(sp.Mod(N, S), 0), "S divides N (added: the paper prints this for any N, G = ceil(N/S))")
 c_comm = r * (S + 1)
 G_NS = N / S
+G_CEIL = sp.ceiling(N / S)
 rho = sp.Max(M - 1, 0) / (S * B)
 
 # ============================================================================= timing
+tau_async_printed = _st("tau_async_printed", r"\lim_{K\to\infty}(E_K-E_0)/K", "==",
+                        sp.Piecewise(((tau + c_comm) / G_CEIL, tau >= r * (G_CEIL - 1) * (S + 1)), (c_comm, True)),
+                        [], "(9)-(10)", title="(10) as printed: average slots per round, G = ceil(N/S), any N")
 tau_async = _st("tau_async", r"(E_{k+G}-E_k)/G", "==",
                 sp.Piecewise(((tau + c_comm) / G_NS, tau >= r * (G_NS - 1) * (S + 1)), (c_comm, True)),
-                [_DIV], "(10)", tight=True, title="(10): average slots per asynchronous round")
-staleness = _st("staleness", r"d_{n,k}", "==", sp.Min(k, G_NS - 1), [_DIV], "(15)", tight=True,
-                title="(15): staleness min(k, G-1)")
+                [_DIV_ADDED], "(9)-(10)", status="corrected", tight=True,
+                reason="(10) holds as printed only when S divides N: for N = 5, S = 2, tau_comp = 30 a round takes "
+                       "16 slots on average, not (tau_comp + 3)/3 = 11 (the rotation of 5 devices through 2 uplinks "
+                       "idles once every 2 rounds, not every G = 3)",
+                corrects="tau_async_printed", title="(10) with S | N: average slots per asynchronous round")
+staleness_printed = _st("staleness_printed", r"d_{n,k}", "==", sp.Min(k, G_CEIL - 1), [], "(15)-(16)",
+                        title="(15) as printed: staleness min(k, G-1), G = ceil(N/S), any N")
+staleness = _st("staleness", r"d_{n,k}", "==", sp.Min(k, G_NS - 1), [_DIV_ADDED], "(15)-(16)", tight=True,
+                status="corrected", reason="(15) holds as printed only when S divides N: otherwise the uplinks of "
+                                           "one round carry updates of different staleness (staleness_general)",
+                corrects="staleness_printed", title="(15) with S | N: staleness min(k, G-1)")
 staleness_general = _st("staleness_general", r"d_{n,k}\ (k S + u \ge N)", "==", sp.ceiling((N - u) / S) - 1,
                         [(u <= S - 1, "u is an uplink of the round (0 .. S-1)")], "(15), any N", status="corrected",
                         reason="(15) assumes S divides N; for any N the FIFO rotation gives this value for the u-th "
                                "uplink once k S + u >= N (mean over a round exactly N/S - 1)",
-                        corrects="staleness", tight=True)
+                        corrects="staleness_printed", tight=True)
 khat_idfl = _st("khat_idfl", r"\hat k_n", "==",
                 sp.Piecewise((0, k <= G - alpha), (k - G + alpha, k <= G), (k - G + alpha + 1, True)),
                 [(alpha <= G - 1, "0 <= alpha <= G - 1")], "(31)", title="(31): khat under intentional delay")
@@ -138,6 +163,12 @@ prop1_alpha = _st("prop1_alpha", r"\alpha^*", "==",
                   sp.Piecewise((0, tau / r >= (G_NS - 1) * (S + 1)), (G_NS - d_star_expr - 1, True)),
                   [_DIV], "(32)-(33)", tight=True,
                   title="Proposition 1: the largest intentional delay that adds no slot to any round")
+prop1_condition = _st("prop1_condition", r"[E_k(\alpha)=E_k(0)\ \forall k]", "==",
+                      sp.Piecewise((1, r * (G_NS - alpha - 1) * (S + 1) >= tau), (0, True)),
+                      [_DIV, (alpha <= G_NS - 1, "0 <= alpha <= G - 1"),
+                       (tau < r * (G_NS - 1) * (S + 1), "tau_comp < r (G-1)(S+1) (the case of (34)-(36))")],
+                      "(34)-(36)", tight=True,
+                      title="Proposition 1's proof: alpha adds no slot to any round iff r (G-alpha-1)(S+1) >= tau_comp")
 rounds_loop_bound = _st("rounds_loop_bound", r"K_{\rm done}(T)", "==",
                         sp.floor(T / sp.Max(c_comm, (tau + c_comm) / G_NS)), [_DIV], "Alg. 1 line 2",
                         title="Algorithm 1's loop bound floor(T / tau_async) as the rounds that fit in T")
@@ -151,6 +182,11 @@ rounds_done = _st("rounds_done", r"K_{\rm done}(T)=\#\{k:E_k\le T\}", "==", roun
                   reason="the loop bound ignores the first tau_comp slots and the idle gap of every cycle; the rounds "
                          "completed by T follow from the exact end times (Table I lists this number plus one)",
                   corrects="rounds_loop_bound", tight=True)
+
+# ============================================================================= assumption 1
+smoothness_descent = _st("smoothness_descent", r"f(\mathbf w')-f(\mathbf w)-\nabla f(\mathbf w)^\top(\mathbf w'-\mathbf w)",
+                         "<=", L / 2 * sq_dist, [], "(18)", tight=True,
+                         title="(18): the descent inequality that (17) implies")
 
 # ============================================================================= assumption 2
 assumption2_minibatch = _st("assumption2_minibatch", r"\mathbb E\|\nabla f_n(\mathbf w;\mathcal B)\|^2", "<=",
@@ -190,6 +226,18 @@ lemma3_corrected = _st("lemma3_corrected", r"\mathbb E\|\mathbf w_k-\mathbf w_{\
                        reason="(B.1) uses ||sum_{i<=m} x_i||^2 <= sum ||x_i||^2 without the factor m = d S; splitting "
                               "mean and (orthogonal) noise gives this per-device bound",
                        corrects="lemma3")
+round_descent = _st("round_descent", r"\mathbb E f(\mathbf w_{k+1})", "<=",
+                    f_k - eta / 2 * a_k + eta**2 * L * (Gamma**2 * M + sigma**2) / (2 * S * B)
+                    + (eta**2 * M * L - eta * S * B) / (2 * S**2 * B) * sum_gf
+                    + eta**3 * L**2 * M / (2 * S**3 * B) * sum_window
+                    + eta**3 * L**2 * (sigma**2 + M * Gamma**2) / (2 * S**2 * B) * sum_d, [], "(25)",
+                    title="(25): Lemma 1 with Lemmas 2 and 3 substituted, one round")
+summed_descent = _st("summed_descent",
+                     r"\frac{\eta}{K+1}\sum_k a_k-\frac{\eta^2ML-\eta SB}{S^2B(K+1)}\sum_k\sum_{n\in\mathcal S_k}"
+                     r"\mathbb E\|\nabla f(\mathbf w_{\hat k_n})\|^2-\frac{\eta^3L^2M}{S^3B(K+1)}\sum_k W_k", "<=",
+                     2 / (K + 1) * f_drop + eta**2 * L * (Gamma**2 * M + sigma**2) / (S * B)
+                     + eta**3 * L**2 * (sigma**2 + M * Gamma**2) / (S**2 * B * (K + 1)) * sum_d_all, [], "(26)",
+                     title="(26): (25) summed over k = 0..K (the printed f(w_{k+1}) read as f(w_{K+1}))")
 lemma4_27 = _st("lemma4_27", r"\sum_{k=0}^K\sum_{n\in\mathcal S_k}a_{\hat k_n}", "<=",
                 (N - S) * g0 + S * sum_a, [(K >= 2 * N / S, "K >= 2G"), _DIV], "(27)",
                 title="Lemma 4 (27)")
@@ -237,9 +285,10 @@ theorem1_corrected = _st(
     corrects="theorem1")
 
 STATEMENTS = [s for s in (
-    tau_async, staleness, staleness_general, khat_idfl, khat_idfl_corrected, prop1_alpha, rounds_loop_bound,
-    rounds_done, assumption2_minibatch, assumption2_minibatch_corrected, lemma1, lemma1_corrected, lemma2,
-    lemma2_corrected, lemma3, lemma3_corrected, lemma4_27, lemma4_28, lemma4_exact, staleness_sum, theorem1,
+    tau_async_printed, tau_async, staleness_printed, staleness, staleness_general, khat_idfl, khat_idfl_corrected,
+    prop1_alpha, prop1_condition, rounds_loop_bound, rounds_done, smoothness_descent, assumption2_minibatch,
+    assumption2_minibatch_corrected, lemma1, lemma1_corrected, lemma2, lemma2_corrected, lemma3, lemma3_corrected,
+    round_descent, summed_descent, lemma4_27, lemma4_28, lemma4_exact, staleness_sum, theorem1,
     theorem1_order, theorem1_rate, theorem1_corrected)]
 BY_NAME = {st.name: st for st in STATEMENTS}
 

@@ -4,8 +4,16 @@ simulator and against exact expectations on quadratic clients.
 Instance families (each inside the assumptions of the statements it is used for):
 
 * **channels** -- random ``(G, S, tau_comp, r, alpha)`` with ``N = G S`` (and ``N`` not divisible by
-  ``S`` for the general staleness law), run through :func:`~.timing.tdma_schedule`.  The timing
-  statements assume only equal computation times and ``S | N`` (as the paper does).
+  ``S`` for the general staleness law and the printed (10), (15)), run through
+  :func:`~.timing.tdma_schedule`.  The timing statements assume equal computation times.  (9), (10),
+  (15) and (16) are printed with ``G = ceil(N/S)`` for any ``N`` (the paper assumes ``S | N`` only in
+  Proposition 1 and Theorem 1): ``tau_async_printed`` and ``staleness_printed`` check them as printed
+  (violated: ``N = 5``, ``S = 2``, ``tau_comp = 30`` takes 16 slots a round, (10) says 11), ``tau_async``
+  and ``staleness`` with ``S | N`` added.
+* **the algorithm's equations** -- noiseless quadratic clients run by the batched simulator against
+  (5), (7), (11), (12) typed line by line (``update_rule``), and Fig. 2's example (13)-(14).
+* **smooth functions** -- (18) on separable ``sum_i A_i h(w_i - c_i)`` with ``h`` quadratic or log cosh
+  (``SMOOTH_FAMILY``, searched; equality on a quadratic along its top curvature).
 * **quadratic** -- ``f_n = 1/2 (w - c_n)^T diag(A) (w - c_n)`` with ``A`` in ``[0.1, 1]^m`` times
   ``{0.5, 1, 2}``, ``||c_n|| <= 3``, additive per-sample noise of variance ``sigma^2`` in
   ``[0, 2]`` and mini-batches ``B`` in ``1..8``.  Assumption 1 holds with ``L = max A`` (``f`` is
@@ -37,7 +45,11 @@ Instance families (each inside the assumptions of the statements it is used for)
   mini-batches): tight whenever (19) holds with equality.  Multiplicative noise is not in the exact
   quadratic engine, so the lemmas use ``M = 1``.
 
-Printed statements that are false carry ``expected="violated"``: ``khat_idfl`` (31),
+Printed statements that are false carry ``expected="violated"``: ``tau_async_printed`` ((9)-(10) with
+``S`` not dividing ``N``), ``staleness_printed`` ((15)-(16) likewise), ``khat_idfl`` (31) (off by one at
+``k = G - alpha`` for every ``alpha``, 0 included), ``round_descent`` (25) and ``summed_descent`` (26)
+(both on Lemma 1's instance: 0.405 > 0.4025, and 0.195 > 0.19 at ``K = 0``; searched over
+``GENERAL_FAMILY`` like the corrected lemmas),
 ``rounds_loop_bound`` (Algorithm 1's loop bound as the rounds in ``T``), ``assumption2_minibatch``
 (20), ``lemma1`` (22), ``lemma2`` (23), ``lemma3`` (24), ``theorem1`` (the explicit bound of
 Appendix D) and ``theorem1_rate`` ((30) for every step of (29): ``N = S = 1``, ``f = w^2/2``,
@@ -50,9 +62,10 @@ import math
 
 import numpy as np
 
-from ...backend import KeyedStream
+from ...backend import KeyedStream, to_numpy
 from ...search import Choice, Family, Integer, Real
 from ...verify import Check, Sample, register
+from . import algorithm as ALG
 from . import bounds as B
 from . import exact as X
 from . import timing as tm
@@ -104,12 +117,23 @@ def _staleness_samples(quick, seed):
     return _identity_samples(rows)
 
 
-def _staleness15_samples(quick, seed):
-    """(15) itself (alpha = 0): the statement against the simulator."""
+# the referees' instance of (10) and (15) as printed: N = 5 devices, S = 2 uplinks a round (G = ceil(5/2) = 3)
+PRINTED_TIMING_INSTANCE = dict(N=5, S=2, tau_comp=30, r=1, alpha=0)
+
+
+def _staleness15_samples(quick, seed, *, printed=False):
+    """(15)-(16) (alpha = 0) against the simulator: with ``S | N`` added (``staleness``) or as printed, ``G =
+    ceil(N/S)`` for any ``N`` (``staleness_printed``: random N divisible by S or not, and the referees' N = 5, S = 2
+    first, at size 0 so that it is the counterexample quoted)."""
+    chans = _channels(quick, seed, alpha=False)
+    if printed:
+        q = PRINTED_TIMING_INSTANCE
+        chans = [(q, tm.tdma_schedule(K=15, **q))] + chans + _channels(quick, seed, divisible=False)
+    st = B.staleness_printed if printed else B.staleness
     rows = []
-    for p, t in _channels(quick, seed, alpha=False):
+    for i, (p, t) in enumerate(chans):
         k = np.arange(t.K)[:, None] + 0 * t.staleness
-        rows.append((p, _mismatch(t.staleness, B.staleness(N=p["N"], S=p["S"], k=k)), p["N"] + t.K))
+        rows.append((p, _mismatch(t.staleness, st(N=p["N"], S=p["S"], k=k)), 0 if printed and i == 0 else p["N"] + t.K))
     return _identity_samples(rows)
 
 
@@ -147,12 +171,39 @@ def _tau_async_samples(quick, seed):
     return out
 
 
+@functools.lru_cache(maxsize=256)
+def slots_per_round(N, S, tau_comp, r):
+    """The exact long-run average slots per round of asynchronous FL over TDMA, for any ``N``: after the start-up
+    (``3G`` rounds) the round durations ``E_k - E_{k-1}`` repeat with the smallest period ``p <= 4N`` under which the
+    whole simulated tail (``12 N`` rounds) is periodic, and one period is averaged (the average of (10))."""
+    G = -(-N // S)
+    off, cap = 3 * G, 4 * N
+    t = tm.tdma_schedule(N=N, S=S, tau_comp=tau_comp, r=r, K=off + 3 * cap + 1)
+    tail = np.diff(t.end)[off:]
+    q = next((p for p in range(1, cap + 1) if np.array_equal(tail[p:], tail[:-p])), None)
+    if q is None:     # pragma: no cover - the rotation repeats within N rounds
+        raise RuntimeError(f"the round durations of N={N}, S={S} do not repeat within {cap} rounds")
+    return float(tail[:q].sum()) / q
+
+
+def _tau_async_printed_samples(quick, seed):
+    """(10) as printed (G = ceil(N/S), no divisibility) against the exact long-run average of the simulator: the
+    referees' N = 5, S = 2, tau_comp = 30 first (size 0), then random channels with S | N and without."""
+    q = PRINTED_TIMING_INSTANCE
+    chans = [q] + [p for p, _ in _channels(quick, seed, alpha=False, n=6 if quick else 20)
+                   + _channels(quick, seed, divisible=False, n=6 if quick else 20)]
+    out = []
+    for i, p in enumerate(chans):
+        ch = (p["N"], p["S"], p["tau_comp"], p["r"])
+        out.append(Sample(slots_per_round(*ch), float(B.tau_async_printed(N=ch[0], S=ch[1], tau_comp=ch[2], r=ch[3])),
+                          dict(p), None, 0.0 if i == 0 else float(p["N"] + p["tau_comp"])))
+    return out
+
+
 def _khat_samples(quick, seed, *, corrected):
     st = B.khat_idfl_corrected if corrected else B.khat_idfl
     rows = []
-    for p, t in _channels(quick, seed):
-        if p["alpha"] == 0 and not corrected:
-            continue
+    for p, t in _channels(quick, seed):          # every alpha, 0 included: (31) is off at k = G - alpha for each
         G = p["N"] // p["S"]
         k = np.arange(min(t.K, G + 1))
         want = st(G=G, alpha=p["alpha"], k=k)
@@ -161,6 +212,11 @@ def _khat_samples(quick, seed, *, corrected):
         t = tm.tdma_schedule(N=6, S=2, tau_comp=2, r=1, K=3, alpha=1)
         want = st(G=3, alpha=1, k=np.arange(3))
         rows.append((dict(N=6, S=2, tau_comp=2, r=1, alpha=1, k=[0, 1, 2]), _mismatch(t.khat[:, 0], np.rint(want)), 0))
+        # alpha = 0 (Algorithm 1): at k = G (31)'s first branch gives 0 where (12) gives 1 (N = 4, S = 2, G = 2)
+        t = tm.tdma_schedule(N=4, S=2, tau_comp=2, r=1, K=3, alpha=0)
+        want = st(G=2, alpha=0, k=np.arange(3))
+        rows.append((dict(N=4, S=2, tau_comp=2, r=1, alpha=0, k=[0, 1, 2]), _mismatch(t.khat[:, 0], np.rint(want)),
+                     0.5))
     return _identity_samples(rows)
 
 
@@ -186,6 +242,25 @@ def _prop1_samples(quick, seed):
     for N, S, tau, r in golden[: 3 if quick else None]:
         p = dict(N=N, S=S, tau_comp=tau, r=r)
         out.append(Sample(float(_brute_alpha_star(p)), float(B.prop1_alpha(**p)), p, None, N))
+    return out
+
+
+def _prop1_condition_samples(quick, seed):
+    """(34)-(36): for tau_comp < r (G-1)(S+1), an intentional delay alpha keeps every E_k of asynchronous FL (the
+    simulator, K = 3G + 2 rounds) iff r (G - alpha - 1)(S + 1) >= tau_comp -- every alpha in 0..G-1."""
+    out = []
+    chans = [p for p, _ in _channels(quick, seed, alpha=False, n=20 if quick else 60)]
+    chans += [] if quick else [dict(N=100, S=1, tau_comp=50, r=1), dict(N=100, S=5, tau_comp=10, r=1)]
+    for p in chans:
+        N, S, tau, r = p["N"], p["S"], p["tau_comp"], p["r"]
+        G = N // S
+        if tau >= r * (G - 1) * (S + 1):
+            continue
+        base = tm.tdma_schedule(N=N, S=S, tau_comp=tau, r=r, K=3 * G + 2).end
+        for a in range(G):
+            e = tm.tdma_schedule(N=N, S=S, tau_comp=tau, r=r, K=len(base), alpha=a).end
+            q = dict(N=N, S=S, tau_comp=tau, r=r, alpha=a)
+            out.append(Sample(float(np.array_equal(e, base)), float(B.prop1_condition(**q)), q, None, float(N + a)))
     return out
 
 
@@ -251,6 +326,58 @@ def _minibatch_samples(quick, seed, *, corrected):
         exact = gn + (float(np.trace(np.asarray(fed.noise_cov)[0])) if fed.noise_cov is not None else 0.0)
         st = B.assumption2_minibatch_corrected if corrected else B.assumption2_minibatch
         out.append(Sample(exact, float(st(sigma=sig, B=Bb, M=1.0, grad_n=gn)), dict(m=m, B=Bb, sigma=sig), seed, m + Bb))
+    return out
+
+
+# ============================================================================= assumption 1, (18)
+def _smooth_constrain(p):
+    if p["m"] == 1:
+        p["A_spread"] = 1.0
+    return p
+
+
+SMOOTH_FAMILY = Family(
+    [Integer("m", 1, 4), Integer("seed", 0, 10**6), Choice("h", ("quadratic", "logcosh")),
+     Real("L", 0.1, 10.0, log=True), Real("A_spread", 0.05, 1.0), Real("dist", 0.05, 5.0, log=True),
+     Real("align", 0.0, 1.0), Real("w_scale", 0.0, 3.0)],
+    constrain=_smooth_constrain, fixed={"family": "separable smooth (searched)"},
+    description="f(w) = sum_i A_i h(w_i - c_i) with h(x) = x^2/2 or log cosh x (h'' <= 1, so f is L-smooth with "
+                "L = max A, Assumption 1), A = L (1, u...) with u in [A_spread, 1]; w = c + w_scale times a seeded "
+                "unit vector, w' = w + dist times the unit vector of align e_1 + (1 - align) times a seeded unit "
+                "vector (e_1 is the direction of curvature L); f, grad f in closed form")
+
+
+def _smooth_evaluate(p):
+    rng = _rng(p["seed"], "search-smooth")
+    m = p["m"]
+    A = p["L"] * np.concatenate([[1.0], rng.uniform(p["A_spread"], 1.0, m - 1)])
+    c = rng.normal(size=m)
+    u, v = rng.normal(size=m), rng.normal(size=m)
+    w = c + p["w_scale"] * u / max(float(np.linalg.norm(u)), 1e-300)
+    direction = p["align"] * np.eye(m)[0] + (1 - p["align"]) * v / max(float(np.linalg.norm(v)), 1e-300)
+    if float(np.linalg.norm(direction)) < 1e-12:
+        direction = np.eye(m)[0]
+    w2 = w + p["dist"] * direction / float(np.linalg.norm(direction))
+    if p["h"] == "quadratic":
+        h, dh = (lambda x: 0.5 * x * x), (lambda x: x)
+    else:
+        h, dh = (lambda x: np.logaddexp(x, -x) - np.log(2.0)), np.tanh
+    f = lambda x: float(A @ h(x - c))                                   # noqa: E731
+    value = f(w2) - f(w) - float((A * dh(w - c)) @ (w2 - w))
+    bound = float(B.smoothness_descent(L=p["L"], sq_dist=float((w2 - w) @ (w2 - w))))
+    return Sample(value, bound, dict(p), None, float(m))
+
+
+def _smoothness_samples(quick, seed):
+    """(18) on random separable smooth functions (quadratic and log cosh); the quadratic along e_1 is equality."""
+    rng = _rng(seed, "smoothness")
+    out = [_smooth_evaluate(dict(m=1, seed=0, h="quadratic", L=1.0, A_spread=1.0, dist=1.0, align=1.0, w_scale=1.0))]
+    for _ in range(10 if quick else 40):
+        p = dict(m=int(rng.integers(1, 5)), seed=int(rng.integers(0, 10**6)), h=str(rng.choice(["quadratic", "logcosh"])),
+                 L=float(np.exp(rng.uniform(np.log(0.1), np.log(10)))), A_spread=float(rng.uniform(0.05, 1)),
+                 dist=float(np.exp(rng.uniform(np.log(0.05), np.log(5)))), align=float(rng.uniform()),
+                 w_scale=float(rng.uniform(0, 3)))
+        out.append(_smooth_evaluate(_smooth_constrain(p)))
     return out
 
 
@@ -358,6 +485,38 @@ def _lemma3_samples(quick, seed, *, corrected):
             v = z.sum_D
         j = _pick(v, rhs)
         out.append(Sample(float(v[j]), float(rhs[j]), {**p, "k": int(j[0])}, None, _size(p)))
+    return out
+
+
+def _round_descent_rhs(p, z, Gamma):
+    """(25)'s right-hand side for every round of an instance (exact terms ``z``)."""
+    return B.round_descent(f_k=z.f[:-1], a_k=z.a[:-1], sum_gf=z.sum_gf, sum_window=z.sum_window,
+                           sum_d=z.sum_d.astype(float), eta=p["eta"], L=p["L"], Gamma=Gamma, M=1.0, sigma=p["sigma"],
+                           S=p["S"], B=p["B"])
+
+
+def _summed_descent_terms(p, z, Gamma):
+    """(26) for every K = 0..(rounds - 1) of an instance: its printed left side (the average squared gradient times
+    eta, less the two sums (25) carries over) and its right side, ``f(w_{K+1})`` for the printed ``f(w_{k+1})``."""
+    eta, L, S, Bb = p["eta"], p["L"], p["S"], p["B"]
+    n = len(z.sum_gf)
+    K1 = np.arange(1, n + 1)
+    c1 = (eta**2 * L - eta * S * Bb) / (S**2 * Bb)            # M = 1
+    c2 = eta**3 * L**2 / (S**3 * Bb)
+    lhs = (eta * np.cumsum(z.a[:n]) - c1 * np.cumsum(z.sum_gf) - c2 * np.cumsum(z.sum_window)) / K1
+    rhs = B.summed_descent(K=K1 - 1, f_drop=z.f[0] - z.f[1:], sum_d_all=np.cumsum(z.sum_d).astype(float), eta=eta, L=L,
+                           Gamma=Gamma, M=1.0, sigma=p["sigma"], S=S, B=Bb)
+    return lhs, rhs
+
+
+def _descent_samples(quick, seed, *, summed):
+    """(25) per round or (26) per horizon K on the lemma counterexamples (Lemma 1's f = w^2/2, N = S = 2 first) and
+    random quadratic federations; the worst round or horizon of each instance."""
+    out = []
+    for p, t, z, cs in _all_instances(quick, seed):
+        v, rhs = _summed_descent_terms(p, z, cs.Gamma) if summed else (z.f[1:], _round_descent_rhs(p, z, cs.Gamma))
+        j = int(_pick(v, rhs)[0])
+        out.append(Sample(float(v[j]), float(rhs[j]), {**p, ("horizon" if summed else "k"): j}, None, _size(p)))
     return out
 
 
@@ -550,7 +709,7 @@ def _general_terms(key):
 
 
 def _general(p):
-    return _general_terms(tuple(sorted((k, v) for k, v in p.items() if k != "k")))
+    return _general_terms(tuple(sorted((k, v) for k, v in p.items() if k not in ("k", "horizon"))))
 
 
 def _round_sample(p, v, rhs):
@@ -577,6 +736,16 @@ def _lemma3_corrected_evaluate(p):
     rhs = B.lemma3_corrected(eta=p["eta"], d=z.d.astype(float), window_H=z.window_H, M=1.0, S=p["S"], B=p["B"],
                              sigma=p["sigma"])
     return _round_sample(p, z.drift, rhs)
+
+
+def _descent_evaluate(p, *, summed):
+    t, z, cs = _general(p)
+    if summed:
+        v, rhs = _summed_descent_terms(p, z, cs.Gamma)
+        j = int(_pick(v, rhs)[0])
+        q = {k_: v_ for k_, v_ in p.items() if k_ != "horizon"}
+        return Sample(float(v[j]), float(rhs[j]), {**q, "horizon": j}, None, float(p["N"] * p["m"] + p["K"]))
+    return _round_sample(p, z.f[1:], _round_descent_rhs(p, z, cs.Gamma))
 
 
 def _lemma4_evaluate(p, *, which):
@@ -671,6 +840,54 @@ def _theorem1_rate_samples(quick, seed):
     return out
 
 
+# ============================================================================= the algorithm's equations
+def _by_the_lines(fed, t, eta, x0):
+    """Algorithm 1 typed line by line on the simulator's groups S_k: the model index (12) (0 before a device's
+    first uplink, else the round after it; synchronous FL (7): the newest model), the aggregate (11) and (5)."""
+    grads = lambda w: np.asarray(fed.grad_clients_at(w))                # noqa: E731  (N, m): grad f_n(w)
+    w, last = [np.asarray(x0, float)], {}
+    for k in range(t.K):
+        g = np.zeros_like(w[0])
+        for n in t.clients[k]:
+            kh = k if t.scheme == "sync" else (0 if n not in last else last[n] + 1)
+            g += grads(w[kh])[n]
+        w.append(w[k] - eta / t.S * g)
+        last.update({int(n): k for n in t.clients[k]})
+    return np.stack(w)
+
+
+# Fig. 2's example (13)-(14): N = 6, S = 2, tau_comp = 2, r = 1 -- S_0 = {1, 2}, S_1 = {3, 4}, S_2 = {5, 6} (0-based
+# here), both rounds 0 and 1 on w_0, staleness 2 in round 2, and w_1, w_2 of (13)-(14)
+FIG2 = dict(N=6, S=2, tau_comp=2, r=1)
+
+
+def _update_rule_samples(quick, seed):
+    """The batched simulator (:func:`~.algorithm.afl_tdma`, noiseless quadratic clients) against the update typed
+    from (5), (7), (11), (12) and Algorithm 1 line 12, asynchronous and synchronous; and Fig. 2's example."""
+    rng = _rng(seed, "update-rule")
+    out = []
+    fed = X.tdma_quadratic(A=[1.0, 0.5], c=rng.normal(size=(6, 2)))
+    t = tm.tdma_schedule(K=3, **FIG2)
+    x0, eta = np.array([1.0, -1.0]), 0.3
+    w = to_numpy(ALG.afl_tdma(fed, t, eta=eta, x0=x0).w)[:, 0]
+    g = np.asarray(fed.grad_clients_at(x0))
+    text = [x0 - eta / 2 * (g[0] + g[1]), x0 - eta / 2 * (g[0] + g[1]) - eta / 2 * (g[2] + g[3])]      # (13), (14)
+    err = _mismatch(t.clients, [[0, 1], [2, 3], [4, 5]]) + _mismatch(t.khat[:2], 0) + _mismatch(t.staleness[2], 2)
+    out.append(Sample(err + _mismatch(w[1:3], text), 0.0, dict(example="Fig. 2, (13)-(14)", **FIG2), None, 0.0))
+    for i in range(4 if quick else 16):
+        G, S = int(rng.integers(1, 5)), int(rng.integers(1, 4))
+        N = G * S + (int(rng.integers(0, S)) if i % 2 else 0)          # S | N, and not
+        m, K = int(rng.integers(1, 4)), int(rng.integers(1, 4 * G + 4))
+        scheme = "sync" if i % 4 == 3 else "async"
+        fed = X.tdma_quadratic(A=rng.uniform(0.1, 1, m), c=rng.normal(size=(N, m)))
+        t = tm.tdma_schedule(N=N, S=S, tau_comp=int(rng.integers(1, 20)), r=int(rng.integers(1, 3)), K=K, scheme=scheme)
+        x0, eta = rng.normal(size=m), float(rng.uniform(0.05, 1.0))
+        w = to_numpy(ALG.afl_tdma(fed, t, eta=eta, x0=x0).w)[:, 0]
+        out.append(Sample(float(np.abs(w - _by_the_lines(fed, t, eta, x0)).max()), 0.0,
+                          dict(N=N, S=S, m=m, K=K, scheme=scheme, eta=eta), None, float(N + K)))
+    return out
+
+
 # ============================================================================= registry
 def _reg(name, statement, sampler, **kw):
     return register(Check(f"{PAPER}.{name}", paper=PAPER, statement=statement, sampler=sampler, **kw))
@@ -679,26 +896,44 @@ def _reg(name, statement, sampler, **kw):
 _ID = dict(relation="==", rtol=0.0, atol=0.5)      # integer identities: any mismatch is a whole slot or round
 _EX = dict(rtol=1e-9, atol=1e-12)                  # exact expectations: round-off only
 
+_reg("update_rule", None, _update_rule_samples, relation="==", rtol=0.0, atol=1e-9,
+     description="the batched simulator against (5), (7), (11), (12) and Algorithm 1 line 12 typed line by line "
+                 "(asynchronous and synchronous, S | N and not), and Fig. 2's example (13)-(14)")
+_reg("staleness_printed", B.staleness_printed, lambda q, s: _staleness15_samples(q, s, printed=True), **_ID,
+     expected="violated",
+     description="(15) as printed, min(k, G-1) with G = ceil(N/S) for any N, against the simulator: at N = 5, S = 2 "
+                 "the second uplink of every round from k = 3 on carries staleness 1, (15) says 2",
+     falsifies="equation", still_stands="(15)-(16) with S | N added (staleness, exact) and, for any N, the per-uplink "
+                                         "law ceil((N - u)/S) - 1 (staleness_general, exact)")
 _reg("staleness", B.staleness, _staleness15_samples, **_ID,
-     description="(15) d = min(k, G-1) against the slot-level simulator (S | N, random tau_comp, r)")
+     description="(15)-(16) with S | N added: d = min(k, G-1) against the slot-level simulator (random tau_comp, r)")
 _reg("staleness_idfl", None, _staleness_samples, **_ID,
      description="staleness under intentional delay, min(k, G-1-alpha), against the simulator (every alpha)")
 _reg("staleness_general", B.staleness_general, _staleness_general_samples, **_ID,
      description="any N (S not dividing N): k, then ceil((N-u)/S) - 1 for the u-th uplink, against the simulator")
 _reg("end_times", None, _end_time_samples, **_ID,
      description="exact end slots E_k in both regimes (asynchronous, intentional delay, synchronous) against the simulator")
+_reg("tau_async_printed", B.tau_async_printed, _tau_async_printed_samples, relation="==", rtol=1e-12, atol=0.0,
+     expected="violated",
+     description="(9)-(10) as printed, G = ceil(N/S) for any N, against the exact long-run average slots per round of "
+                 "the simulator: N = 5, S = 2, tau_comp = 30, r = 1 takes 16 slots a round, (10) says 11",
+     falsifies="equation", still_stands="(9)-(10) with S | N added, exact over every window of G rounds (tau_async)")
 _reg("tau_async", B.tau_async, _tau_async_samples, relation="==", rtol=1e-12, atol=0.0,
-     description="(10) as the exact average (E_{k+G} - E_k)/G of every window of G rounds")
+     description="(9)-(10) with S | N added, as the exact average (E_{k+G} - E_k)/G of every window of G rounds")
 _reg("khat_idfl", B.khat_idfl, lambda q, s: _khat_samples(q, s, corrected=False), **_ID, expected="violated",
-     description="(31) is one round off: at N = 6, S = 2, alpha = 1, k = 2 the devices use w_1, (31) says w_0 "
+     description="(31) is one round off at k = G - alpha .. G for every alpha: at N = 6, S = 2, alpha = 1, k = 2 the "
+                 "devices use w_1, (31) says w_0; at alpha = 0, k = G (N = 4, S = 2) w_1 against w_0 "
                  "(Proposition 1 and the staleness G - 1 - alpha still stand)",
-     falsifies="remark", still_stands="Algorithm 2, the staleness min(k, G - 1 - alpha), Proposition 1 (32)-(33) and the "
+     falsifies="equation", still_stands="Algorithm 2, the staleness min(k, G - 1 - alpha), Proposition 1 (32)-(33) and the "
                                       "corrected (31) (khat_idfl_corrected) all hold against the simulator")
 _reg("khat_idfl_corrected", B.khat_idfl_corrected, lambda q, s: _khat_samples(q, s, corrected=True), **_ID,
      description="corrected (31) against the simulator for every alpha in 0..G-1")
 _reg("prop1_alpha", B.prop1_alpha, _prop1_samples, **_ID,
      description="Proposition 1 (32)-(33) against a brute-force search of the largest alpha keeping every E_k "
                  "(random channels; MNIST S = 1..100 and Fig. 6/7 alpha = 74, 94, 98)")
+_reg("prop1_condition", B.prop1_condition, _prop1_condition_samples, **_ID,
+     description="(34)-(36): for tau_comp < r (G-1)(S+1), alpha keeps every E_k of asynchronous FL iff "
+                 "r (G - alpha - 1)(S + 1) >= tau_comp, every alpha in 0..G-1 against the simulator")
 _reg("rounds_loop_bound", B.rounds_loop_bound, lambda q, s: _rounds_samples(q, s, printed=True), **_ID,
      expected="violated",
      description="Algorithm 1's loop bound floor(T/tau_async) is not the number of rounds that end by T (Table I: "
@@ -711,6 +946,10 @@ _reg("table1", B.rounds_done, lambda q, s: _table1_rows(q), **_ID,
      description="Table I (CIFAR-10) as K_done + 1 = 49999/33333/16667/9091/4001 and the MNIST rounds by T = 50000")
 _reg("staleness_sum", B.staleness_sum, _staleness_sum_samples, relation="==", rtol=1e-12, atol=1e-9,
      description="sum_k sum_n d_{n,k} = S (G-1)(K - G/2 + 1) for K >= G-1 (the sum inside Q4)")
+_reg("smoothness_descent", B.smoothness_descent, _smoothness_samples, rtol=1e-8, atol=1e-12, family=SMOOTH_FAMILY,
+     evaluate=_smooth_evaluate, search_budget=(30, 120),
+     description="(18) on separable L-smooth functions (quadratic, log cosh); equality on a quadratic along the "
+                 "direction of curvature L")
 _reg("assumption2_minibatch", B.assumption2_minibatch, lambda q, s: _minibatch_samples(q, s, corrected=False),
      expected="violated", **_EX,
      description="(20) is false for B > 1: a noiseless per-sample gradient (sigma = 0, M = 1) has E||g_B||^2 = "
@@ -744,6 +983,18 @@ _reg("lemma3", B.lemma3, lambda q, s: _lemma3_samples(q, s, corrected=False), ex
 _reg("lemma3_corrected", B.lemma3_corrected, lambda q, s: _lemma3_samples(q, s, corrected=True), **_EX,
      family=GENERAL_FAMILY, evaluate=_lemma3_corrected_evaluate, search_budget=(16, 80),
      description="Lemma 3' per device against exact drifts E||w_k - w_khat||^2")
+_reg("round_descent", B.round_descent, lambda q, s: _descent_samples(q, s, summed=False), expected="violated", **_EX,
+     family=GENERAL_FAMILY, evaluate=functools.partial(_descent_evaluate, summed=False), search_budget=(8, 40),
+     description="(25), Lemma 1 with Lemmas 2 and 3 substituted, is false: on Lemma 1's instance (f = w^2/2, N = S = "
+                 "2, eta = 0.1, w_0 = 1) E f(w_1) = 0.405 > 0.4025 (it inherits Lemma 1's error, and substitutes Lemma 2 "
+                 "into a coefficient eta^2 ML - eta SB that is negative for eta < SB/(ML))",
+     falsifies="proof step", still_stands="Lemma 1' and Lemma 3' (lemma1_corrected, lemma3_corrected), summed into "
+                                           "Theorem 1' (theorem1_corrected)")
+_reg("summed_descent", B.summed_descent, lambda q, s: _descent_samples(q, s, summed=True), expected="violated", **_EX,
+     family=GENERAL_FAMILY, evaluate=functools.partial(_descent_evaluate, summed=True), search_budget=(8, 40),
+     description="(26), (25) summed over k = 0..K, is false: on Lemma 1's instance at K = 0 its left side is 0.195 "
+                 "and its right side 0.19",
+     falsifies="proof step", still_stands="Theorem 1' (theorem1_corrected), which sums Lemma 1' and Lemma 3' instead")
 _reg("lemma4_27", B.lemma4_27, lambda q, s: _lemma4_samples(q, s, which="27"), **_EX, family=LEMMA4_FAMILY,
      evaluate=functools.partial(_lemma4_evaluate, which="27"), search_budget=(16, 100),
      description="Lemma 4 (27) on exact a_k (K >= 2G)")
