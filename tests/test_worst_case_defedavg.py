@@ -130,3 +130,18 @@ def test_rounds_below_double_precision_are_left_out():
         ev(p)
     s = ev({**p, "phi_frac": 1e-3})                             # resolved: Young's 1/2 at K = 1
     assert s.value / s.bound == pytest.approx(0.5, abs=1e-6)
+
+
+def test_lemma8_non_convex_supremum_formula():
+    # noise only (w0 = 0), q = 1 + eta_bar L: E||g||^2 / bound = sum_m q^{2m} / (2K + 2 sum_m (q^m - 1)^2)
+    def ratio(K, x):
+        q = 1 + x / K
+        m = np.arange(K)
+        return float((q ** (2 * m)).sum() / (2 * K + 2 * ((q**m - 1) ** 2).sum()))
+
+    fam, ev, _ = C.SEARCH["lemma8"]
+    s = ev(fam.apply(dict(C.LIMIT_INSTANCES["lemma8"])))         # K = 64, eta_bar L K = 1.069
+    # the family's smallest Phi0 (phi_frac = 1e-6) leaves a signal of ~0.3% of the noise in g: ratio 0.1% lower
+    assert ratio(64, 1.069) * (1 - 2e-3) < s.value / s.bound < ratio(64, 1.069)
+    big = max(ratio(10**5, x) for x in np.linspace(1.0, 1.15, 31))
+    assert 0.9105 < big < 0.9107 and ratio(64, 1.069) < big      # the K -> infinity supremum 0.9106
