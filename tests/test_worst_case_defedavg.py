@@ -8,7 +8,8 @@ descriptions and ``LIMIT_INSTANCES`` in fltheory/papers/defedavg/checks.py say t
   (1 - O(eta_bar L K) at round 0 as eta_bar L -> 0 with K >= 2; the samplers hold the instance at eta_bar L K ~ 1e-7);
 * lemma8 / lemma10: 1/2 on convex clients (exactly 1/2 at K = 1: Young's inequality is the only loss), but
   0.9079 / 0.9048 on a non-convex quadratic client from its stationary point (supremum 0.9106 as K -> infinity);
-* lemma9 / lemma9_corrected: (K - 1)/(4K) -> 1/4 on convex clients, 0.311 / 0.297 non-convex at K = 64;
+* lemma9 / lemma9_corrected: (K - 1)/(4K) -> 1/4 on convex clients, 0.311 / 0.297 non-convex at K = 64; lemma4
+  (one client of the non-IID family): 7/32 convex at K = 8, 0.2485 non-convex (-> 0.297 as K -> infinity);
 * descent_iid: 0.281 (delay 1, w0 = 0: the round-1 update still uses w^0, so the moved term K eta eta_bar/4
   ||grad F(w^1)||^2 adds to the noise's 1/4); the other searches reach the values in REACH.
 """
@@ -24,12 +25,13 @@ from fltheory.verify import Check, Sample, rebuild, registry
 REACH = {
     "theorem2_corrected": 0.125, "theorem2_general": 0.30, "descent_iid": 0.28, "lemma6": 1 - 1e-6,
     "lemma8": 0.5 - 1e-9, "lemma10": 0.5 - 1e-9, "lemma9": 0.22, "lemma9_corrected": 0.22,
-    "theorem1": 0.0085, "theorem1_corrected": 0.027, "theorem1_general": 0.11, "lemma1": 0.9999,
-    "lemma4": 0.21, "lemma5": 0.45, "lemma2": 1 - 1e-6, "lemma4_step": 1 - 1e-6, "lemma9_step_corrected": 1 - 1e-6,
+    "theorem1": 0.019, "theorem1_corrected": 0.06, "theorem1_general": 0.11, "lemma1": 0.9999,
+    "lemma4": 0.15,                   # the sampler's derived non-convex instance reaches 0.2485 (LIMITS)
+    "lemma5": 0.44, "lemma2": 1 - 1e-6, "lemma4_step": 1 - 1e-6, "lemma9_step_corrected": 1 - 1e-6,
 }
 TIGHT = ("lemma2", "lemma4_step", "lemma9_step_corrected", "lemma6", "lemma1")
 # the samplers' derived instances (LIMIT_INSTANCES): the verdict's worst ratio in quick and full mode
-LIMITS = {"lemma8": 0.9078, "lemma10": 0.9048, "lemma9": 0.3112, "lemma9_corrected": 0.2971}
+LIMITS = {"lemma8": 0.9078, "lemma10": 0.9048, "lemma9": 0.3112, "lemma9_corrected": 0.2971, "lemma4": 0.2485}
 
 
 def _check(name):
@@ -83,7 +85,7 @@ def test_a_planted_tightening_of_a_tight_check_is_violated(name):
 
 
 @pytest.mark.parametrize("name", sorted(LIMITS))
-def test_non_convex_clients_go_beyond_one_half(name):
+def test_non_convex_clients_go_beyond_the_convex_supremum(name):
     v = _check(name).run(quick=True, seed=0)
     assert v.status == "holds" and LIMITS[name] <= v.worst_ratio < 1
     fam, ev, _ = C.SEARCH[name]
@@ -145,3 +147,16 @@ def test_lemma8_non_convex_supremum_formula():
     assert ratio(64, 1.069) * (1 - 2e-3) < s.value / s.bound < ratio(64, 1.069)
     big = max(ratio(10**5, x) for x in np.linspace(1.0, 1.15, 31))
     assert 0.9105 < big < 0.9107 and ratio(64, 1.069) < big      # the K -> infinity supremum 0.9106
+
+
+def test_descent_niid_with_every_client_lambda_rounds_behind_goes_beyond_one_quarter():
+    # (39) from w0 = x* (noise only), eta eta_bar at the cap 1/(4 L K lambda) of (11), K = 1, n = N = 64 and a
+    # constant delay lambda (Assumption 4 allows it): the round-lambda update still starts from w0 while the moved
+    # term K eta eta_bar/4 E||grad F(w^t)||^2 has grown with the noise of the earlier rounds.  The referees' 0.262
+    # lies here; NIID_FAMILY (uniform delays only) stops near 0.249 and the registered search does not reach it.
+    p = dict(d=1, N=64, n=64, K=1, lam=2, delay="constant", T=4, dir_seed=0, rates="any", L=1.0, b_scale=1e-4,
+             sigma2=1e6, phi_frac=1e-6, u1=1e-3, u2=1.0, G2_factor=1e-9)
+    s = C._niid_round_evaluate(p, "descent_niid")
+    assert 0.278 < s.value / s.bound < 0.279 and s.params["round"] == 2
+    uniform = C._niid_round_evaluate({**p, "delay": "uniform"}, "descent_niid")
+    assert uniform.value / uniform.bound < 0.25

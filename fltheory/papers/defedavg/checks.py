@@ -308,7 +308,11 @@ LIMIT_INSTANCES = {
 _NONCONVEX = dict(d=1, L=1.0, a2=1.0, theta=0.0, N=1, n=1, K=64, lam=1, D=0, delay="constant", T=1,
                   sigma2_factor=1.0, phi_frac=1e-6, rates="free", u_prod=1.0, clients="nonconvex")
 LIMIT_INSTANCES.update({"lemma8": dict(_NONCONVEX, u_bar=1.069 / 4), "lemma10": dict(_NONCONVEX, u_bar=1.0),
-                        "lemma9": dict(_NONCONVEX, u_bar=1.0), "lemma9_corrected": dict(_NONCONVEX, u_bar=1.0)})
+                        "lemma9": dict(_NONCONVEX, u_bar=1.0), "lemma9_corrected": dict(_NONCONVEX, u_bar=1.0),
+                        # Lemma 4 (one client of the non-IID family) at the edge of eta_bar <= 1/(4LK), K = 8
+                        "lemma4": dict(d=1, N=1, n=1, K=8, lam=1, delay="uniform", T=1, dir_seed=0, rates="any",
+                                       L=1.0, b_scale=1e-4, sigma2=1.0, phi_frac=1e-6, u1=1.0, u2=1.0, G2_factor=1.0,
+                                       a_ratio=1.0, clients="nonconvex")})
 
 
 def _niid_search_constrain(p):
@@ -340,7 +344,7 @@ def _niid_search_params(p) -> dict:
     return dict(a=[p["L"]] + [p.get("a_ratio", 1.0) * p["L"]] * (d - 1), b=(rng.normal(size=(N, d)) * p["b_scale"]).tolist(), N=N, n=p["n"], K=p["K"],
                 lam=p["lam"], lam_used=None, T=p["T"], sigma2=p["sigma2"], phi_frac=p["phi_frac"],
                 direction=rng.normal(size=d).tolist(), rates=p["rates"], u1=p["u1"], u2=p["u2"], seed=p["dir_seed"],
-                G2_factor=p["G2_factor"])
+                G2_factor=p["G2_factor"], delay=p.get("delay", "uniform"))
 
 
 @functools.lru_cache(maxsize=256)
@@ -402,7 +406,7 @@ def _niid_instance(p: dict):
             cap = min(1 / (4 * L * K * lam), (2 * s2 + G2 * K) / (8 * s2 * L * K * lam + 4 * L * G2 * K**2 * lam**2))
             eta = p["u2"] * cap / eta_bar
         m = X.niid_moments(fed, n=n, T=T, K=K, eta=eta, eta_bar=eta_bar, x0=x0, lam=lam_used, record_cov=True,
-                           record_lags=True)
+                           record_lags=True, delay=p.get("delay", "uniform"))
         const = X.assumption_constants(fed, m, K=K, eta_bar=eta_bar)
         if const.G2 <= G2:
             break
@@ -442,7 +446,8 @@ def _niid_lemma_terms(p: dict) -> dict:
     b = np.asarray(p["b"], float)
     spread = float(((b - b.mean(axis=0)) ** 2).sum(axis=1).mean())
     mse, lag, gap = np.asarray(m.mse), np.asarray(m.lag_msd), np.asarray(m.gap)
-    pl = np.full(lam + 1, 1.0 / (lam + 1))
+    # the delay distribution on 0..lam: i.i.d. uniform, or every client exactly lam rounds behind ("constant")
+    pl = np.eye(lam + 1)[lam] if p.get("delay", "uniform") == "constant" else np.full(lam + 1, 1.0 / (lam + 1))
 
     def C_(s, s2_):                                               # E<y_s, y_s'> for s >= s' >= 0
         return 0.5 * (mse[s] + mse[s2_] - lag[s, s - s2_])
@@ -766,7 +771,7 @@ def _round0_terms(p, name):
     return dict(Y_t=one(Y), Y_sum=one(Y if r1 else 0.0), g_sq=one(g_sq), drift=one(drift),
                 stale_sq=one(eta * eta * g_sq if r1 else 0.0), grad_sq=one(float((a * a * ew2).sum())), inner=None,
                 dF=None, first_round=int(r1), c=dict(n=n, K=K, T=2, L=L, sigma2=sigma2, Phi0=Phi0, lam=lam, eta=eta,
-                                                     eta_bar=eb))
+                                                     eta_bar=eb, nu2=0.0))
 
 
 def _niid_wide_constrain(p):
@@ -778,23 +783,38 @@ def _niid_wide_constrain(p):
     return p
 
 
-def _niid_wide_family(*, isotropic: bool, rates=("prescribed", "any"), u_low=1e-3, what=""):
+def _niid_wide_constrain_nc(p):
+    p = _niid_wide_constrain(p)
+    if p["clients"] == "nonconvex":                     # one client at round 0 (_niid_round_evaluate)
+        p["N"] = p["n"] = p["T"] = 1
+        p["rates"], p["delay"] = "any", "uniform"
+    else:
+        p["a_ratio"] = 1.0                              # the exact lemma terms need an isotropic Hessian
+    return p
+
+
+def _niid_wide_family(*, isotropic: bool, rates=("prescribed", "any"), u_low=1e-3, N_hi=16, nonconvex=False,
+                      what=""):
     """The non-IID search family, wider than ``NIID_FAMILY`` in K, lambda, L and T (from T = 1), and with
     heterogeneous curvatures a = (L, a_ratio L) where the statement needs no isotropic Hessian."""
-    params = [Integer("d", 1, 2), Integer("N", 1, 16, log=True), Integer("n", 1, 16, log=True), Integer("K", 1, 8),
-              Integer("lam", 1, 4), Integer("T", 1, 20), Integer("dir_seed", 0, 10**6), Choice("rates", tuple(rates)),
+    params = [Integer("d", 1, 2), Integer("N", 1, N_hi, log=True), Integer("n", 1, N_hi, log=True), Integer("K", 1, 8),
+              Integer("lam", 1, 4), Choice("delay", ("uniform", "constant")), Integer("T", 1, 20), Integer("dir_seed", 0, 10**6), Choice("rates", tuple(rates)),
               Real("L", 1e-3, 1e2, log=True), Real("b_scale", 1e-4, 1e2, log=True),
               Real("sigma2", 1e-6, 1e8, log=True), Real("phi_frac", 1e-6, 1.0, log=True),
               Real("u1", u_low, 1.0, log=True), Real("u2", 1e-3, 1.0, log=True), Real("G2_factor", 1e-9, 1.0, log=True)]
-    if not isotropic:
+    if not isotropic or nonconvex:
         params.append(Real("a_ratio", 1e-3, 1.0, log=True))
+    if nonconvex:
+        params.append(Choice("clients", ("nonconvex", "convex")))
     hess = ("an isotropic Hessian L I" if isotropic else
             "one diagonal Hessian diag(L, a_ratio L) shared by the clients")
-    return Family(params, constrain=_niid_wide_constrain, fixed={"family": "non-IID (searched, wide)"},
+    return Family(params, constrain=_niid_wide_constrain_nc if nonconvex else _niid_wide_constrain,
+                  fixed={"family": "non-IID (searched, wide)"},
                   description=f"non-IID clients F_i = (w - b_i)^T A (w - b_i)/2 with {hess} (Assumption 1, any L), "
                               "client optima b_i = b_scale times seeded Gaussians (Assumption 5 with the exact nu^2), "
                               "additive noise of trace sigma^2 (Assumptions 2-3), n <= N draws with replacement "
-                              "(any N, n) and i.i.d. uniform delays in 0..lambda (Assumption 4), G^2 raised from "
+                              "(any N, n) and i.i.d. uniform delays in 0..lambda or every client lambda rounds "
+                              "behind (Assumption 4), G^2 raised from "
                               "G2_factor times the usual first guess until the exact run stays inside Assumption 6, "
                               "Phi0 = phi_frac of its cap under (11), horizons from T = 1; " + what +
                               "; every expectation exact")
@@ -820,6 +840,13 @@ def _niid_wide_terms(key):
 
 def _niid_round_evaluate(p, name):
     q = _core(p)
+    if q.get("clients") == "nonconvex":
+        # one client (N = n = 1, nu^2 = 0) with curvatures (-L, a_ratio L) at round 0: Lemma 4's drift in closed
+        # form (_round0_terms), eta_bar = u1/(4 L K) anywhere inside Lemma 4's own condition
+        r0 = dict(d=q["d"], L=q["L"], a2=q.get("a_ratio", 1.0), K=q["K"], n=1, lam=q["lam"],
+                  sigma2_factor=q["sigma2"] / (48 * q["L"]), phi_frac=q["phi_frac"], direction=[1.0, 0.0][:q["d"]],
+                  root=4.0, u_bar=q["u1"], u_prod=q["u2"])
+        return _round_sample(name, q, _round0_terms(r0, name), 0.0)
     terms = _niid_wide_terms(tuple(sorted(q.items())))
     s = _round_sample(name, q, terms, float(terms["mse_max"]))
     return Sample(s.value, s.bound, {**q, "round": s.params["round"], "G2": terms["c"].get("G2")}, seed=None,
@@ -932,8 +959,12 @@ SEARCH = {
                                "as eta_bar L -> 0 with K >= 2 (as for Lemma 6)"),
         functools.partial(_niid_round_evaluate, name="lemma1"), (4, 24)),
     "lemma4": (
-        _niid_wide_family(isotropic=True, what="rates prescribed or any inside (11); the worst round. Noise "
-                                              "dominated: (K - 1)/(4K) -> 1/4 as K grows"),
+        _niid_wide_family(isotropic=True, nonconvex=True,
+                          what="rates prescribed or any inside (11), the worst round; or one non-convex client "
+                               "with curvatures (-L, a_ratio L) at round 0 in closed form, eta_bar = u1/(4 L K) "
+                               "anywhere inside Lemma 4's condition. Convex, noise dominated: (K - 1)/(4K) -> 1/4; "
+                               "non-convex from the stationary point at u1 = 1: 0.2485 at K = 8, -> 0.297 as K -> "
+                               "infinity"),
         functools.partial(_niid_round_evaluate, name="lemma4"), (4, 24)),
     "lemma5": (
         _niid_wide_family(isotropic=True, what="rates prescribed or any inside (11); the stalest delay at the worst "
