@@ -112,3 +112,12 @@ def test_search_start_instances_are_evaluated_first_and_checked():
               evaluate=lambda p: Sample(0.0, 1.0, {}), sampler=lambda quick, seed: [], search_start=[{"x": 3.0}])
     with pytest.raises(InputError, match="without a family"):
         Check("demo.bad", paper="demo", relation="<=", sampler=lambda quick, seed: [], search_start=[{"x": 0.5}])
+
+
+def test_a_planted_error_in_the_tight_statements_is_found_by_the_search_alone():
+    """Issue 21's acceptance: a bound multiplied by 0.9 (a printed constant made too good) is refuted by the
+    adversarial search alone -- without the sampler's instances -- on at least 9 of 10 tight statements."""
+    tight = [c for c in verify.registry() if c.family is not None and c.run(quick=True).status == "tight"]
+    assert len(tight) >= 30, [c.name for c in tight]
+    missed = [c.name for c in tight if not c.planted(0.9).search(quick=True).ratio > 1]
+    assert len(missed) <= 0.1 * len(tight), missed

@@ -167,6 +167,8 @@ class Coverage(_Generated):
         from fltheory import claims  # noqa: PLC0415
 
         rows = claims.results([self.arguments[0]])
+        if not rows:
+            return ["No numbered results are listed for this paper yet.", ""]
         out = [".. list-table::", "   :header-rows: 1", "   :widths: 20 12 38 30", "",
                "   * - result", "     - kind", "     - in words", "     - checked by"]
         for r in rows:

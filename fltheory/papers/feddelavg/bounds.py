@@ -32,6 +32,8 @@ statement                          status     note
 ``delta_threshold_iff``            corrected  iff, total (-inf at Delta=0, +inf at tau=Delta=1)
 ``alpha_star_printed``             printed    sqrt(M/D), valid for delta < delta_th
 ``alpha_star_total``               corrected  total: 1 if D <= M else sqrt(M/D)
+``psi_fedavg``                     printed    psi(1, k) at Delta = 0 (remark after Prop. 1)
+``lemma1``, ``lemma2``             printed    Appendix A-A (GD step expansion), (34) (||grad F_i|| <= L)
 ``lemma3`` / ``_corrected``        p / c      (23); c: eta > 0 only, factor (1 - rho_i), k = 0..K
 ``lemma3_delta0``                  corrected  Delta = 0: extra (1-alpha), only for k <= K-1
 ``lemma4`` / ``_corrected``        p / c      step bound; c: non-sync t only, any eta > 0
@@ -105,12 +107,12 @@ def _s(name: str) -> sp.Symbol:
 # ----------------------------------------------------------------------------- symbols
 eta, beta, L, delta, tau, Delta, alpha = (_s(n) for n in ("eta", "beta", "L", "delta", "tau", "Delta", "alpha"))
 k, K, x, phi, xi, s = (_s(n) for n in ("k", "K", "x", "phi", "xi", "s"))
-rho_i, delta_i, dist_prev, Gamma_min = (_s(n) for n in ("rho_i", "delta_i", "dist_prev", "Gamma_min"))
+rho_i, delta_i, dist_prev, Gamma_min, dist = (_s(n) for n in ("rho_i", "delta_i", "dist_prev", "Gamma_min", "dist"))
 SYMBOLS = {str(v): v for v in (eta, beta, L, delta, tau, Delta, alpha, k, K, x, phi, xi, s, rho_i, delta_i,
-                               dist_prev, Gamma_min)}
+                               dist_prev, Gamma_min, dist)}
 
 LATEX = {"rho_i": r"\rho_i", "delta_i": r"\delta_i", "Gamma_min": r"\Gamma_{\min}", "s": r"(t-k\tau)",
-         "dist_prev": r"\|\mathbf w_i(t-1)-\mathbf c_k(t-1)\|"}
+         "dist_prev": r"\|\mathbf w_i(t-1)-\mathbf c_k(t-1)\|", "dist": r"\|\mathbf w_1-\mathbf w_2\|"}
 X1 = 1 + eta * beta  # the paper writes (1 + eta beta) out everywhere
 A_ = X1 ** tau - 1
 
@@ -761,6 +763,21 @@ alpha_star_total = _st(
     status="corrected", corrects="alpha_star_printed", tight=True,
     reason="the closed form is right but only for delta < delta_th; alpha* = 1 otherwise (and always at Delta = 0)")
 
+# ----------------------------------------------------------------------------- Lemmas 1-2 (Appendix A-A, A-B)
+lemma1 = _st(
+    "lemma1", r"\|[\mathbf w_1-\eta\nabla F(\mathbf w_1)]-[\mathbf w_2-\eta\nabla F(\mathbf w_2)]\|", "<=",
+    sp.sqrt(1 + beta ** 2 * eta ** 2) * dist, _ETA + _BETA + [(dist >= 0, "dist >= 0")], "Lemma 1 (A-A)",
+    "Lemma 1: a GD step on a convex beta-smooth F moves two points apart by at most sqrt(1 + beta^2 eta^2) "
+    "(<= 1 + beta eta) times their distance, for any eta > 0.", tight=False)
+lemma2 = _st("lemma2", r"\|\nabla F_i(\mathbf w)\|", "<=", L, [(L > 0, "L > 0")], "(34)",
+             "Lemma 2: a convex L-Lipschitz F_i has gradients of norm at most L.", tight=False)
+psi_fedavg = _st(
+    "psi_fedavg", r"\psi(1,k)\big|_{\Delta=0}", "==",
+    delta / beta * ((beta * eta + 1) ** tau - 1) - eta * delta * tau,
+    _ETA + _BETA + _DELTA + [(tau >= 1, "tau >= 1"), _integer(tau, "tau")], "Sec. III-B, after Prop. 1",
+    "With no delay and alpha = 1, psi(alpha, k) is delta/beta((beta eta + 1)^tau - 1) - eta delta tau for every k "
+    "(FedAvg's bound, [13, Theorem 1]).", tight=True)
+
 # ----------------------------------------------------------------------------- Lemmas 3-5
 _LHS3 = r"\|\mathbf w_i(k\tau-\Delta)-\mathbf w(k\tau-\Delta)\|"
 _L3BASE = _ETA + [(L > 0, "L > 0")] + _TAU + _ALPHA
@@ -858,6 +875,7 @@ STATEMENTS = [
     theorem1, theorem1_corrected, asymptotic_gap, psi_inf_delta0, delta0_alpha1_optimal,
     monotonicity_condition, psi_inf_derivative, delta_threshold_printed, delta_threshold_iff,
     alpha_star_printed, alpha_star_total,
+    lemma1, lemma2, psi_fedavg,
     lemma3, lemma3_corrected, lemma3_delta0, lemma4, lemma4_corrected, lemma4_no_delay, lemma4_no_delay_corrected,
     lemma5, lemma5_corrected, lemma5_intermediate,
     prop1, prop1_loss, prop1_corrected, prop1_loss_corrected, prop2, prop2_corrected,
@@ -883,6 +901,7 @@ MEANINGS = {
     "x": "the argument of h(x): a number of local steps",
     "s": "local steps since the last sync (t - k tau)",
     "dist_prev": "||w_i(t-1) - c_k(t-1)||, the previous step's distance (from a run)",
+    "dist": "||w_1 - w_2||, the distance of two points before a GD step (Lemma 1)",
     "Gamma_min": "the smallest loss gap of Proposition 2's condition (from a run)",
 }
 

@@ -21,7 +21,14 @@ GLOBALLY ``L``-Lipschitz; Assumption 2: ``||grad F_i - grad F|| <= delta_i``):
 * **tiny logistic** -- one client, one constant feature, balanced labels (non-separable), L2 1e-2:
   a K = 1 counterexample to the printed Theorem 1 (Lipschitz on the ball it visits);
 * closed-form checks on random parameters against a plain float
-  re-implementation of (21) and a numeric minimiser, and the golden values of the paper;
+  re-implementation of (21) and a numeric minimiser, and the golden values of the paper; (21) as the
+  k -> infinity limit of (17) and the remark after Proposition 1 (psi(1, k) at Delta = 0) against mpmath;
+* **algorithm** -- ``update_rule``: the batched simulator against (8)-(14) typed line by line
+  (``feddelavg_loop`` and plain GD for c_k);
+* **Lemmas 1-2** -- Lemma 1 on random pairs of points for quadratic and pseudo-Huber clients (F_i and F,
+  any eta), Lemma 2 on pseudo-Huber clients (the family with a global Lipschitz constant), each with its
+  own small searched family (one client, d <= 3; both tight only in a limit: eta beta -> 0, resp. far from
+  the client's centre);
 * **searched** (issue 21) -- every bound check that holds also has an adversarial search
   (:mod:`fltheory.search`) over ``_sfamily``: one exact GD run per instance on M <= 3 quadratic clients
   (heterogeneous curvatures and eigenbases) or pseudo-Huber clients (nearly linear far from their optima),
@@ -488,6 +495,164 @@ def _asymptotic_samples(quick, seed):
                                                                      B=12 if quick else 48))]
 
 
+# ============================================================================= (8)-(14): the algorithm
+def _update_rule_samples(quick, seed):
+    """(8)-(13) and Definition 1 (14): the batched simulator against ``feddelavg_loop`` (the equations typed line by
+    line, one configuration and one client at a time) on random quadratic federations, every (eta, alpha, Delta).
+    Per configuration: the iterate entry w_i(t) of largest disagreement, the output index of (13), F(w^K), and the
+    entry of largest disagreement between the recorded c_k(t) and plain GD (14) from w(k tau - Delta)."""
+    from .algorithm import feddelavg_loop  # noqa: PLC0415
+
+    n, tau, K = (6, 3, 3) if quick else (24, 4, 4)
+    rng = _rng(seed, f"update-rule-{n}")
+    fed = random_quadratic_federation(M=3, d=2, batch=n, kappa=5.0, heterogeneity=1.0, weights="dirichlet",
+                                      seed=int(zlib.crc32(f"update-rule-{n}".encode())) + seed)
+    beta = np.asarray(to_numpy(fed.L), float)
+    eta = rng.uniform(0.05, 1.5, n) / beta
+    alpha = np.where(rng.uniform(size=n) < 0.3, 1.0, rng.uniform(0.05, 1.0, n))
+    Delta = rng.integers(0, tau + 1, n)
+    w0 = 2.0 * rng.normal(size=(n, 2))
+    res = feddelavg(fed, eta=eta, tau=tau, Delta=Delta, alpha=alpha, K=K, w_init=w0, output_set="paper", record=True,
+                    trajectory=True)
+    sim_w, wp, c = (np.asarray(to_numpy(a), float) for a in (res.trajectory.w_clients, res.w_periods, res.record.c))
+    k_out, losses = np.asarray(to_numpy(res.k_out)), np.asarray(to_numpy(res.losses), float)
+    out = []
+    for b in range(n):
+        one = fed.take(b)
+        ref = feddelavg_loop(one, eta=float(eta[b]), tau=tau, Delta=int(Delta[b]), alpha=float(alpha[b]), K=K,
+                             w_init=w0[b], output_set="paper")
+        c_ref = np.empty_like(c[b])
+        for k_ in range(K):
+            c_ref[k_, 0] = wp[b, k_]
+            for j in range(tau):
+                c_ref[k_, j + 1] = c_ref[k_, j] - eta[b] * np.asarray(to_numpy(one.grad(c_ref[k_, j])), float)
+        par = dict(config=b, tau=tau, K=K, eta=float(eta[b]), alpha=float(alpha[b]), Delta=int(Delta[b]))
+        for what, mine, theirs in (("w_i(t)", sim_w[b], np.asarray(ref.w_clients, float)), ("c_k(t)", c[b], c_ref)):
+            j = np.unravel_index(int(np.argmax(np.abs(mine - theirs))), mine.shape)
+            out.append(Sample(float(mine[j]), float(theirs[j]), {**par, "quantity": what, "entry": str(j)}, seed, 6.0))
+        out.append(Sample(float(k_out[b]), float(ref.k_out), {**par, "quantity": "k_out of (13)"}, seed, 6.0))
+        out.append(Sample(float(losses[b, int(k_out[b])]), float(np.asarray(ref.losses, float)[ref.k_out]),
+                          {**par, "quantity": "F(w^K)"}, seed, 6.0))
+    return out
+
+
+# ============================================================================= Lemmas 1-2 (Appendix A-A, A-B)
+def _step_gap(fed, w1, w2, eta):
+    """||[w1 - eta grad G(w1)] - [w2 - eta grad G(w2)]|| for every client G = F_i and for G = F: (B, M + 1)."""
+    g1, g2 = (np.asarray(to_numpy(fed.grad_clients_at(w)), float) for w in (w1, w2))          # (B, M, d)
+    G1, G2 = (np.asarray(to_numpy(fed.grad(w)), float)[:, None, :] for w in (w1, w2))         # (B, 1, d)
+    dw = (w1 - w2)[:, None, :]
+    e = np.asarray(eta, float).reshape(-1, 1, 1)
+    return np.sqrt(((dw - e * (np.concatenate([g1, G1], 1) - np.concatenate([g2, G2], 1))) ** 2).sum(-1))
+
+
+def _lemma1_samples(quick, seed):
+    """Lemma 1 for every client F_i and for F, at random pairs (w1, w2), eta beta log-uniform in [1e-4, 4] (the
+    lemma has no step condition): quadratic clients (beta = max_i lambda_max(H_i)) and pseudo-Huber clients
+    (beta = s, gradients nonlinear), both convex and beta-smooth everywhere (Assumption 1 without the Lipschitz
+    part, which Lemma 1 does not use)."""
+    n = 16 if quick else 128
+    out = []
+    for fam in ("quadratic", "huber"):
+        rng = _rng(seed, f"lemma1-{fam}-{n}")
+        if fam == "quadratic":
+            fed = random_quadratic_federation(M=3, d=3, batch=n, kappa=20.0, heterogeneity=1.0, weights="dirichlet",
+                                              seed=int(zlib.crc32(f"lemma1-{n}".encode())) + seed)
+            beta = np.asarray(to_numpy(fed.L), float)
+        else:
+            s = rng.uniform(0.5, 2.0, n)
+            fed = PseudoHuberFederation(b=2.0 * rng.normal(size=(n, 3, 3)), delta=rng.uniform(0.3, 1.5, (n, 3)),
+                                        scale=s, weights=rng.dirichlet(np.ones(3), n))
+            beta = s
+        eta = np.exp(rng.uniform(np.log(1e-4), np.log(4.0), n)) / beta
+        w1 = 3.0 * rng.normal(size=(n, 3))
+        w2 = w1 + 10 ** rng.uniform(-3, 1, (n, 1)) * rng.normal(size=(n, 3))
+        dist = np.sqrt(((w1 - w2) ** 2).sum(-1))
+        val = _step_gap(fed, w1, w2, eta)
+        bound = np.asarray(B.lemma1(eta=eta, beta=beta, dist=dist), float)
+        for b in range(n):
+            j = int(np.argmax(val[b]))
+            out.append(Sample(float(val[b, j]), float(bound[b]),
+                              {"family": fam, "config": b, "eta": float(eta[b]), "beta": float(beta[b]),
+                               "entry": "F" if j == val.shape[1] - 1 else f"F_{j}", "dist": float(dist[b])},
+                              seed, 6.0))
+    return out
+
+
+def _lemma1_family():
+    from ...search import Choice, Family, Real  # noqa: PLC0415
+
+    return Family([Choice("clients", ("quadratic", "huber")), Real("eb", 1e-7, 4.0, log=True),
+                   Real("kappa", 1.0, 100.0, log=True), Real("theta", 0.0, np.pi / 2), Real("far", 1e-3, 1e3, log=True),
+                   Real("sep", 1e-6, 1e2, log=True), Real("ang", 0.0, np.pi)],
+                  description="One client in d = 2, beta = 1: a quadratic with Hessian eigenvalues 1 and 1/kappa (its "
+                              "top eigenvector at angle theta), or a pseudo-Huber client of width 1 (w1 at distance far "
+                              "from its centre); w2 - w1 of length sep at angle ang; eta beta = eb in [1e-7, 4] (Lemma 1 "
+                              "has no step condition). Not attained: for convex F the step expands by at most "
+                              "max(1, |1 - eta beta|) < sqrt(1 + eta^2 beta^2); the ratio tends to 1 as eta beta -> 0 "
+                              "(tight within 1e-6 at eb <= 1e-6).")
+
+
+def _lemma1_evaluate(p: dict) -> Sample:
+    from ...problems import QuadraticFederation  # noqa: PLC0415
+
+    q = dict(clients=str(p["clients"]), eb=float(p["eb"]), kappa=float(p["kappa"]), theta=float(p["theta"]),
+             far=float(p["far"]), sep=float(p["sep"]), ang=float(p["ang"]))
+    if q["clients"] == "quadratic":
+        c, s_ = np.cos(q["theta"]), np.sin(q["theta"])
+        R = np.array([[c, -s_], [s_, c]])
+        fed = QuadraticFederation((R @ np.diag([1.0, 1.0 / q["kappa"]]) @ R.T)[None, None], np.zeros((1, 1, 2)),
+                                  np.ones((1, 1)))
+    else:
+        fed = PseudoHuberFederation(b=np.zeros((1, 1, 2)), delta=1.0, scale=1.0)
+    w1 = np.array([[q["far"], 0.0]])
+    w2 = w1 + q["sep"] * np.array([[np.cos(q["ang"]), np.sin(q["ang"])]])
+    val = float(_step_gap(fed, w1, w2, q["eb"])[0, 0])
+    return Sample(val, float(B.lemma1(eta=q["eb"], beta=1.0, dist=q["sep"])), q, None, 2.0)
+
+
+def _lemma2_samples(quick, seed):
+    """Lemma 2 on pseudo-Huber clients, the family that is L-Lipschitz everywhere as (4) asks: F_i of scale s and
+    width delta_i has secant slopes |F_i(w1) - F_i(w2)|/||w1 - w2|| < s delta_i (their supremum, approached far
+    from b_i), so (4) holds with L = s max_i delta_i; the gradients are the library's, at points from b_i out to
+    10^4 widths away."""
+    n = 16 if quick else 128
+    rng = _rng(seed, f"lemma2-{n}")
+    s = rng.uniform(0.5, 2.0, n)
+    dl = rng.uniform(0.3, 1.5, (n, 3))
+    b = 2.0 * rng.normal(size=(n, 3, 3))
+    fed = PseudoHuberFederation(b=b, delta=dl, scale=s)
+    u = rng.normal(size=(n, 3))
+    w = b[:, 0, :] + 10 ** rng.uniform(-2, 4, (n, 1)) * u / np.sqrt((u ** 2).sum(-1, keepdims=True))
+    g = np.sqrt((np.asarray(to_numpy(fed.grad_clients_at(w)), float) ** 2).sum(-1))      # (n, M)
+    L_ = s * dl.max(-1)
+    bound = np.asarray(B.lemma2(L=L_), float)
+    j = g.argmax(-1)
+    return [Sample(float(g[i, j[i]]), float(bound[i]), {"family": "huber", "config": i, "client": int(j[i]),
+                                                         "L": float(L_[i]), "s": float(s[i])}, seed, 3.0)
+            for i in range(n)]
+
+
+def _lemma2_family():
+    from ...search import Family, Integer, Real  # noqa: PLC0415
+
+    return Family([Real("s", 0.1, 10.0, log=True), Real("width", 1e-3, 1e2, log=True),
+                   Real("r", 1e-6, 1e8, log=True), Integer("d", 1, 3)],
+                  description="One pseudo-Huber client of scale s and width delta (convex, s-smooth, L = s delta-"
+                              "Lipschitz everywhere: Assumption 1 literally) at distance r from its centre in d "
+                              "dimensions. ||grad F(w)|| = s r / sqrt(1 + r^2/delta^2) < L: not attained, the ratio "
+                              "tends to 1 as r/delta -> infinity (tight within 1e-6 at r/delta >= 10^3).")
+
+
+def _lemma2_evaluate(p: dict) -> Sample:
+    q = dict(s=float(p["s"]), width=float(p["width"]), r=float(p["r"]), d=int(p["d"]))
+    fed = PseudoHuberFederation(b=np.zeros((1, 1, q["d"])), delta=q["width"], scale=q["s"])
+    w = np.zeros((1, q["d"]))
+    w[0, 0] = q["r"]
+    g = float(np.sqrt((np.asarray(to_numpy(fed.grad_clients_at(w)), float) ** 2).sum()))
+    return Sample(g, float(B.lemma2(L=q["s"] * q["width"])), q, None, float(q["d"]))
+
+
 # ============================================================================= closed forms
 def _random_params(rng, n, *, tau_max=50, eb=(1e-4, 1.99)):
     """the paper's ranges: eta beta log-uniform, beta in [1e-2, 1e2], L in [1e-3, 1e3], delta in [0, 2L],
@@ -635,14 +800,58 @@ def _Psi_samples(quick, seed):
     out = []
     with mp.workdps(30):
         for i in range(n):
-            e, b, l_, dl = (mp.mpf(float(p[q][i])) for q in ("eta", "beta", "L", "delta"))
-            t, d, ai = int(p["tau"][i]), int(p["Delta"][i]), mp.mpf(float(a[i]))
-            x = 1 + e * b
-            h = lambda z: dl / b * (x ** z - 1) - e * dl * z  # noqa: E731
-            tail = (1 - ai) * h(t) + ai * h(t - d) + ai * e * d * l_ * x ** (t - d)
-            tot = mp.fsum((1 - ai) * (1 - (1 - ai) ** kk) * 2 * e * l_ * (t / ai - d) * (x ** t - 1) + tail
-                          for kk in range(1, int(K[i]) + 1))
+            tot = mp.fsum(_mp_psi(p, i, a[i], kk) for kk in range(1, int(K[i]) + 1))
             out.append(Sample(float(lib[i]), float(tot), _pdict(p, i, alpha=a[i], K=int(K[i])), seed, float(K[i])))
+    return out
+
+
+def _mp_psi(p, i, a, k=None):
+    """psi(alpha, k) of (17) with eps^(k) of (19), typed in mpmath (call inside ``mp.workdps``); ``k=None``: (21)."""
+    import mpmath as mp  # noqa: PLC0415
+
+    e, b, l_, dl = (mp.mpf(float(p[q][i])) for q in ("eta", "beta", "L", "delta"))
+    t, d, ai = int(p["tau"][i]), int(p["Delta"][i]), mp.mpf(float(a))
+    x = 1 + e * b
+    h = lambda z: dl / b * (x ** z - 1) - e * dl * z  # noqa: E731
+    tail = (1 - ai) * h(t) + ai * h(t - d) + ai * e * d * l_ * x ** (t - d)
+    share = 1 if k is None else 1 - (1 - ai) ** k   # [1 - (1 - alpha)^k] of eps^(k); 1 in the limit
+    return (1 - ai) * share * 2 * e * l_ * (t / ai - d) * (x ** t - 1) + tail
+
+
+def _psi_limit_samples(quick, seed):
+    """(21): the library's psi(alpha, k) of (17) at k so large that (1 - alpha)^k < 1e-17, against (21) typed
+    in mpmath (30 digits): (21) is the k -> infinity limit of (17)."""
+    import mpmath as mp  # noqa: PLC0415
+
+    rng = _rng(seed, "psi-limit")
+    n = 30 if quick else 300
+    p = _random_params(rng, n)
+    a = np.where(rng.uniform(size=n) < 0.2, 1.0, rng.uniform(1e-2, 1, n))
+    k = np.ceil(17 * np.log(10) / -np.log1p(-np.minimum(a, 1 - 1e-12))).astype(np.int64)
+    lib = B.psi_value(k, alpha=a, **p)
+    with mp.workdps(30):
+        return [Sample(float(lib[i]), float(_mp_psi(p, i, a[i])), _pdict(p, i, alpha=a[i], k=int(k[i])), seed, 0.0)
+                for i in range(n)]
+
+
+def _psi_fedavg_samples(quick, seed):
+    """The remark after Proposition 1: at Delta = 0, alpha = 1 the library's psi(1, k) (any k) against the printed
+    delta/beta((beta eta + 1)^tau - 1) - eta delta tau, typed in mpmath (30 digits)."""
+    import mpmath as mp  # noqa: PLC0415
+
+    rng = _rng(seed, "psi-fedavg")
+    n = 30 if quick else 300
+    p = _random_params(rng, n)
+    p["Delta"] = np.zeros(n, np.int64)
+    k = rng.integers(0, 50, n)
+    lib = B.psi_value(k, alpha=1.0, **p)
+    out = []
+    with mp.workdps(30):
+        for i in range(n):
+            e, b, dl = (mp.mpf(float(p[q][i])) for q in ("eta", "beta", "delta"))
+            t = int(p["tau"][i])
+            printed = dl / b * ((b * e + 1) ** t - 1) - e * dl * t
+            out.append(Sample(float(lib[i]), float(printed), _pdict(p, i, alpha=1.0, k=int(k[i])), seed, 0.0))
     return out
 
 
@@ -928,6 +1137,14 @@ _GD = dict(clients="huber", M=1, tau=3, K=8, lag=3, alpha=1.0, eb=0.3, width=1.0
 
 _ANY = 4.0   # eta beta up to 4 for the corrected statements (no step condition; runs diverge beyond 2)
 _SLOW = (12, 60)   # the budget of the searches whose runs are longest (K up to 8)
+_reg("update_rule", None, _update_rule_samples, relation="==", rtol=1e-12, atol=1e-13,
+     description="(8)-(14): the batched simulator (iterates, output (13), auxiliary GD c_k) against the equations "
+                 "typed line by line (feddelavg_loop, plain GD)")
+_reg("lemma1", B.lemma1, _lemma1_samples, family=_lemma1_family(), evaluate=_lemma1_evaluate,
+     search_budget=(30, 150), description="Lemma 1 (A-A): a GD step on F_i or F expands ||w1 - w2|| by at most "
+                                          "sqrt(1 + beta^2 eta^2), any eta > 0 (quadratic and pseudo-Huber clients)")
+_reg("lemma2", B.lemma2, _lemma2_samples, family=_lemma2_family(), evaluate=_lemma2_evaluate, search_budget=(30, 150),
+     description="Lemma 2 (34): ||grad F_i(w)|| <= L on pseudo-Huber clients (globally L-Lipschitz)")
 _reg("lemma3", B.lemma3, lambda q, s: _lemma3_samples(q, s, corrected=False),
      **_S(functools.partial(_lemma3_of, corrected=False), _sfamily(M=(2, 3), words=_L3_WORDS)),
      description="Lemma 3 (23): max_i ||w_i - w|| at k tau - Delta, k = 1..K, eta < 2/beta (quadratic + digits)")
@@ -1011,6 +1228,11 @@ _reg("alpha_star_printed", B.alpha_star_printed, lambda q, s: _alpha_star_sample
      rtol=0.0, atol=1e-6, description="sqrt(M/D) against a bounded numeric minimiser of (21), where delta < delta_th")
 _reg("alpha_star", B.alpha_star_total, lambda q, s: _alpha_star_samples(q, s, printed=False), relation="==",
      rtol=0.0, atol=1e-6, description="the total alpha* against a bounded numeric minimiser of (21)")
+_reg("psi_inf_limit", B.psi_inf_st, _psi_limit_samples, relation="==", rtol=1e-9, atol=1e-15,
+     description="(21): psi(alpha, k) of (17) at k with (1 - alpha)^k < 1e-17 against (21) typed in mpmath")
+_reg("psi_fedavg", B.psi_fedavg, _psi_fedavg_samples, relation="==", rtol=1e-10, atol=1e-15,
+     description="remark after Proposition 1: psi(1, k) at Delta = 0 equals delta/beta((beta eta + 1)^tau - 1) - "
+                 "eta delta tau for every k")
 _reg("Psi", B.Psi, _Psi_samples, relation="==", rtol=1e-10,
      description="(16): the direct sum of psi(alpha, k) against the library's closed-form Psi")
 _reg("golden_values", None, lambda q, s: _golden_samples(golden_values()), relation="==", rtol=1e-11, atol=1e-15,

@@ -1,9 +1,11 @@
 """What the checks of FedDelAvg find (``FINDINGS``) and which check covers each numbered result
 (``RESULTS``): data for :mod:`fltheory.claims`; every number is a placeholder that a fresh report
 fills in."""
-from ...claims import Finding
+from ...claims import Finding, Result
 
 P = "feddelavg"
+C = "feddelavg."
+U = (C + "update_rule",)   # the simulator against the equations typed line by line
 FINDINGS = (
     Finding(P, "Theorem 1 with the printed output set k = 0..K−1",
             "the theorem (ratio {{ratio:feddelavg.theorem1}}, at K = {{param:feddelavg.theorem1:K}})",
@@ -15,4 +17,84 @@ FINDINGS = (
             "the lemma for α < 1 (α = {{param:feddelavg.lemma4_no_delay:alpha}})",
             "α = 1, Δ = 0, before the next sync: {{verdict:feddelavg.lemma4_no_delay_corrected}}"),
 )
-RESULTS = ()
+
+RESULTS = (
+    # ---------------------------------------------------------------- Section II: model and algorithm
+    Result(P, "(1)", "definition", "local loss F_i: the average of f_i over D_i",
+           why="a definition; the digits clients of the logistic family are such averages (quadratic and pseudo-Huber "
+               "clients give F_i directly)"),
+    Result(P, "(2)", "definition", "global loss F = sum_i rho_i F_i, rho_i = D_i / sum_j D_j",
+           why="a definition; every federation's loss and gradient are this weighted sum, used by every simulated "
+               "check"),
+    Result(P, "(3)", "definition", "w* = argmin F",
+           why="a definition; F(w*) is the F* of theorem1, theorem1_corrected, asymptotic_gap and prop2"),
+    Result(P, "Assumption 1 (4)-(5)", "assumption", "F_i convex, L-Lipschitz, beta-smooth",
+           why="an assumption, no claim; the checks' families meet it as checks.py's docstring says (pseudo-Huber "
+               "clients literally); its consequences Lemmas 1-2 have checks"),
+    Result(P, "Assumption 2 (6)", "assumption", "||grad F_i - grad F|| <= delta_i, delta = sum_i rho_i delta_i",
+           why="an assumption, no claim; delta_i is global for pseudo-Huber clients and the run's own elsewhere "
+               "(lemma4, lemma4_corrected, lemma5, prop1 use it)"),
+    Result(P, "(7)", "definition", "centralized GD; O(1/T) for convex F and eta <= 1/beta",
+           why="GD is a definition and the O(1/T) rate is cited from [14] without a constant; the GD inequality the "
+               "proofs use ((81)-(82), [13, Lemma 6]) is exercised by prop2 and prop2_corrected"),
+    Result(P, "(8)", "algorithm line", "global model w(t) = sum_i rho_i w_i(t)", checks=U),
+    Result(P, "(9)", "algorithm line", "local GD step at non-sync times", checks=U),
+    Result(P, "(10)", "algorithm line", "sync: w_i = alpha w(t - Delta) + (1 - alpha)[local GD step]", checks=U),
+    Result(P, "(11)", "algorithm line", "alpha_t = alpha at t = k tau, else 0", checks=U),
+    Result(P, "(12)", "algorithm line", "(9)-(10) as one update with alpha_t", checks=U),
+    Result(P, "Algorithm 1", "algorithm line", "FedDelAvg: send at (k+1) tau - Delta, aggregate, output (13)",
+           checks=U),
+    Result(P, "(13)", "algorithm line", "output w^K = argmin over {w(k tau - Delta), k = 0..K-1}",
+           checks=U + (C + "theorem1",)),
+    # ---------------------------------------------------------------- Section III: Theorem 1 and alpha
+    Result(P, "Definition 1 (14)", "definition", "auxiliary GD c_k(t) from c_k(k tau - Delta) = w(k tau - Delta)",
+           checks=U),
+    Result(P, "Theorem 1 (15); App. (101)-(102)", "theorem", "optimality gap of w^K under delay",
+           checks=(C + "theorem1", C + "theorem1_corrected")),
+    Result(P, "(16)", "equation", "Psi(alpha) = sum_k psi(alpha, k) = K psi(alpha, inf) - [...] eps^(K)",
+           checks=(C + "Psi",)),
+    Result(P, "(17)", "definition", "psi(alpha, k)",
+           checks=(C + "golden_values", C + "Psi")),
+    Result(P, "(18)", "definition", "h(x) = delta/beta[(1 + eta beta)^x - 1] - eta delta x",
+           checks=(C + "golden_values",)),
+    Result(P, "(19)", "definition", "eps^(k) = [1 - (1 - alpha)^k] 2 eta L (tau/alpha - Delta)",
+           checks=(C + "golden_values",)),
+    Result(P, "(20)", "equation", "K -> infinity limit of (15), increasing in psi(alpha, inf)",
+           checks=(C + "asymptotic_gap", C + "theorem1_limit")),
+    Result(P, "(21)", "equation", "psi(alpha, inf), the k -> infinity limit of (17)",
+           checks=(C + "psi_inf_limit", C + "golden_values")),
+    Result(P, "(22)", "equation", "Delta = 0: psi(alpha, inf) = h(tau) + (1/alpha - 1) ... >= psi(1, inf)",
+           checks=(C + "psi_inf_delta0", C + "delta0_alpha1_optimal")),
+    Result(P, "Sec. III-A, monotonicity condition", "remark",
+           "psi(., inf) increasing in alpha iff alpha^2 D >= M",
+           checks=(C + "monotonicity_condition", C + "psi_inf_derivative")),
+    Result(P, "Sec. III-A, delta threshold", "remark", "delta >= delta_th => alpha* = 1",
+           checks=(C + "delta_threshold", C + "delta_threshold_iff", C + "golden_tables")),
+    Result(P, "Sec. III-A, optimal alpha", "remark", "alpha* = sqrt(M/D) otherwise",
+           checks=(C + "alpha_star_printed", C + "alpha_star", C + "golden_tables")),
+    # ---------------------------------------------------------------- Section III-B: lemmas and propositions
+    Result(P, "Lemma 3 (23)-(24); App. (38)-(46)", "lemma", "||w_i - w|| <= eps^(k) at the send times k tau - Delta",
+           checks=(C + "lemma3", C + "lemma3_corrected", C + "lemma3_delta0")),
+    Result(P, "Lemma 4", "lemma", "||w_i(t) - c_k(t)|| <= (1 + eta beta) ||w_i(t-1) - c_k(t-1)|| + eta delta_i",
+           checks=(C + "lemma4", C + "lemma4_corrected")),
+    Result(P, "(25)", "remark", "Lemma 4 with no delay: ||w_i(t) - c_k(t)|| <= delta_i/beta((beta eta + 1)^(t-k tau) - 1)",
+           checks=(C + "lemma4_no_delay", C + "lemma4_no_delay_corrected")),
+    Result(P, "Lemma 5 (26)", "lemma", "||w(k tau) - c_k(k tau)|| <= alpha Delta L eta + (1 - alpha)[...]",
+           checks=(C + "lemma5", C + "lemma5_corrected")),
+    Result(P, "Lemma 5, remark (alpha = 1, Delta = 0)", "remark", "||w(k tau) - c_k(k tau)|| <= 0 with no delay",
+           checks=(C + "lemma5", C + "lemma5_corrected")),
+    Result(P, "Proposition 1 (27); App. (59)", "proposition",
+           "||w((k+1) tau - Delta) - c_k(...)|| <= psi(alpha, k), and |F(w) - F(c_k)| <= L psi(alpha, k)",
+           checks=(C + "prop1", C + "prop1_loss", C + "prop1_corrected", C + "prop1_loss_corrected")),
+    Result(P, "Proposition 1, remark (Delta = 0, alpha = 1)", "remark",
+           "psi(1, k) = delta/beta((beta eta + 1)^tau - 1) - eta delta tau: FedAvg's bound",
+           checks=(C + "psi_fedavg", C + "prop1")),
+    # ---------------------------------------------------------------- Appendix A
+    Result(P, "Lemma 1", "lemma", "GD step: ||[w1 - eta grad F(w1)] - [w2 - ...]|| <= sqrt(1 + beta^2 eta^2) ||w1 - w2||",
+           checks=(C + "lemma1",)),
+    Result(P, "Lemma 2 (34)", "lemma", "||grad F_i(w)|| <= L", checks=(C + "lemma2",)),
+    Result(P, "Lemma 5 (47)-(49)", "lemma", "Lemma 5's intermediate form (48), equal to (49) for delta > 0",
+           checks=(C + "lemma5_intermediate",)),
+    Result(P, "Proposition 2 (77)", "proposition", "F(w((K+1) tau - Delta)) - F* <= 1/(T eta phi - L Psi/xi^2)",
+           checks=(C + "prop2", C + "prop2_corrected")),
+)

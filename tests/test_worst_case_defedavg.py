@@ -1,0 +1,162 @@
+"""Issue 21 for DeFedAvg: every `holds` bound check is searched over a family as wide as its hypotheses.
+
+Worst ratios (seed 0, the check's full budget) and where the derivation puts the supremum (the families'
+descriptions and ``LIMIT_INSTANCES`` in fltheory/papers/defedavg/checks.py say the same):
+
+* tight (the supremum 1 is reached within 1e-6): lemma2 ((N + n - 1)/(2N) at n = N = 1e6), lemma4_step and
+  lemma9_step_corrected (1 - 3/(4K^2) at K = 1e6, eta_bar at the edge of the condition), lemma6 and lemma1
+  (1 - O(eta_bar L K) at round 0 as eta_bar L -> 0 with K >= 2; the samplers hold the instance at eta_bar L K ~ 1e-7);
+* lemma8 / lemma10: 1/2 on convex clients (exactly 1/2 at K = 1: Young's inequality is the only loss), but
+  0.9079 / 0.9048 on a non-convex quadratic client from its stationary point (supremum 0.9106 as K -> infinity);
+* lemma9 / lemma9_corrected: (K - 1)/(4K) -> 1/4 on convex clients, 0.311 / 0.297 non-convex at K = 64; lemma4
+  (one client of the non-IID family): 7/32 convex at K = 8, 0.2485 non-convex (-> 0.297 as K -> infinity);
+* descent_iid: 0.281 (delay 1, w0 = 0: the round-1 update still uses w^0, so the moved term K eta eta_bar/4
+  ||grad F(w^1)||^2 adds to the noise's 1/4); the other searches reach the values in REACH.
+"""
+import math
+
+import numpy as np
+import pytest
+
+from fltheory.papers.defedavg import checks as C
+from fltheory.verify import Check, Sample, rebuild, registry
+
+# the full-budget search's worst ratio (seed 0), floored a little below the value it reached
+REACH = {
+    "theorem2_corrected": 0.125, "theorem2_general": 0.30, "descent_iid": 0.28, "lemma6": 1 - 1e-6,
+    "lemma8": 0.5 - 1e-9, "lemma10": 0.5 - 1e-9, "lemma9": 0.22, "lemma9_corrected": 0.22,
+    "theorem1": 0.019, "theorem1_corrected": 0.06, "theorem1_general": 0.11, "lemma1": 0.9999,
+    "lemma4": 0.15,                   # the sampler's derived non-convex instance reaches 0.2485 (LIMITS)
+    "lemma5": 0.44, "lemma2": 1 - 1e-6, "lemma4_step": 1 - 1e-6, "lemma9_step_corrected": 1 - 1e-6,
+}
+TIGHT = ("lemma2", "lemma4_step", "lemma9_step_corrected", "lemma6", "lemma1")
+# the samplers' derived instances (LIMIT_INSTANCES): the verdict's worst ratio in quick and full mode
+LIMITS = {"lemma8": 0.9078, "lemma10": 0.9048, "lemma9": 0.3112, "lemma9_corrected": 0.2971, "lemma4": 0.2485}
+
+
+def _check(name):
+    return next(c for c in registry(["defedavg"]) if c.name == "defedavg." + name)
+
+
+def test_every_holds_bound_check_is_searched():
+    # identities (relation ==) and the checks expected violated are not searched; lemma3 and descent_niid keep
+    # their own family (tests/test_worst_case_checks.py)
+    bounds = {c.name.split(".")[1] for c in registry(["defedavg"]) if c.relation != "==" and c.expected == "holds"}
+    assert bounds == set(REACH) | {"lemma3", "descent_niid"}
+    for name in REACH:
+        c = _check(name)
+        assert c.family is not None and c.family.description and c.search_budget == C.SEARCH[name][2]
+
+
+@pytest.mark.parametrize("name", sorted(REACH))
+def test_full_search_reaches_the_stated_worst_ratio(name):
+    c = _check(name)
+    res = c.search(quick=False, seed=0)
+    assert REACH[name] <= res.ratio <= 1 + c.rtol, (name, res.ratio, res.params)
+    assert res.evaluations <= c.search_budget[1]
+    r = rebuild(c, res.sample.params, res.sample.seed)           # from its parameters alone
+    assert r.ratio == pytest.approx(res.ratio, rel=1e-12) and not r.violated
+
+
+@pytest.mark.parametrize("name", TIGHT)
+@pytest.mark.parametrize("quick", [True, False])
+def test_tight_checks_are_tight(name, quick):
+    v = _check(name).run(quick=quick, seed=0)
+    assert v.status == "tight" and v.ok and v.expected == "holds", (name, v.worst_ratio)
+    assert v.worst_ratio <= 1 + 1e-9
+
+
+@pytest.mark.parametrize("name", TIGHT)
+def test_a_planted_tightening_of_a_tight_check_is_violated(name):
+    c = _check(name)
+
+    def tightened(p):
+        s = c.evaluate(p)
+        return Sample(s.value, 0.9 * s.bound, s.params, s.seed, s.size)
+
+    def sampler(quick, seed):
+        return [Sample(s.value, 0.9 * s.bound, s.params, s.seed, s.size) for s in c.sampler(quick, seed)]
+
+    planted = Check("defedavg.planted_" + name, paper="demo", relation="<=", sampler=sampler, family=c.family,
+                    evaluate=tightened, search_budget=c.search_budget)
+    v = planted.run(quick=True, seed=0)
+    assert v.status == "violated" and v.counterexample["ratio"] > 1.05      # the smallest counterexample is kept
+    assert rebuild(planted, v.counterexample["params"], v.counterexample["seed"]).violated
+
+
+@pytest.mark.parametrize("name", sorted(LIMITS))
+def test_non_convex_clients_go_beyond_the_convex_supremum(name):
+    v = _check(name).run(quick=True, seed=0)
+    assert v.status == "holds" and LIMITS[name] <= v.worst_ratio < 1
+    fam, ev, _ = C.SEARCH[name]
+    s = ev(fam.apply(dict(C.LIMIT_INSTANCES[name])))
+    assert rebuild(_check(name), s.params, None).ratio == pytest.approx(s.value / s.bound, rel=1e-9)
+
+
+def test_round0_closed_form_matches_monte_carlo_on_a_non_convex_client():
+    # E||g||^2 and the drift of n local runs of K noisy steps on f(w) = -w^2/2 (curvature -L, L = 1), by simulation
+    p = C.SEARCH["lemma8"][0].apply(dict(C.LIMIT_INSTANCES["lemma8"], K=4, n=2, phi_frac=0.3))
+    t = C._round0_terms(p, "lemma8")
+    c = t["c"]
+    rng = np.random.default_rng(0)
+    M, n, K, eb = 400_000, c["n"], c["K"], c["eta_bar"]
+    w0 = math.sqrt(c["Phi0"] * 2)                              # |a| w0^2/2 = Phi0, a = -1
+    w = np.full((M, n), w0)
+    g = np.zeros((M, n))
+    drift = np.zeros(M)
+    for _ in range(K):
+        drift += ((w - w0) ** 2).mean(axis=1)
+        step = -w + rng.normal(scale=math.sqrt(c["sigma2"]), size=(M, n))   # grad of -w^2/2 plus noise
+        g += eb * step
+        w = w - eb * step
+    g_sq = float((g.mean(axis=1) ** 2).mean())
+    assert g_sq == pytest.approx(t["g_sq"][0], rel=0.01)
+    assert float(drift.mean()) == pytest.approx(t["drift"][0], rel=0.01)
+
+
+def test_lemma8_is_one_half_at_K1_on_convex_clients():
+    # K = 1: E||g||^2 = eta_bar^2 (Y + sigma^2/n) and the bound is twice that, whatever the instance
+    fam, ev, _ = C.SEARCH["lemma8"]
+    for seed in range(3):
+        raw = fam.draw(np.random.default_rng(seed))
+        s = ev(fam.apply({**raw, "K": 1, "clients": "convex"}))
+        assert s.value / s.bound == pytest.approx(0.5, rel=1e-9)
+
+
+def test_rounds_below_double_precision_are_left_out():
+    # E||w^t - w^{t-1}||^2 ~ 2.5e-5 against E||w||^2 ~ 4e8: lag_msd's cancellation made ratios 0.4978 .. 0.5025
+    fam, ev, _ = C.SEARCH["lemma10"]
+    p = fam.apply(dict(d=2, L=100.0, a2=0.001, theta=1.5708, N=7, n=5, K=1, lam=1, D=1, delay="constant", T=26,
+                       sigma2_factor=1e4, phi_frac=100.0, rates="free", u_bar=1.0, u_prod=0.001, clients="convex"))
+    with pytest.raises(Exception, match="double precision"):
+        ev(p)
+    s = ev({**p, "phi_frac": 1e-3})                             # resolved: Young's 1/2 at K = 1
+    assert s.value / s.bound == pytest.approx(0.5, abs=1e-6)
+
+
+def test_lemma8_non_convex_supremum_formula():
+    # noise only (w0 = 0), q = 1 + eta_bar L: E||g||^2 / bound = sum_m q^{2m} / (2K + 2 sum_m (q^m - 1)^2)
+    def ratio(K, x):
+        q = 1 + x / K
+        m = np.arange(K)
+        return float((q ** (2 * m)).sum() / (2 * K + 2 * ((q**m - 1) ** 2).sum()))
+
+    fam, ev, _ = C.SEARCH["lemma8"]
+    s = ev(fam.apply(dict(C.LIMIT_INSTANCES["lemma8"])))         # K = 64, eta_bar L K = 1.069
+    # the family's smallest Phi0 (phi_frac = 1e-6) leaves a signal of ~0.3% of the noise in g: ratio 0.1% lower
+    assert ratio(64, 1.069) * (1 - 2e-3) < s.value / s.bound < ratio(64, 1.069)
+    big = max(ratio(10**5, x) for x in np.linspace(1.0, 1.15, 31))
+    assert 0.9105 < big < 0.9107 and ratio(64, 1.069) < big      # the K -> infinity supremum 0.9106
+
+
+def test_descent_niid_with_every_client_lambda_rounds_behind_goes_beyond_one_quarter():
+    # (39) from w0 = x* (noise only), eta eta_bar at the cap 1/(4 L K lambda) of (11), K = 1, n = N = 64 and a
+    # constant delay lambda (Assumption 4 allows it): the round-lambda update still starts from w0 while the moved
+    # term K eta eta_bar/4 E||grad F(w^t)||^2 has grown with the noise of the earlier rounds.  The referees' 0.262
+    # lies here; NIID_FAMILY (uniform delays only) stops near 0.249 and the registered search does not reach it.
+    p = dict(d=1, N=64, n=64, K=1, lam=2, delay="constant", T=4, dir_seed=0, rates="any", L=1.0, b_scale=1e-4,
+             sigma2=1e6, phi_frac=1e-6, u1=1e-3, u2=1.0, G2_factor=1e-9)
+    s = C._niid_round_evaluate(p, "descent_niid")
+    assert 0.278 < s.value / s.bound < 0.279 and s.params["round"] == 2
+    uniform = C._niid_round_evaluate({**p, "delay": "uniform"}, "descent_niid")
+    assert uniform.value / uniform.bound < 0.25
