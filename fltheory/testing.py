@@ -395,7 +395,7 @@ def check_case(statement: Statement, value, params: Mapping, *, rtol: float = 1e
     >>> from fltheory.testing import check_case
     >>> k = sp.Symbol("k", integer=True, nonnegative=True)
     >>> claim = flt.Statement("small", lhs="k", relation="<=", expr=sp.Integer(10))
-    >>> check_case(claim, 5, {"k": 5})
+    >>> check_case(claim, 5, {})          # the measured k = 5 against the bound 10
     0.5
     """
     V.instance(statement, "statement", Statement)
