@@ -596,7 +596,10 @@ class Statement:
                     raise StatementError(f"{self.name}: {exc}") from None
             try:
                 kind = "integer" if sym.is_integer else "real"   # a symbol declared integer refuses 2.5 here too
-                args.append(xp.astype(_array(v, sym.name, xp=xp, kind=kind), xp.float64, copy=False))
+                # a symbol declared positive (nonnegative) refuses 0 and below (below 0): its domain, not a condition
+                low = 0 if (sym.is_positive or sym.is_nonnegative) else None
+                args.append(xp.astype(_array(v, sym.name, xp=xp, kind=kind, low=low, open_low=bool(sym.is_positive)),
+                                      xp.float64, copy=False))
             except InputTypeError:
                 raise
             except InputError as exc:
