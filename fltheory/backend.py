@@ -123,7 +123,7 @@ def get_backend(name: str) -> ModuleType:
     'numpy'
     """
     if not isinstance(name, str):   # an array here would make the comparisons below ambiguous
-        raise InputTypeError(f"backend must be 'numpy', 'cupy' or 'array_api_strict'; got {shown(name)} "
+        raise InputTypeError(f"name (the backend) must be 'numpy', 'cupy' or 'array_api_strict'; got {shown(name)} "
                              f"({type(name).__name__})")
     if name in ("numpy", "np"):
         return np
@@ -145,7 +145,7 @@ def get_backend(name: str) -> ModuleType:
             raise ImportError("backend 'array_api_strict' was requested but it is not installed; "
                               "pip install array-api-strict") from exc
         return array_api_strict
-    raise InputError(f"backend must be 'numpy', 'cupy' or 'array_api_strict', got {name!r}")
+    raise InputError(f"name (the backend) must be 'numpy', 'cupy' or 'array_api_strict', got {name!r}")
 
 
 def namespace(*arrays: Any, backend: str | None = None) -> ModuleType:

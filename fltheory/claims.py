@@ -147,6 +147,8 @@ def render(text: str, verdicts: Mapping) -> str:
     """``text`` with every placeholder filled from ``verdicts`` (check name -> Verdict)."""
     if not isinstance(text, str):
         raise V.InputTypeError(f"text must be a string; got {V.shown(text)}")
+    if not isinstance(verdicts, Mapping):
+        raise V.InputTypeError(f"verdicts must be a mapping of check name to Verdict; got {V.shown(verdicts)}")
     return PLACEHOLDER.sub(lambda m: _fill(m, verdicts), text)
 
 

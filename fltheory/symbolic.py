@@ -596,7 +596,11 @@ class Statement:
                     raise StatementError(f"{self.name}: {exc}") from None
             try:
                 kind = "integer" if sym.is_integer else "real"   # a symbol declared integer refuses 2.5 here too
-                args.append(xp.astype(_array(v, sym.name, xp=xp, kind=kind), xp.float64, copy=False))
+                # a symbol declared positive refuses 0 and below: its domain, not a condition (a nonnegative one is
+                # not checked: a measured quantity such as a sum of squares may come out -1e-49 from round-off)
+                low = 0 if sym.is_positive else None
+                args.append(xp.astype(_array(v, sym.name, xp=xp, kind=kind, low=low, open_low=True), xp.float64,
+                                      copy=False))
             except InputTypeError:
                 raise
             except InputError as exc:

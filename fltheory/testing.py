@@ -47,6 +47,7 @@ except ImportError as exc:  # pragma: no cover - exercised by the packaging test
         "(or  pip install \"hypothesis>=6\")"
     ) from exc
 
+import functools
 import math
 from typing import Any, Callable, Mapping
 
@@ -81,11 +82,12 @@ class BoundViolated(AssertionError):
 
 
 # ------------------------------------------------------------------------------ helpers
-def _strategy(value, name: str):
-    """A strategy for ``value``: strategies pass through, plain values become ``st.just``."""
+def _strategy(value, name: str, check=None):
+    """A strategy for ``value``: strategies pass through, plain values become ``st.just`` -- checked here by
+    ``check(value, name)`` (a door of :mod:`fltheory.validation`), not first when an example is drawn."""
     if isinstance(value, st.SearchStrategy):
         return value
-    return st.just(value)
+    return st.just(value if check is None else check(value, name))
 
 
 def _tag(obj, text: str):
@@ -141,9 +143,14 @@ def quadratic_federations(*, M=st.integers(1, 5), d=st.integers(1, 4), kappa=st.
     """
     V.choice(weights, "weights", ("uniform", "dirichlet"))
     V.choice(hessian, "hessian", ("random", "common", "diagonal"))
-    parts = {"M": _strategy(M, "M"), "d": _strategy(d, "d"), "kappa": _strategy(kappa, "kappa"),
-             "mu": _strategy(mu, "mu"), "heterogeneity": _strategy(heterogeneity, "heterogeneity"),
-             "sigma2": _strategy(sigma2, "sigma2"), "seed": st.integers(0, 2**32 - 1)}
+    # plain values are checked at once, with random_quadratic_federation's bounds
+    parts = {"M": _strategy(M, "M", functools.partial(V.integer, low=1, high=10**6)),
+             "d": _strategy(d, "d", functools.partial(V.integer, low=1, high=10**5)),
+             "kappa": _strategy(kappa, "kappa", functools.partial(V.real, low=1.0, high=1e15)),
+             "mu": _strategy(mu, "mu", functools.partial(V.real, low=0.0, open_low=True, high=1e150)),
+             "heterogeneity": _strategy(heterogeneity, "heterogeneity", functools.partial(V.real, low=0.0, high=1e150)),
+             "sigma2": _strategy(sigma2, "sigma2", lambda v, n: None if v is None else V.real(v, n, low=0.0)),
+             "seed": st.integers(0, 2**32 - 1)}
 
     def build(kw):
         args = dict(kw, weights=weights, hessian=hessian)
@@ -279,8 +286,19 @@ def statement_parameters(statement: Statement, **strategies):
     extra = sorted(set(strategies) - set(statement.parameters))
     if extra:
         raise StatementError(f"{statement.name}: unknown parameter(s) {extra}; it takes {list(statement.parameters)}")
-    parts = {k: _strategy(v, k) for k, v in strategies.items()}
+    integral = {x.name for x in statement.symbols if x.is_integer}
+    parts = {k: _strategy(v, k, _scalar_or_array(k in integral)) for k, v in strategies.items()}
     return st.fixed_dictionaries(parts).filter(lambda p: bool(np.all(statement.holds(**p))))
+
+
+def _scalar_or_array(integral: bool):
+    """The door of a plain value of a statement's parameter: a real (an integer for an integer symbol) or an
+    array of them."""
+    def check(value, name):
+        if isinstance(value, (list, tuple, np.ndarray)):
+            return V.array(value, name, kind="integer" if integral else "real")
+        return V.integer(value, name) if integral else V.real(value, name)
+    return check
 
 
 # ------------------------------------------------------------------------------ delays
@@ -318,7 +336,7 @@ def schedules(lam, *, N, T, U=1, kinds=("delays", "round_robin")):
     N = V.integer(N, "N", low=1, high=10**5)
     T = V.integer(T, "T", low=1, high=10**5)
     U = V.integer(U, "U", low=1, high=N)
-    if isinstance(kinds, str) or not kinds:
+    if not isinstance(kinds, (list, tuple)) or not kinds:
         raise V.InputTypeError(f"kinds must be a non-empty tuple of 'delays' / 'round_robin'; got {kinds!r}")
     for k in kinds:
         V.choice(k, "kinds", ("delays", "round_robin"))

@@ -352,6 +352,9 @@ class _Marked:
     def __init__(self, values):
         if isinstance(values, _Marked):
             raise InputTypeError(f"{self.word} takes the values themselves; got {type(values).__name__}")
+        # what is never valid (text, complex, NaN/inf, no values) is refused here, where the values are marked; the
+        # parameter that consumes them checks its own range (and keeps the values as given: float32, a device array)
+        array(values, f"{self.word}(values)")
         self.values = values
 
     def __repr__(self) -> str:

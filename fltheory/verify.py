@@ -50,7 +50,8 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from .validation import InputError
+from .validation import InputError, InputTypeError
+from .validation import shown as _shown
 
 __all__ = ["Sample", "Verdict", "Check", "register", "registry", "run", "Report", "PAPERS", "rebuild", "Rebuilt",
            "strict_json"]
@@ -247,6 +248,9 @@ class Check:
         """The verdict: the sampler's instances (``quick``: fewer) and, with a ``family``, the worst
         instance of the adversarial search at level ``search`` (``"quick"``, ``"full"`` or ``"deep"``;
         default ``"quick"`` with ``quick`` and ``"full"`` without)."""
+        from . import validation as V  # noqa: PLC0415
+
+        quick, seed = V.flag(quick, "quick"), V.integer(seed, "seed", low=0, high=2**63 - 1)
         search = _search_level(search, quick)
         t0 = time.perf_counter()
         samples = list(self.sampler(quick, seed))
@@ -363,7 +367,7 @@ class Check:
 def _search_level(level, quick: bool) -> str:
     if level is None:
         return "quick" if quick else "full"
-    if level not in SEARCH_LEVELS:
+    if not isinstance(level, str) or level not in SEARCH_LEVELS:
         raise InputError(f"search must be one of {', '.join(SEARCH_LEVELS)} (the adversarial search's budget); got "
                          f"{level!r}")
     return level
@@ -392,11 +396,19 @@ def strict_json(obj: Any):
     >>> strict_json({"ratio": float("inf"), "v": [1.0, float("nan")]})
     {'ratio': 'inf', 'v': [1.0, 'nan']}
     """
+    if not isinstance(obj, (dict, list, tuple)):
+        raise InputTypeError(f"obj must be a JSON document (a dict or a list); got {_shown(obj)}")
+    return _strict_json(obj)
+
+
+def _strict_json(obj: Any):
     obj = _jsonable(obj)
     if isinstance(obj, dict):
-        return {k: strict_json(v) for k, v in obj.items()}
+        return {k: _strict_json(v) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [strict_json(v) for v in obj]
+        return [_strict_json(v) for v in obj]
+    if not isinstance(obj, (str, int, float, type(None))):   # bool is an int
+        raise InputTypeError(f"obj must hold only JSON values (strings, numbers, True/False/None); got {_shown(obj)}")
     if isinstance(obj, float) and not math.isfinite(obj):
         return "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
     return obj

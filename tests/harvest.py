@@ -34,6 +34,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import doctest
+import fnmatch
 import functools
 import importlib
 import inspect
@@ -66,6 +67,25 @@ PKG_DIR = str(Path(flt.__file__).resolve().parent)
 SKIP_MODULES = {"fltheory.cli", "fltheory.plotting"}   # argv parsing and matplotlib output: no numeric doors
 # process-wide settings: a mutated call would change the state of every later replay in the same child
 SKIP_ENTRIES = {"fltheory.parallel.set_num_threads", "fltheory.parallel.threads", "fltheory.backend.set_backend"}
+# the layers under the doors: public names, but not entry points of a user's call -- their arguments are set by the
+# package's (or a paper author's) code after the doors have checked the user's values.  Pattern (fnmatch) -> why.
+INTERNAL = {
+    "fltheory.validation.*": "the door helpers themselves: their name/low/high/M/xp/kind arguments are literals of "
+                             "the calling code and their value is what they check (test_doors.py tests them); the "
+                             "markers per_client / per_configuration, which users call, stay entry points",
+    "fltheory.backend.*": "the array-namespace layer (namespaces, devices, einsum helpers, keyed noise streams) that "
+                          "the package's code calls with arrays its doors already checked; a user picks a backend "
+                          "through each function's backend= (a checked choice) or get_backend, which stays",
+    "fltheory.delayed.RegisterMoments*": "the exact engine's register file, written once per step by "
+                                         "schedule_moments / random_participation_moments with register indices and "
+                                         "blocks that code computes (a check per assign would sit in the inner loop)",
+}
+PUBLIC = {"fltheory.validation.per_client", "fltheory.validation.per_configuration", "fltheory.backend.get_backend"}
+
+
+def internal(name: str) -> bool:
+    """Whether a public name is one of the layers under the doors (:data:`INTERNAL`), not an entry point."""
+    return name not in PUBLIC and any(fnmatch.fnmatchcase(name, p) for p in INTERNAL)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -95,7 +115,7 @@ def public_entries() -> dict:
     def add(name, kind, target, func):
         func = inspect.unwrap(func)
         code = getattr(func, "__code__", None)
-        if code is None or code in codes or name in SKIP_ENTRIES:
+        if code is None or code in codes or name in SKIP_ENTRIES or internal(name):
             return
         if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
             return

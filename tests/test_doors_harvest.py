@@ -38,22 +38,8 @@ FAILING = ("b", "c", "d", "e", "f", "g", "refused", "crash", "wrong")
 # Known remaining defects: a pattern of "entry:param=value" (fnmatch) -> the reason it is not fixed yet.
 # The test fails if one of these no longer occurs: remove it then.
 ALLOWED: dict = {
-    # fltheory.backend: the array-namespace plumbing (namespace objects, device handles, einsum helpers) takes
-    # what the package's own code passes; its arguments are not checked at a door (the GPU engineers' file)
-    "fltheory.backend.*": "namespace/device plumbing called by the package's code; arguments not door-checked",
-    # the exact engine's register file: public by export, built by delayed.schedule_moments with indices it computes
-    "fltheory.delayed.RegisterMoments*": "the exact engine's register file: indices and blocks come from the "
-                                         "package's moment code, not checked at a door",
-    "fltheory.papers.defedavg.exact.moments:eta_bar=*": "divergence is reported by the moment engine, which names "
-                                                        "the local step size eta, not eta_bar",
     "fltheory.papers.feddelavg.bounds.delta_threshold:Delta=0": "by design: -inf at Delta=0 (FedAvg always "
                                                                "optimal), documented",
-    "fltheory.papers.local_adaptivity.algorithm.*": "client_update/fedopt/fedopt_loop take config, client_ids, "
-                                                    "round, record, v0 unchecked and name x as x0 (GPU path)",
-    "fltheory.testing.*": "hypothesis strategies are lazy: their arguments are checked when an example is drawn",
-    "fltheory.validation.*": "the door helpers' own arguments (name, low, high, M, xp; per_client's values, "
-                             "checked where the marked value is consumed) are set by the package's code",
-    "fltheory.verify.*": "Check.run's quick/seed and strict_json's obj are not checked (another engineer's file)",
 }
 
 

@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from ... import validation as V
-from ...backend import KeyedStream, asarray, copy_of, gather, mT, matvec, to_numpy
+from ...backend import KeyedStream, asarray, copy_of, gather, mT, matvec, namespace, to_numpy
 from ...problems import LinearFederation, LogisticFederation, PseudoHuberFederation, QuadraticFederation, \
     SeparableCosineFederation
 from ...schedules import Participation
@@ -202,6 +202,14 @@ class AFLDGAResult:
     def T(self) -> int:
         return self.gbar.shape[-2]
 
+    @property
+    def diverged(self):
+        """(*batch) True for the configurations whose server models left the floating-point range (a step size
+        eta too large for them; :func:`afl_dga` refuses a run where every configuration did)."""
+        xp = namespace(self.w)
+        with np.errstate(invalid="ignore"):
+            return ~xp.all(xp.isfinite(self.w), axis=(-1, -2))
+
 
 # ============================================================================= the simulator
 def afl_dga(fed, part: Participation, *, eta, w0, mode: str = "analysis", runs: int | None = None, seed: int = 0,
@@ -309,7 +317,7 @@ def afl_dga(fed, part: Participation, *, eta, w0, mode: str = "analysis", runs: 
         rec = AFLDGARecord(its, grs, rec_c, rec_a, rec_n, rec_a > -2)
     W = xp.stack(ws, axis=len(batch))
     Gb = xp.stack(gbars, axis=len(batch)) if gbars else xp.zeros(batch + (0, d))
-    return AFLDGAResult(W, Gb, clients, start, rec, mode, eta, part)
+    return AFLDGAResult(_diverging(W, eta, "afl_dga", xp), Gb, clients, start, rec, mode, eta, part)
 
 
 # ============================================================================= diagnostics
@@ -510,7 +518,7 @@ def afl_dga_loop(fed: QuadraticFederation, part: Participation, *, eta: float, w
             assert count[i] == C[i, r]
         gbar.append(sum(p[i] * stored[i] for i in range(N)))
         server.append(server[-1] - eta * gbar[-1])
-    traj = np.stack(server, axis=1)
+    traj = _diverging(np.stack(server, axis=1), eta, "afl_dga_loop", np)
     return traj[0] if runs is None else traj
 
 
@@ -522,7 +530,8 @@ def _diverging(traj, eta, what, xp):
     with np.errstate(invalid="ignore"):
         bad = ~xp.all(xp.isfinite(traj), axis=(-1, -2))
     if bool(xp.any(bad)):
-        text = f"{what}: the iterates left the floating-point range: the step size eta={V.shown(eta)} makes it diverge"
+        shown = f"{float(eta):g}" if getattr(eta, "ndim", 0) == 0 else V.shown(eta)
+        text = f"{what}: the iterates left the floating-point range: the step size eta={shown} makes it diverge"
         if bool(xp.all(bad)):
             raise V.InputError(text + "; use a smaller eta")
         import warnings  # noqa: PLC0415

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from ... import validation as V
+from ...backend import to_numpy
 from ...delayed import LocalSGD, RandomParticipation, random_participation_moments, schedule_moments
 from ...problems import QuadraticFederation
 from ...schedules import Schedule
@@ -84,6 +85,21 @@ def _fed(fed):
     return fed
 
 
+def _blame_eta_bar(fed, eta_bar: float, run):
+    """``run()``, with a divergence of the exact moments blamed on ``eta_bar`` when the local steps themselves
+    diverge (``eta_bar * L_i > 2`` for some client: ``|1 - eta_bar lambda| > 1`` on an eigenvalue of ``H_i``); the
+    moment engine's own message names the server step size ``eta``, the cause otherwise."""
+    try:
+        return run()
+    except V.InputError as exc:
+        L = float(np.max(np.linalg.eigvalsh(to_numpy(fed.H))))
+        if not str(exc).startswith("the exact moments left the floating-point range") or eta_bar * L <= 2:
+            raise
+        raise V.InputError(f"the exact moments left the floating-point range: the local step size eta_bar={eta_bar:g} "
+                           f"is past 2 / max_i L_i = {2 / L:g}, where the local SGD steps diverge; use a smaller "
+                           f"eta_bar") from None
+
+
 def moments(fed, schedule: Schedule, *, K: int, eta: float, eta_bar: float, x0, record_cov: bool = False,
             record_lags: bool = False):
     """Exact moments of DeFedAvg along ``schedule`` (exact over the gradient noise):
@@ -91,7 +107,8 @@ def moments(fed, schedule: Schedule, *, K: int, eta: float, eta_bar: float, x0, 
     gives ``.lag_msd[t, b, l]`` = :math:`\\mathbb E\\|w^t-w^{t-l}\\|^2` (the staleness gap of Lemmas 5 and 10)."""
     _fed(fed)
     local = LocalSGD(eta_local=V.real(eta_bar, "eta_bar", low=0.0, open_low=True), K=V.integer(K, "K", low=1, high=10**6))
-    return schedule_moments(fed, schedule, local, eta=eta, x0=x0, record_cov=record_cov, record_lags=record_lags)
+    return _blame_eta_bar(fed, local.eta_local, lambda: schedule_moments(
+        fed, schedule, local, eta=eta, x0=x0, record_cov=record_cov, record_lags=record_lags))
 
 
 def niid_moments(fed, *, n: int, T: int, K: int, eta: float, eta_bar: float, x0, lam: int = 0,
@@ -112,9 +129,9 @@ def niid_moments(fed, *, n: int, T: int, K: int, eta: float, eta_bar: float, x0,
     delay = V.choice(delay, "delay", ("uniform", "constant"))
     p = np.full(lam + 1, 1.0 / (lam + 1)) if delay == "uniform" else np.eye(lam + 1)[lam]
     local = LocalSGD(eta_local=V.real(eta_bar, "eta_bar", low=0.0, open_low=True), K=V.integer(K, "K", low=1, high=10**6))
-    return random_participation_moments(fed, local, eta=eta, T=T, x0=x0,
-                                        participation=RandomParticipation.with_replacement(N=fed.M, n=n),
-                                        delay_probs=p, record_cov=record_cov, record_lags=record_lags)
+    return _blame_eta_bar(fed, local.eta_local, lambda: random_participation_moments(
+        fed, local, eta=eta, T=T, x0=x0, participation=RandomParticipation.with_replacement(N=fed.M, n=n),
+        delay_probs=p, record_cov=record_cov, record_lags=record_lags))
 
 
 @dataclass(frozen=True)

@@ -196,17 +196,26 @@ def _check_problem(problem):
             raise V.InputTypeError(f"problem must provide {attr!r} (see the module docstring); got {V.shown(problem)}")
 
 
+def _keys(value, name, shape, xp):
+    """An integer key array (``config``, ``client_ids``) of the noise streams, broadcast to ``shape``."""
+    arr = V.array(value, name, xp=xp, kind="integer", low=0)
+    try:
+        return xp.broadcast_to(arr, shape)
+    except ValueError:
+        raise V.InputError(f"{name} must broadcast to shape {shape}; got shape {tuple(arr.shape)}") from None
+
+
 def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps, bias_correction,
-           n_mode, noise, seed, config, client_ids, extra_batch=()):
+           n_mode, noise, seed, config, client_ids, extra_batch=(), x_name="x0"):
     _check_problem(problem)
     M, d = int(problem.M), int(problem.d)
     xp = namespace(problem.weights)
     validate_weights(problem.weights, xp)
     client_opt = _choice("client_opt", client_opt, CLIENT_OPTS)
     n_mode = _choice("n_mode", n_mode, ("exact", "alg1"))
-    x0 = V.array(x0, "x0", xp=xp, min_ndim=1)
+    x0 = V.array(x0, x_name, xp=xp, min_ndim=1)
     if x0.shape[-1] != d:
-        raise V.InputError(f"x0 must have shape (..., d={d}); got {tuple(x0.shape)}")
+        raise V.InputError(f"{x_name} must have shape (..., d={d}); got {tuple(x0.shape)}")
     eta = xp.astype(V.client_parameter(eta, "eta", M=M, xp=xp, low=0.0, open_low=True), xp.float64)
     if eta.ndim == 0:
         eta = xp.full((M,), float(eta))
@@ -245,10 +254,10 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
         raise V.InputError(f"seed must be a non-negative integer; got {seed}")
     if config is None:
         config = xp.reshape(xp.arange(prod(batch), dtype=xp.int64), batch)
-    config = xp.broadcast_to(asarray(config, xp), batch)
+    config = _keys(config, "config", batch, xp)
     if client_ids is None:
         client_ids = xp.arange(M, dtype=xp.int64)
-    client_ids = xp.broadcast_to(asarray(client_ids, xp), batch + (M,))
+    client_ids = _keys(client_ids, "client_ids", batch + (M,), xp)
     cov = getattr(problem, "noise_cov", None)
     factor = _factor(asarray(cov, xp), xp) if (noise and cov is not None) else None
     return _Setup(xp=xp, batch=batch, M=M, d=d, eta=eta, tau=tau_arr, tau_max=int(xp.max(tau_arr)),
@@ -361,10 +370,12 @@ def client_update(problem, *, x, eta, tau, client_opt="sgd", precond=None, beta1
     >>> cu.N[0]                                        # eta * tau
     array([1., 1.])
     """
+    round = V.integer(round, "round", low=0, high=10**8)   # as fedopt's rounds
+    record = V.flag(record, "record")
     s, x = _setup(problem, x, eta=eta, tau=tau, client_opt=client_opt, precond=precond, beta1=beta1, beta2=beta2,
                   v0=v0, eps=eps, bias_correction=bias_correction, n_mode=n_mode, noise=noise, seed=seed,
-                  config=config, client_ids=client_ids)
-    return _local_runs(problem, s.xp.broadcast_to(x, s.batch + (s.d,)), s, int(round), record=record)
+                  config=config, client_ids=client_ids, x_name="x")
+    return _local_runs(problem, s.xp.broadcast_to(x, s.batch + (s.d,)), s, round, record=record)
 
 
 # --------------------------------------------------------------------------------------
@@ -570,9 +581,9 @@ def fedopt_loop(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None
     tau_a = np.broadcast_to(tau_a, batch + (M,))
     if P is not None:
         P = np.broadcast_to(P, batch + (M, d, d))
-    cfg = np.arange(int(np.prod(batch))).reshape(batch) if config is None else np.broadcast_to(config, batch)
-    v0 = _V0_DEFAULT["adagrad"] if v0 is None else v0
-    eps = 1e-7 if eps is None else eps
+    cfg = np.arange(int(np.prod(batch))).reshape(batch) if config is None else _keys(config, "config", batch, np)
+    v0 = V.real(_V0_DEFAULT["adagrad"] if v0 is None else v0, "v0", low=0.0)
+    eps = V.real(1e-7 if eps is None else eps, "eps", low=0.0)
     cov = getattr(problem, "noise_cov", None)
     cov = None if (cov is None or not noise) else np.broadcast_to(to_numpy(cov), batch + (M, d, d))
     stream = KeyedStream(seed, _NOISE)

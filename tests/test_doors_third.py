@@ -1,0 +1,76 @@
+"""Doors, third pass (issue 19): findings of the full-profile harvest, each refused by name at the door.
+
+* a statement evaluated where a symbol declared positive (K, n, L ...) is 0 or negative: refused naming that symbol
+  (its domain), where it returned NaN or inf;
+* the AFL-DGA simulator with a step size that makes every run leave the floating-point range: refused naming eta
+  (partly diverging sweeps are flagged in ``result.diverged``), where it returned NaN silently;
+* ``first_crossing`` with arrays of other shapes: a result per column or a refusal naming ``avg``;
+* the markers ``per_client`` / ``per_configuration`` refuse never-valid values when they are made.
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import fltheory as flt
+from fltheory.papers.afl_dga import afl_dga
+from fltheory.papers.afl_dga.algorithm import afl_dga_loop
+from fltheory.papers.defedavg.exact import first_crossing
+from fltheory.schedules import anarchic_participation
+
+
+def _positive_cases():
+    sts = flt.statements()
+    sts = sts.values() if isinstance(sts, dict) else sts
+    for st in sts:
+        for sym in st.symbols:
+            if sym.name in ("K", "n", "L") and sym.is_positive:
+                yield st, sym.name
+
+
+CASES = list(_positive_cases())
+
+
+def test_the_positive_symbols_are_found():
+    assert len(CASES) >= 10
+
+
+@pytest.mark.parametrize("bad", [0, -1])
+def test_statement_refuses_a_positive_symbol_at_or_below_zero(bad):
+    for st, name in CASES:
+        kw = {q: (0.01 if q.startswith("eta") else 2) for q in st.parameters}
+        kw[name] = bad
+        with pytest.raises(flt.FLTheoryError, match=rf"\b{name} must be > 0"):
+            st(**kw)
+
+
+def test_afl_dga_refuses_a_diverging_step_size_by_name():
+    fed = flt.random_quadratic_federation(M=3, d=2, kappa=4, seed=0)
+    part = anarchic_participation(N=3, T=30, t_d=2, p=0.5, K=2, D=1, seed=0)
+    for run in (afl_dga, afl_dga_loop):
+        with np.errstate(all="ignore"), pytest.raises(flt.FLTheoryError, match=r"eta=1e\+30 makes it diverge"):
+            run(fed, part, eta=1e30, w0=np.ones(2))
+    with np.errstate(all="ignore"), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = afl_dga(fed, part, eta=np.array([0.05, 1e30]), w0=np.ones(2))
+    assert res.diverged.tolist() == [False, True]
+    assert any("left the floating-point range" in str(w.message) for w in caught)
+    assert not bool(afl_dga(fed, part, eta=0.05, w0=np.ones(2)).diverged)
+
+
+@pytest.mark.parametrize("avg", [np.ones((5,)), np.ones((2, 3)), np.ones((3, 2, 2)), [[1.0, 2.0], [3.0]],
+                                 np.ones((0,)), np.ones((2, 0)), np.array(1.0), np.array([1.0, np.inf])])
+def test_first_crossing_any_shape(avg):
+    try:
+        out = first_crossing(avg, 1.0)
+    except flt.FLTheoryError as exc:
+        assert "avg" in str(exc)
+        return
+    assert np.shape(out) == np.shape(avg)[1:] and np.all(np.asarray(out) == 1.0)
+
+
+@pytest.mark.parametrize("mark", [flt.per_client, flt.per_configuration])
+@pytest.mark.parametrize("bad", ["5", 1j, [1.0, np.nan], []])
+def test_markers_refuse_never_valid_values(mark, bad):
+    with pytest.raises(flt.FLTheoryError, match=r"\(values\)"):
+        mark(bad)
