@@ -4,7 +4,11 @@ r"""Every result of Li, Gong, *Anarchic Federated Learning with Delayed Gradient
 Problem class: :math:`f=\frac1N\sum_if_i` with every :math:`f_i` :math:`L`-smooth (Assumption 1),
 unbiased stochastic gradients of variance :math:`\le\sigma^2` drawn independently (Assumption 2),
 second moment :math:`\mathbb E\|g_i(w)\|^2\le G^2` (Assumption 3) and staleness
-:math:`\tau_i^t\le t_d` (Assumption 4).  Method: AFL-DGA in the ``analysis`` correction mode
+:math:`\tau_i^t\le t_d` (Assumption 4).  The paper's global gradient is the plain mean
+:math:`\bar g=\frac1N\sum_i\bar g_i` (equal weights :math:`p_i=1/N`), and Theorem 1' and Corollary 1'
+assume these equal weights: their noise term :math:`\sigma^2/(NK_{\min})` is
+:math:`\sigma^2\sum_ip_i^2/K_i` with weights :math:`p_i`, larger when they differ (every check of them runs
+on equal weights).  Method: AFL-DGA in the ``analysis`` correction mode
 (:mod:`.algorithm`).  Indexing: server steps :math:`t=0..T-1`; the server uses client ``i``'s
 gradient of round :math:`\lambda_i(t)`, :math:`\tau_i^t=t-\lambda_i(t)+1`, and the paper's delay
 sum :math:`\tau_i^t+\tau_i^{t-\tau_i^t}-1` equals :math:`S_i^t=t-\lambda^{\rm prev}_i(t)\le 2t_d-1`
@@ -35,6 +39,16 @@ statement                          status     note
 ``corollary1``                     printed    Corollary 1, exact substituted form -- FALSE
 ``corollary1_corrected``           corrected  Corollary 1', T >= 4N
 ``timing_fold``                    printed    T_sync / T_DGA = (K+D)/K (homogeneous K and D)
+``gamma_iid``                      printed    Sec. 3.1: Gamma = 0 means i.i.d. -- FALSE
+``gamma_corrected``                corrected  sum_i p_i ||grad F_i(w*)||^2 <= 2 L Gamma (tight)
+``eq3``                            printed    App. B eq. (3): (L/2)E||w^{t+1}-w^t||^2 with 1/N^2 -- FALSE
+``eq4``                            printed    App. B eq. (4): the noise cross-term dropped -- FALSE if t_d > 1
+``eq4_fresh_noise``                corrected  the cross-term vanishes when t_d = 1 (fresh noise)
+``eq5``                            printed    App. B eq. (5): ||grad f - m||^2 <= L^2 Xi (Jensen, smoothness)
+``eq6``                            printed    App. B eq. (6): (5) with Lemma 1 -- FALSE
+``lag_range_terms``                printed    App. A: sum over [t-tau-tau', t-1] has tau+tau'-1 terms -- FALSE
+``corollary1_printed``             printed    Corollary 1's O-form as printed, constant C_O -- FALSE
+``speedup_threshold``              printed    remark: beyond T_min the first term of Corollary 1 dominates
 =================================  =========  ===================================================
 
 Example
@@ -71,12 +85,18 @@ sigma2, G2, K_m, D_m, K_min, t_d = _r("sigma2"), _r("G2"), _r("K_m"), _r("D_m"),
 S_bar, S, rho, n, sum_gbar2 = _r("S_bar"), _r("S"), _r("rho"), _r("n"), _r("sum_gbar2")
 since_anchor, local2, lag_mean, Xi_mean = _r("since_anchor"), _r("local2"), _r("lag_mean"), _r("Xi_mean")
 rho_hat = _r("rho_hat")
+Gamma, zeta2, grad_sum, S_sum, Xi, C_O, cross = _r("Gamma"), _r("zeta2"), _r("grad_sum"), _r("S_sum"), _r("Xi"), \
+    _r("C_O"), _r("cross")
 SYMBOLS = {str(s): s for s in (eta, L, N, T, Delta, sigma2, G2, K_m, D_m, K_min, t_d, S_bar, S, rho, n, sum_gbar2,
-                               since_anchor, local2, lag_mean, Xi_mean, rho_hat)}
+                               since_anchor, local2, lag_mean, Xi_mean, rho_hat, Gamma, zeta2, grad_sum, S_sum, Xi, C_O,
+                               cross)}
 LATEX = {"sigma2": r"\sigma^2", "G2": "G^2", "K_m": "K_m", "D_m": "D_m", "K_min": r"K_{\min}", "t_d": "t_d",
          "S_bar": r"\bar S", "S": r"(\tau_i^t+\tau_i^{t-\tau_i^t}-1)", "sum_gbar2": r"\sum_{h=t-2\tau}^{t-\tau}\|\bar g^h\|^2",
          "since_anchor": r"\sum_{h=a+1}^{t-1}\|\bar g^h\|^2", "local2": r"\sum_{u\in U}\|g_u\|^2",
-         "lag_mean": r"\overline{\mathrm{lag}}", "Xi_mean": r"\bar\Xi", "rho_hat": r"\hat\rho_i^t"}
+         "lag_mean": r"\overline{\mathrm{lag}}", "Xi_mean": r"\bar\Xi", "rho_hat": r"\hat\rho_i^t",
+         "Gamma": r"\Gamma", "zeta2": r"\zeta^2", "grad_sum": r"\sum_i\frac1{K_i}\sum_j\mathbb E\|\nabla f_i(w_{i,j})\|^2",
+         "S_sum": r"\sum_i(\tau_i^t+\tau_i^{t-\tau_i^t}-1)", "Xi": r"\Xi^t", "C_O": "C_O",
+         "cross": r"\mathbb E\langle\nabla f(w^t),\bar g^t-m^t\rangle"}
 
 #: :math:`t_d\max(0,\lceil D_m/K_{\min}\rceil-1)`: extra server steps a late correction adds to the lag
 EXTRA = sp.Piecewise((0, D_m <= K_min), (t_d * (sp.ceiling(D_m / K_min) - 1), True))
@@ -176,8 +196,10 @@ theorem1_corrected = Statement(
                           (K_min <= K_m, "K_min <= K_m"), (t_d >= 1, "t_d >= 1"), (sigma2 <= G2, "sigma^2 <= G^2")),
     equation="Theorem 1' (stochastic)", status="corrected", corrects="theorem1",
     reason="E||gbar||^2 <= 2||m||^2 + 2||e||^2 with the noise power sigma^2/(N K) (not (sigma^2+G^2)/N), Lemma 1' and "
-           "Lemma 2' for the lags, and the correlation of reused stale noise with grad f(w^t) (zero when t_d = 1)",
-    title="Theorem 1' (worst case over the schedule)", **_CITE)
+           "Lemma 2' for the lags, and the correlation of reused stale noise with grad f(w^t) (zero when t_d = 1); "
+           "equal client weights p_i = 1/N, as the paper's gbar = (1/N) sum_i (with weights p the noise power is "
+           "sigma^2 sum_i p_i^2/K_i, which exceeds sigma^2/(N K_min) when the p_i differ)",
+    title="Theorem 1' (worst case over the schedule; equal client weights p_i = 1/N)", **_CITE)
 
 # ============================================================================= Corollary 1
 _ETA_STAR = sp.sqrt(N) / (L * sp.sqrt(T))
@@ -200,8 +222,8 @@ corollary1_corrected = Statement(
                           (K_min <= K_m, "K_min <= K_m"), (sigma2 <= G2, "sigma^2 <= G^2")),
     equation="Corollary 1'", status="corrected", corrects="corollary1",
     reason="Theorem 1' at eta = sqrt(N)/(L sqrt(T)); linear speedup O(1/sqrt(NT)) is proved when t_d = 1 or sigma = 0 "
-           "(the stale-noise term is O(sqrt(N/T)) otherwise)",
-    title="Corollary 1'", **_CITE)
+           "(the stale-noise term is O(sqrt(N/T)) otherwise); equal client weights p_i = 1/N, as Theorem 1'",
+    title="Corollary 1' (equal client weights p_i = 1/N)", **_CITE)
 
 # ============================================================================= timing
 K_sym, D_sym = _r("K"), _r("D")
@@ -211,9 +233,89 @@ timing_fold = Statement(
     equation="Section 4.1, remark on DGA's training time", tight=True,
     title="DGA's speedup (K+D)/K (homogeneous K and D; the printed per-client fold is no speedup otherwise)", **_CITE)
 
+# ============================================================================= Section 3.1: Gamma
+_ZETA = r"\zeta^2(w)=\sum_ip_i\|\nabla F_i(w)-\nabla F(w)\|^2"
+gamma_iid = Statement(
+    "gamma_iid", lhs=_ZETA, relation="<=", expr=2 * L * Gamma,
+    conditions=conditions((L > 0, "L > 0"), (Gamma >= 0, "Gamma = F* - sum_k p_k F_k* >= 0")),
+    equation="Section 3.1 (Gamma = 0 means i.i.d.)",
+    title="Gamma = 0 means i.i.d.: Gamma controls the clients' disagreement at every w (evaluated where Gamma = 0, "
+          "where it reads zeta^2(w) = 0 for every w)", **_CITE)
+gamma_corrected = gamma_iid.with_changes(
+    name="gamma_corrected", lhs=r"\sum_ip_i\|\nabla F_i(w^*)\|^2", status="corrected", corrects="gamma_iid",
+    tight=True, title="what Gamma controls: the clients' gradients at the minimiser w* only",
+    reason="Gamma = sum_k p_k (F_k(w*) - F_k*) and F_k(w) - F_k* >= ||grad F_k(w)||^2/(2L) for L-smooth F_k: Gamma = 0 "
+           "means every client is stationary at w* (a common minimiser), not identical data; equality for "
+           "F_k = (L/2)||w - x_k||^2")
+
+# ============================================================================= App. B (3)-(6)
+_B_COND = ((eta > 0, "eta > 0"), (L > 0, "L > 0"), (N >= 1, "N >= 1"), (sigma2 >= 0, "sigma^2 >= 0"))
+eq3 = Statement(
+    "eq3", lhs=r"\frac L2\mathbb E\|w^{t+1}-w^t\|^2", relation="<=",
+    expr=eta**2 * L / 2 * sigma2 / N + eta**2 * L / (2 * N**2) * grad_sum,
+    conditions=conditions(*_B_COND, (grad_sum >= 0, "grad_sum >= 0")), equation="App. B, eq. (3)", tight=False,
+    title="the second-order term of the descent lemma (its 1/N^2 from the Jensen step b_1)", **_CITE)
+_CROSS = r"\left|\mathbb E\langle\nabla f(w^t),\bar g^t-m^t\rangle\right|"
+eq4 = Statement(
+    "eq4", lhs=_CROSS, relation="<=", expr=0 * t_d, conditions=conditions((t_d >= 1, "t_d >= 1")),
+    equation="App. B, eq. (4), first line", tight=True,
+    title="the first-order term of the descent lemma: E<grad f(w^t), gbar^t> = E<grad f(w^t), m^t> (the noise "
+          "cross-term dropped)", **_CITE)
+eq4_fresh_noise = eq4.with_changes(
+    name="eq4_fresh_noise", status="corrected", corrects="eq4",
+    conditions=conditions((t_d >= 1, "t_d >= 1"), (t_d <= 1, "t_d = 1 (every client every round)")),
+    reason="with t_d = 1 the noise in gbar^t was drawn in round t, after w^t was fixed, so it is independent of "
+           "grad f(w^t); a stale stored gradient's noise was already applied to w^t (E<grad f(w^t), e^t> = "
+           "-k eta lambda sigma^2 after k reuses on f = lambda w^2/2), which Theorem 1' bounds by its stale-noise term",
+    title="the noise cross-term vanishes when every client sends every round (t_d = 1)")
+eq5 = Statement(
+    "eq5", lhs=r"\|\nabla f(w^t)-m^t\|^2", relation="<=", expr=L**2 * Xi,
+    conditions=conditions((L > 0, "L > 0"), (Xi >= 0, "Xi >= 0")), equation="App. B, eq. (5)", tight=True,
+    title="the bias of the stale average: Jensen (c_1, c_2) and smoothness (c_3); Xi^t = sum_i p_i (1/K_i) sum_j "
+          "||w^t - w_ij||^2", **_CITE)
+eq6 = Statement(
+    "eq6", lhs=r"\frac\eta2\mathbb E\|\nabla f(w^t)-m^t\|^2", relation="<=",
+    expr=L**2 * eta**3 / (2 * N**2) * (sigma2 + G2) * S_sum + L**2 * eta**3 / 2 * (K_m + D_m) ** 2 * G2,
+    conditions=conditions(*_B_COND, (G2 > 0, "G^2 > 0"), (K_m >= 1, "K_m >= 1"), (D_m >= 0, "D_m >= 0"),
+                          (S_sum >= N, "S_sum >= N")),
+    equation="App. B, eq. (6)", title="(5) with Lemma 1 substituted (per server step t)", **_CITE)
+
+# ============================================================================= App. A: the number of terms
+lag_range_terms = Statement(
+    "lag_range_terms", lhs=r"\#\{t-\tau_i^t-\tau_i^{t-\tau_i^t},\dots,t-1\}", relation="<=", expr=S,
+    conditions=conditions((S >= 1, "S >= 1")), equation="proof of Lemma 1 (the sum before eq. (6))",
+    title="the printed count of the range summed in Lemma 1's proof: tau + tau' - 1 (the sum is bounded by the count "
+          "times the largest term, so the count must not be too small)", **_CITE)
+
+# ============================================================================= Corollary 1 as printed, and its remark
+_O1 = (L * Delta + sigma2 + G2) / sp.sqrt(N * T)
+_O2 = N * (K_m + D_m) ** 2 * G2 / T
+_O3 = N * (2 * t_d - 1) * (sigma2 + G2) / T
+corollary1_printed = corollary1.with_changes(
+    name="corollary1_printed", expr=C_O * (_O1 + _O2 + _O3),
+    conditions=corollary1.conditions + conditions((C_O > 0, "C_O > 0")), equation="Corollary 1",
+    title="Corollary 1 as printed: its three O-terms with one constant C_O (Theorem 1 at eta = sqrt(N)/(L sqrt(T)) "
+          "is at most C_O = 2 times them); the O-claim fails when no C_O works, i.e. when the ratio grows without "
+          "bound along a sequence inside the hypotheses")
+_A_O = L * Delta + sigma2 + G2
+speedup_threshold = Statement(
+    "speedup_threshold", lhs=r"\max\left(\frac NT(K_m+D_m)^2G^2,\ \frac NT(2t_d-1)(\sigma^2+G^2)\right)",
+    relation="<=", expr=_O1,
+    conditions=conditions((Delta >= 0, "Delta >= 0"), (L > 0, "L > 0"), (N >= 1, "N >= 1"),
+                          (sigma2 >= 0, "sigma^2 >= 0"), (G2 > 0, "G^2 > 0"), (K_m >= 1, "K_m >= 1"),
+                          (D_m >= 0, "D_m >= 0"), (t_d >= 1, "t_d >= 1"), (T >= N, "T >= N"),
+                          (T * _A_O**2 >= N**3 * (K_m + D_m) ** 4 * G2**2, "T >= T1 = N^3 (K_m+D_m)^4 G^4 / a^2"),
+                          (T * _A_O**2 >= N**3 * (2 * t_d - 1) ** 2 * (sigma2 + G2) ** 2,
+                           "T >= T2 = N^3 (2t_d-1)^2 (sigma^2+G^2)^2 / a^2")),
+    equation="remark after Corollary 1 (linear speedup threshold)", tight=True,
+    title="beyond T_min = max(N, T1, T2) the first term of Corollary 1 dominates (the bound is then at most 3 "
+          "(L Delta + sigma^2 + G^2)/sqrt(NT)); T1 grows like (K_m+D_m)^4, and T2 adds a t_d-dependence the remark "
+          "does not mention", **_CITE)
+
 STATEMENTS = [eq2, eq2_corrected, lemma1, lemma1_used, lag_count_printed, lemma1_corrected, lemma1_corrected_expectation,
               lemma2_n, lemma2_rho, theorem1, theorem1_literal_step, theorem1_corrected_det, theorem1_corrected,
-              corollary1, corollary1_corrected, timing_fold]
+              corollary1, corollary1_corrected, timing_fold, gamma_iid, gamma_corrected, eq3, eq4, eq4_fresh_noise, eq5,
+              eq6, lag_range_terms, corollary1_printed, speedup_threshold]
 
 
 # ============================================================================= helpers
@@ -276,13 +378,19 @@ def theorem1_corrected_parts(**values) -> tuple:
     return _parts(theorem1_corrected, (_B1, _C2, _C3, _C4), values)
 
 
-def corollary_thresholds(*, L, N, Delta, sigma2, G2, K_m, D_m, t_d) -> dict:
+def corollary_thresholds(*, L, N, Delta, sigma2, G2, K_m, D_m, t_d, printed: bool = False) -> dict:
     """The horizons beyond which Corollary 1's leading term dominates: ``T1`` (drift term),
-    ``T2`` (delay term) and ``T_min = max(N, T1, T2)`` with :math:`a=2L\\Delta+\\sigma^2+G^2`.
+    ``T2`` (delay term) and ``T_min = max(N, T1, T2)`` with :math:`a=2L\\Delta+\\sigma^2+G^2`
+    (Theorem 1's constants, ``corollary1``); ``printed=True``: the printed O-terms with constant 1
+    (``corollary1_printed``, ``speedup_threshold``): :math:`a=L\\Delta+\\sigma^2+G^2` and the third
+    term's factor ``N``, so ``T2`` gains :math:`N^2`.
 
     >>> th = corollary_thresholds(L=1, N=10, Delta=1, sigma2=1, G2=2, K_m=10, D_m=20, t_d=2)
     >>> round(th["T1"]), round(th["T2"], 6)
     (129600000, 32.4)
+    >>> th = corollary_thresholds(L=1, N=10, Delta=1, sigma2=1, G2=2, K_m=10, D_m=20, t_d=2, printed=True)
+    >>> round(th["T1"]), round(th["T2"], 6)
+    (202500000, 5062.5)
     """
     L = V.real(L, "L", low=0.0, open_low=True)
     N = V.integer(N, "N", low=1, high=10**9)
@@ -292,7 +400,8 @@ def corollary_thresholds(*, L, N, Delta, sigma2, G2, K_m, D_m, t_d) -> dict:
     K_m = V.integer(K_m, "K_m", low=1, high=10**9)
     D_m = V.integer(D_m, "D_m", low=0, high=10**9)
     t_d = V.integer(t_d, "t_d", low=1, high=10**9)
-    a = 2 * L * Delta + sigma2 + G2
+    printed = V.flag(printed, "printed")
+    a = (1 if printed else 2) * L * Delta + sigma2 + G2
     T1 = N**3 * (K_m + D_m) ** 4 * G2**2 / a**2
-    T2 = N * (2 * t_d - 1) ** 2 * (sigma2 + G2) ** 2 / a**2
+    T2 = (N**3 if printed else N) * (2 * t_d - 1) ** 2 * (sigma2 + G2) ** 2 / a**2
     return {"a": a, "T1": T1, "T2": T2, "T_min": max(N, T1, T2)}

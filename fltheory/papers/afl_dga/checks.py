@@ -42,9 +42,25 @@ Instance families (each inside the assumptions of the statements it serves; say 
   :math:`\eta L\to0` without noise (:math:`2\Delta/(\eta T)` tends to twice the average squared
   gradient); noise only adds to the bound.
 
+* **coverage** (issue 22) -- ``gamma_iid`` / ``gamma_corrected``: random quadratic federations
+  (``F_i* = 0``, :math:`\Gamma=F(w^*)` exactly; a common minimiser with different Hessians gives
+  :math:`\Gamma=0`; ``GAMMA_FAMILY`` searched, tight for :math:`H_i=I`); ``eq3``: identical linear
+  clients; ``eq4`` / ``eq4_fresh_noise``: noisy quadratic clients (one client :math:`f=w^2/2` sending every
+  ``t_d`` rounds, where :math:`\mathbb E\langle\nabla f(w^t),e^t\rangle=-k\eta\sigma^2` after ``k`` reuses,
+  and random schedules, anarchic with :math:`t_d\ge2` or synchronous), 2000 keyed runs, the lower end of
+  a 4-standard-error interval of the cross-term against 0 (these identities need only Assumption 2);
+  ``eq5``: the random runs, isotropic quadratics (equality) and ``EQ5_FAMILY`` searched; ``eq6``:
+  recorded periodic runs (``EQ6_PERIODIC``); ``lag_range_terms``: the random schedules; ``corollary1_printed``:
+  one pseudo-Huber client (``L = G = 1``, :math:`w^0=0.3`, ``K = 1``, ``D = 0``, no noise) sending once every
+  :math:`t_d=10\sqrt T` rounds at :math:`\eta=1/\sqrt T` (Corollary 1's step with ``N = 1``), ``T`` from 100
+  to 25600 (``COROLLARY_LADDER``), compared with the O-terms times ``C_O_DERIVED = 2``; no search family
+  (each instance is a run of thousands of steps, and the ratio grows with ``T`` alone); ``speedup_threshold``:
+  random parameters at :math:`T\ge T_{\min}`; ``fig1_trajectory``: Fig. 1's schedule on random quadratics.
+
 Printed statements expected ``violated``: ``eq2`` (identical clients), ``lemma1``, ``lemma1_used``
 (linear family), ``lag_count_printed`` (random schedules with ``D_m > K_min``), ``theorem1``,
-``theorem1_literal_step`` and ``corollary1`` (periodic family).  Everything else holds.
+``theorem1_literal_step`` and ``corollary1`` (periodic family), ``corollary1_printed`` (one client,
+:math:`t_d=10\sqrt T`), ``gamma_iid``, ``eq3``, ``eq4``, ``eq6`` and ``lag_range_terms``.  Everything else holds.
 """
 from __future__ import annotations
 
@@ -53,7 +69,8 @@ import functools
 import numpy as np
 
 from ...backend import KeyedStream
-from ...problems import LinearFederation, PseudoHuberFederation, SeparableCosineFederation, random_quadratic_federation
+from ...problems import LinearFederation, PseudoHuberFederation, QuadraticFederation, SeparableCosineFederation, \
+    random_quadratic_federation
 from ...schedules import Participation, anarchic_participation, synchronous_participation
 from ...search import Choice, Family, Integer, Real
 from ...verify import Check, Sample, register
@@ -231,16 +248,19 @@ def _periodic_sample(N, T, etaL, t_d, *, literal, statement):
     lhs = float(g2[:-1].mean())
     Delta = float(f[0])      # the paper's Delta = f(w^0) - f*, and f* = 0 here (identical clients, b_i = 0)
     G2 = scale**2
-    if statement == "corollary1":
+    if statement in ("corollary1", "corollary1_printed"):
         etaL_star = float(np.sqrt(N / T))
         if abs(etaL - etaL_star) > 1e-15:
             return None
-        bound = B.corollary1(L=scale, N=N, T=T, Delta=Delta, sigma2=0.0, G2=G2, K_m=1, D_m=0, t_d=t_d)
+        st, extra = (B.corollary1, {}) if statement == "corollary1" else (B.corollary1_printed, {"C_O": C_O_DERIVED})
+        bound = st(L=scale, N=N, T=T, Delta=Delta, sigma2=0.0, G2=G2, K_m=1, D_m=0, t_d=t_d, **extra)
     else:
         st = B.theorem1_literal_step if literal else B.theorem1
         bound = st(L=scale, N=N, T=T, eta=eta, Delta=Delta, sigma2=0.0, G2=G2, K_m=1, D_m=0,
                    S_bar=float(part.delay_sum.sum()) / T)
     prm = dict(family="periodic", N=N, T=T, eta=eta, L=scale, t_d=t_d, w0=0.3, delta=1.0, scale=scale, K=1, D=0)
+    if statement == "corollary1_printed":
+        prm["C_O"] = C_O_DERIVED
     return Sample(lhs, float(bound), prm, seed=None, size=N * T)
 
 
@@ -250,6 +270,26 @@ def _theorem1_samples(quick, seed, *, literal, statement="theorem1"):
     if statement == "corollary1" and not quick:
         out.append(_periodic_sample(*PERIODIC[0], literal=True, statement=statement))
     return [s for s in out if s is not None]
+
+
+#: the constant of Corollary 1's O-terms that Theorem 1 at eta = sqrt(N)/(L sqrt(T)) gives (2 L Delta/sqrt(NT) is
+#: twice the first O-term's L Delta part; the other terms are at most once theirs)
+C_O_DERIVED = 2.0
+#: one client, t_d = 10 sqrt(T) (a stale gradient reused for t_d steps, eta t_d L = 10 > 2): the ratio to the printed
+#: O-terms grows like sqrt(T), so no constant C_O makes Corollary 1 hold
+COROLLARY_LADDER = (100, 400, 1600, 6400, 25600)
+
+
+def _corollary_printed_samples(quick, seed):
+    out = []
+    for T in COROLLARY_LADDER[:4] if quick else COROLLARY_LADDER:
+        out.append(_periodic_sample(1, T, float(np.sqrt(1 / T)), int(round(10 * np.sqrt(T))), literal=False,
+                                    statement="corollary1_printed"))
+    if not quick:                  # the same instance rescaled to the printed eta <= 1/T (same ratio)
+        T = COROLLARY_LADDER[-2]
+        out.append(_periodic_sample(1, T, float(np.sqrt(1 / T)), int(round(10 * np.sqrt(T))), literal=True,
+                                    statement="corollary1_printed"))
+    return out
 
 
 def _Delta_lower(f) -> float:
@@ -670,6 +710,244 @@ def _exact_samples(quick, seed):
     return out
 
 
+# ============================================================================= Section 3.1: Gamma
+def _gamma_parts(fed, w):
+    """``(Gamma, zeta^2(w), sum_i p_i ||grad F_i(w*)||^2, L)`` of an unbatched quadratic federation (F_i* = c_i)."""
+    xs = np.asarray(fed.x_star, float)
+    p = np.asarray(fed.weights, float)
+    c = np.zeros(fed.M) if fed.const is None else np.asarray(fed.const, float)
+    gamma = max(float(np.asarray(fed.loss(xs))) - float(p @ c), 0.0)      # F* - sum_k p_k F_k* (>= 0; round-off)
+    W = np.broadcast_to(np.asarray(w, float), (fed.M, fed.d))
+    gi = np.asarray(fed.grad_clients(W))
+    zeta2 = float(p @ ((gi - p @ gi) ** 2).sum(-1))
+    gs = np.asarray(fed.grad_clients(np.broadcast_to(xs, (fed.M, fed.d))))
+    return gamma, zeta2, float(p @ (gs * gs).sum(-1)), float(fed.L)
+
+
+def _gamma_fed(M, d, seed, kappa, heterogeneity, weights):
+    return random_quadratic_federation(M=M, d=d, seed=seed, kappa=kappa, heterogeneity=heterogeneity, weights=weights)
+
+
+def _gamma_iid_samples(quick, seed):
+    """Quadratic clients with one common minimiser and different Hessians: Gamma = 0, zeta^2(w) > 0 away from it."""
+    rng = _rng(seed, "gamma-iid")
+    out = []
+    for k in range(3 if quick else 10):
+        M, d = int(rng.integers(2, 6)), int(rng.integers(2, 4))    # d >= 2: the Hessians differ (d = 1: all mu = 1)
+        base = _gamma_fed(M, d, int(rng.integers(2**31)), float(rng.uniform(2.0, 20.0)), 1.0, "dirichlet")
+        x = rng.normal(size=d)
+        fed = QuadraticFederation(base.H, np.broadcast_to(x, (M, d)).copy(), base.weights)
+        w = x + rng.normal(size=d)
+        gamma, zeta2, _, L = _gamma_parts(fed, w)
+        out.append(Sample(zeta2, float(B.gamma_iid(L=L, Gamma=gamma)),
+                          dict(family="common-minimiser quadratics", M=M, d=d, instance=k, Gamma=gamma, L=L),
+                          seed=seed, size=M))
+    return out
+
+
+def _gamma_corrected_samples(quick, seed):
+    rng = _rng(seed, "gamma")
+    out = []
+    for k in range(6 if quick else 24):
+        p = dict(M=int(rng.integers(1, 7)), d=int(rng.integers(1, 4)), seed=int(rng.integers(2**31)),
+                 kappa=float(np.exp(rng.uniform(0.0, np.log(50.0)))) if k % 3 else 1.0,      # kappa = 1: H_i = I, tight
+                 heterogeneity=float(np.exp(rng.uniform(np.log(0.01), np.log(10.0)))),
+                 weights=("uniform", "dirichlet")[k % 2])
+        out.append(_gamma_evaluate(p))
+    return out
+
+
+def _gamma_evaluate(p):
+    fed = _gamma_fed(p["M"], p["d"], p["seed"], p["kappa"], p["heterogeneity"], p["weights"])
+    gamma, _, g2, L = _gamma_parts(fed, np.asarray(fed.x_star, float))
+    return Sample(g2, float(B.gamma_corrected(L=L, Gamma=gamma)), {**p, "Gamma": gamma, "L": L}, None, p["M"])
+
+
+GAMMA_FAMILY = Family(
+    [Integer("M", 1, 6), Integer("d", 1, 3), Integer("seed", 0, 10**6), Real("kappa", 1.0, 100.0, log=True),
+     Real("heterogeneity", 0.01, 10.0, log=True), Choice("weights", ("uniform", "dirichlet"))],
+    description="random quadratic clients F_i = (1/2)(w - x_i*)^T H_i (w - x_i*) (random_quadratic_federation: H_i of "
+                "condition number kappa with eigenvalues in [1, kappa], x_i* ~ heterogeneity N(0, I), uniform or "
+                "Dirichlet weights p_i): Assumption 1 with L = max_i lambda_max(H_i), F_i* = 0; Gamma = F(w*) exactly")
+
+
+# ============================================================================= App. B (3)-(6)
+def _eq3_samples(quick, seed):
+    """Identical linear clients f_i = w (no noise): (L/2)||w^{t+1} - w^t||^2 = eta^2 L/2 against eta^2 L/(2N)."""
+    out = []
+    for N in (2, 5, 10, 50):
+        fed = LinearFederation(c=np.ones((N, 1)))
+        res = afl_dga(fed, synchronous_participation(N=N, T=3), eta=0.1, w0=np.zeros(1))
+        step2 = float((np.diff(np.asarray(res.w), axis=0) ** 2).sum(-1).max())
+        grad_sum = float(N * 1.0)               # sum_i (1/K) sum_j ||grad f_i||^2 with ||grad f_i|| = 1, K = 1
+        bound = B.eq3(eta=0.1, L=1.0, N=N, sigma2=0.0, grad_sum=grad_sum)
+        out.append(Sample(0.5 * step2, float(bound), dict(family="identical-linear", N=N, eta=0.1, L=1.0, T=3),
+                          seed=None, size=N))
+    return out
+
+
+_Z_CROSS = 4.0      # the cross-term is compared through the lower end of a 4-standard-error interval
+
+
+def _cross_sample(fed, part, eta, w0, runs, seed, prm, *, statement):
+    """The worst step t of |E<grad f(w^t), gbar^t - m^t>| by Monte Carlo: its lower 4-standard-error end against 0."""
+    res = afl_dga(fed, part, eta=eta, w0=w0, runs=runs, seed=seed, record=True)
+    dg = diagnostics(fed, res)
+    g = np.asarray(fed.grad(res.w))[:, :part.T]
+    cross = (g * (np.asarray(res.gbar) - np.asarray(dg.m))).sum(-1)             # (runs, T)
+    mean, se = cross.mean(0), cross.std(0, ddof=1) / np.sqrt(runs)
+    low = np.abs(mean) - _Z_CROSS * se
+    t = int(np.argmax(low))
+    bound = float(statement(t_d=part.t_d))
+    return Sample(float(low[t]), bound, {**prm, "t": t, "mean": float(mean[t]), "se": float(se[t]), "runs": runs},
+                  seed=seed, size=part.N * part.T)
+
+
+def _cross_samples(quick, seed, *, fresh):
+    """Noisy quadratic clients: one client f = lambda w^2/2 sending every t_d rounds (E<grad f(w^t), e^t> =
+    -k eta lambda sigma^2 after k reuses), and random schedules (t_d = 1 and synchronous when ``fresh``)."""
+    rng = _rng(seed, f"cross-{fresh}")
+    out = []
+    runs = 2000
+    if not fresh:
+        for t_d in (2, 3):
+            fed = QuadraticFederation(np.ones((1, 1, 1)), np.zeros((1, 1)), noise_cov=np.ones((1, 1, 1)))
+            P = np.zeros((1, 3 * t_d), np.int64)
+            P[:, ::t_d] = 1
+            part = Participation(P).check(t_d=t_d)
+            out.append(_cross_sample(fed, part, 0.5, np.ones(1), runs, seed, dict(family="one quadratic client",
+                       lam=1.0, sigma2=1.0, eta=0.5, t_d=t_d, T=3 * t_d), statement=B.eq4))
+    for k in range(2 if quick else 6):
+        N, d, T = int(rng.integers(1, 4)), int(rng.integers(1, 3)), int(rng.integers(3, 8))
+        K, D = rng.integers(1, 4, (N, T)), rng.integers(0, 4, (N, T))
+        if fresh:
+            part = Participation(np.ones((N, T), np.int64), K, D).check(t_d=1)
+        else:
+            part = anarchic_participation(N=N, T=T, t_d=int(rng.integers(2, 4)), p=float(rng.uniform(0.2, 0.7)), K=K,
+                                          D=D, seed=int(rng.integers(2**31)))
+        base = random_quadratic_federation(M=N, d=d, seed=int(rng.integers(2**31)), kappa=4.0)
+        sigma2 = float(rng.uniform(0.5, 2.0))
+        fed = QuadraticFederation(base.H, base.x_opt, base.weights,
+                                  noise_cov=np.broadcast_to(sigma2 / d * np.eye(d), (N, d, d)).copy())
+        eta = float(rng.uniform(0.1, 0.5)) / float(fed.L)
+        prm = dict(family="noisy quadratics", instance=k, N=N, d=d, T=T, t_d=part.t_d, eta=eta, sigma2=sigma2,
+                   K=K.tolist(), D=D.tolist(), P=part.P.astype(int).tolist())
+        out.append(_cross_sample(fed, part, eta, rng.normal(size=d), runs, seed + k, prm,
+                                 statement=B.eq4_fresh_noise if fresh else B.eq4))
+    return out
+
+
+def _eq5_entry(dg, L, prm, size):
+    return _worst_entry(dg.bias2, L**2 * np.asarray(dg.Xi), np.ones(np.shape(dg.bias2), bool), prm, size)
+
+
+def _eq5_samples(quick, seed):
+    out = []
+    for fed, part, res, dg, L, G2, eta, prm in _random(quick, seed):
+        out += _eq5_entry(dg, L, prm, part.N * part.T)
+    rng = _rng(seed, "eq5-iso")
+    for k in range(2 if quick else 6):             # isotropic quadratics H_i = L I: (5) is an equality at N = 1
+        N, d, T = int(rng.integers(1, 4)), int(rng.integers(1, 3)), int(rng.integers(4, 16))
+        part = anarchic_participation(N=N, T=T, t_d=int(rng.integers(1, 4)), p=float(rng.uniform(0.2, 1.0)),
+                                      K=rng.integers(1, 4, (N, T)), D=rng.integers(0, 5, (N, T)),
+                                      seed=int(rng.integers(2**31)))
+        L = float(rng.uniform(0.5, 3.0))
+        fed = QuadraticFederation(np.broadcast_to(L * np.eye(d), (N, d, d)).copy(), rng.normal(size=(N, d)))
+        eta = float(rng.uniform(0.1, 1.0)) / L
+        dg = diagnostics(fed, afl_dga(fed, part, eta=eta, w0=rng.normal(size=d), record=True))
+        out += _eq5_entry(dg, L, dict(family="isotropic quadratics", instance=k, N=N, d=d, T=T, eta=eta, L=L),
+                          N * T)
+    return out
+
+
+def _eq5_evaluate(p):
+    fed, part, res, dg, L, G2, eta = _searched(p)
+    out = _eq5_entry(dg, L, {k: v for k, v in p.items() if k != "entry"}, part.N * part.T)
+    return out[0] if out else Sample(0.0, 1.0, {**p, "entry": None}, None, part.N * part.T)
+
+
+EQ5_FAMILY = _search_family(("huber", "cosine"), what=_family_words(
+    ("huber", "cosine"), "eta = eta_L/L with eta L in (0, 1] ((5) is pathwise: Jensen and smoothness only); the worst "
+    "server step t of the run"))
+
+#: (N, T, eta L, t_d) of the recorded periodic runs that refute (6): identical pseudo-Huber clients (L = G = 1)
+EQ6_PERIODIC = ((10, 200, 0.2, 20), (4, 120, 0.25, 12))
+
+
+def _eq6_samples(quick, seed):
+    out = []
+    for N, T, eta, t_d in EQ6_PERIODIC[:1] if quick else EQ6_PERIODIC:
+        fed = PseudoHuberFederation(b=np.zeros((N, 1)), delta=1.0, scale=1.0)
+        P = np.zeros((N, T), np.int64)
+        P[:, ::t_d] = 1
+        part = Participation(P).check(t_d=t_d)
+        dg = diagnostics(fed, afl_dga(fed, part, eta=eta, w0=np.array([0.3]), record=True))
+        bound = B.eq6(eta=eta, L=1.0, N=N, sigma2=0.0, G2=1.0, K_m=1, D_m=0, S_sum=dg.S[:, :, 0].sum(-1))
+        out += _worst_entry(0.5 * eta * np.asarray(dg.bias2), bound, np.ones(T, bool),
+                            dict(family="periodic", N=N, T=T, eta=eta, L=1.0, t_d=t_d, w0=0.3, delta=1.0, K=1, D=0),
+                            N * T)
+    return out
+
+
+# ============================================================================= App. A: the count of the range
+def _lag_range_samples(quick, seed):
+    """The printed range {t - tau - tau', ..., t - 1} counted index by index, against tau + tau' - 1."""
+    out = []
+    for fed, part, res, dg, L, G2, eta, prm in _random(quick, seed, problems=("huber",)):
+        tau = part.tau
+        best = None
+        for i in range(part.N):
+            for t in range(part.T):
+                if t - tau[i, t] < 0:
+                    continue
+                tp = int(tau[i, t - tau[i, t]])
+                terms = len(range(t - int(tau[i, t]) - tp, t))
+                s = Sample(float(terms), float(B.lag_range_terms(S=int(tau[i, t]) + tp - 1)),
+                           {**prm, "i": i, "t": t, "tau": int(tau[i, t]), "tau_prime": tp}, seed=seed, size=part.N)
+                if best is None or s.value / s.bound > best.value / best.bound:
+                    best = s
+        if best is not None:
+            out.append(best)
+    return out
+
+
+# ============================================================================= the linear speedup threshold
+def _speedup_samples(quick, seed):
+    rng = _rng(seed, "speedup")
+    out = []
+    for k in range(20 if quick else 200):
+        kw = dict(L=float(rng.uniform(0.1, 10)), N=int(rng.integers(1, 50)), Delta=float(rng.uniform(0, 10)),
+                  G2=float(rng.uniform(0.1, 5)), K_m=int(rng.integers(1, 20)), D_m=int(rng.integers(0, 40)),
+                  t_d=int(rng.integers(1, 30)))
+        kw["sigma2"] = float(rng.uniform(0, kw["G2"]))
+        T = B.corollary_thresholds(**kw, printed=True)["T_min"] * (1 + 1e-12 if k % 2 else float(rng.uniform(1, 100)))
+        N, G2, s2 = kw["N"], kw["G2"], kw["sigma2"]
+        value = max(N * (kw["K_m"] + kw["D_m"]) ** 2 * G2 / T, N * (2 * kw["t_d"] - 1) * (s2 + G2) / T)
+        out.append(Sample(value, float(B.speedup_threshold(T=T, **kw)), dict(kw, T=T, instance=k), seed=seed, size=N))
+    return out
+
+
+# ============================================================================= Fig. 1
+def _fig1_samples(quick, seed):
+    """Fig. 1's client 3 (participates in rounds 1, 2, 4, 5 with K = 1, 2, 5, 2 and D = 2, 2, 4, 2): the printed
+    trajectory w0 - eta(gbar^1 + 2 gbar^2 + gbar^3) - eta sum_j g^4_j - eta(g^5_1 + g^5_2) (Section 3.2's
+    correction, ``paper_text``) against the simulator's final client model, on random quadratic clients."""
+    P = np.array([[1, 1, 0, 1, 1], [1, 1, 1, 1, 1]])
+    K = np.array([[1, 2, 1, 5, 2], [1, 1, 1, 1, 1]])
+    D = np.array([[2, 2, 4, 2, 2], [0, 0, 0, 0, 0]])
+    out = []
+    for k in range(2 if quick else 6):
+        fed = random_quadratic_federation(M=2, d=2, seed=seed + k, kappa=5.0, heterogeneity=1.5, weights="dirichlet")
+        part = Participation(P, K, D, weights=np.asarray(fed.weights))
+        eta, w0 = 0.1, np.ones(2)
+        res = afl_dga(fed, part, eta=eta, w0=w0, mode="paper_text", record=True)
+        gb, g = np.asarray(res.gbar), np.asarray(res.record.grads)[:, 0]
+        want = w0 - eta * (gb[0] + 2 * gb[1] + gb[2]) - eta * g[3, :5].sum(0) - eta * g[4, :2].sum(0)
+        out.append(Sample(float(np.abs(np.asarray(res.clients)[0] - want).max()), 0.0, dict(instance=k, seed=seed + k),
+                          seed=seed, size=2))
+    return out
+
+
 # ============================================================================= registry
 def _reg(name, st, sampler, **kw):
     return register(Check(f"{PAPER}.{name}", paper=PAPER, statement=st, sampler=sampler, **kw))
@@ -745,3 +1023,55 @@ _reg("timing_fold", B.timing_fold, _timing_samples, relation="==", rtol=1e-12,
      description="wall-clock speedup of overlapping communication = (K+D)/K for homogeneous synchronous schedules")
 _reg("exact_vs_simulation", None, _exact_samples, relation="==", rtol=0.0, atol=1e-11,
      description="exact register moments == batched simulator (all three correction modes, random quadratics)")
+_reg("corollary1_printed", B.corollary1_printed, _corollary_printed_samples, expected="violated", falsifies="corollary",
+     still_stands="Corollary 1' (T >= 4N; its t_d-terms are (2t_d - 1 + extra)^2 N G^2/T and the stale-noise term, so "
+                  "it grows with t_d as this instance needs); no adversarial family: each instance is a run of up to "
+                  "25600 steps",
+     description="Corollary 1 as printed (its three O-terms with the constant C_O = 2 that Theorem 1 gives) is false at "
+                 "its own step eta = sqrt(N)/(L sqrt(T)): one pseudo-Huber client (L = G = 1, w0 = 0.3) sending once "
+                 "every t_d = 10 sqrt(T) rounds, T = 100..25600; the ratio grows like sqrt(T), so no constant works; "
+                 "also rescaled to the printed eta <= 1/T (same ratio)")
+_reg("speedup_threshold", B.speedup_threshold, _speedup_samples,
+     description="the remark after Corollary 1: for T >= T_min = max(N, T1, T2) (corollary_thresholds(printed=True)) "
+                 "neither O(N/T) term exceeds the O(1/sqrt(NT)) term; tight at T = T_min")
+_reg("gamma_iid", B.gamma_iid, _gamma_iid_samples, expected="violated", falsifies="remark",
+     still_stands="gamma_corrected: Gamma >= sum_i p_i ||grad F_i(w*)||^2/(2L) (tight), so Gamma = 0 means a common "
+                  "minimiser; i.i.d. clients do give Gamma = 0",
+     description="'If Gamma = 0 the local data are i.i.d.' is false: quadratic clients with one common minimiser and "
+                 "different Hessians have Gamma = 0 and clients that disagree (zeta^2(w) > 0) away from it")
+_reg("gamma_corrected", B.gamma_corrected, _gamma_corrected_samples, family=GAMMA_FAMILY, evaluate=_gamma_evaluate,
+     search_budget=(12, 100),
+     description="sum_i p_i ||grad F_i(w*)||^2 <= 2 L Gamma on random quadratic federations (tight for H_i = I)")
+_reg("eq3", B.eq3, _eq3_samples, expected="violated", falsifies="proof step",
+     still_stands="(L/2) E||w^{t+1} - w^t||^2 <= eta^2 (L/2) G^2: eq2_corrected times eta^2 L/2 (tight)",
+     description="App. B eq. (3) (its 1/N^2 from the Jensen step b_1) is false: N identical linear clients give "
+                 "(L/2)||w^{t+1} - w^t||^2 = eta^2 L/2 against eta^2 L/(2N)")
+_reg("eq4", B.eq4, lambda q, s: _cross_samples(q, s, fresh=False), expected="violated", falsifies="proof step",
+     still_stands="eq4_fresh_noise: the cross-term vanishes when t_d = 1; otherwise Theorem 1' bounds it by its "
+                  "stale-noise term 2 eta L G sigma (t_d - 1)/sqrt(K_min) (theorem1_corrected)",
+     description="App. B eq. (4)'s first line replaces gbar^t by its noise-free part m^t inside E<grad f(w^t), .>: "
+                 "false once a stale gradient is reused (its noise already moved w^t); noisy quadratic clients, "
+                 "2000 keyed runs, the lower end of a 4-standard-error interval of |E<grad f(w^t), gbar^t - m^t>| "
+                 "against 0")
+_reg("eq4_fresh_noise", B.eq4_fresh_noise, lambda q, s: _cross_samples(q, s, fresh=True),
+     description="the noise cross-term of App. B (4) is 0 when every client sends every round (t_d = 1): noisy "
+                 "quadratic clients, 2000 keyed runs, no step's 4-standard-error interval excludes 0")
+_reg("eq5", B.eq5, _eq5_samples, family=EQ5_FAMILY, evaluate=_eq5_evaluate, search_budget=(12, 100),
+     description="App. B eq. (5) pathwise: ||grad f(w^t) - m^t||^2 <= L^2 sum_i p_i (1/K_i) sum_j ||w^t - w_ij||^2 on "
+                 "random anarchic runs (cosine, pseudo-Huber) and isotropic quadratics (equality at N = 1)")
+_reg("eq6", B.eq6, _eq6_samples, expected="violated", falsifies="proof step",
+     still_stands="(5) with Lemma 1' instead: (eta/2) L^2 sum_i p_i (1/K_i) sum_j 2 eta^2 G^2 (rho^2 + n^2) (eq5 and "
+                   "lemma1_corrected_expectation)",
+     description="App. B eq. (6) ((5) with the printed Lemma 1) is false on the periodic family (identical "
+                 "pseudo-Huber clients sending every t_d rounds, eta t_d L > 2): a gradient stale by k steps is off by "
+                 "k eta G, and Lemma 1's count misses the k^2")
+_reg("lag_range_terms", B.lag_range_terms, _lag_range_samples, expected="violated",
+     falsifies="proof step",
+     still_stands="the range has tau + tau' terms (the bound gains at most a factor 2); what the proof needs is the "
+                  "number of server steps since the anchor, rho <= tau + tau' - 1 + t_d max(0, ceil(D_m/K_min) - 1) "
+                  "(lemma2_rho, tight)",
+     description="the proof of Lemma 1 sums E||eta gbar^j||^2 over j = t - tau - tau', ..., t - 1 and counts "
+                 "tau + tau' - 1 terms: the range has tau + tau' (random anarchic schedules, counted index by index)")
+_reg("fig1_trajectory", None, _fig1_samples, relation="==", rtol=0.0, atol=1e-12,
+     description="Fig. 1: the printed trajectory of client 3 equals the simulator's (Section 3.2's correction, "
+                 "random quadratic clients)")
