@@ -870,6 +870,11 @@ EQ5_FAMILY = _search_family(("huber", "cosine"), what=_family_words(
     ("huber", "cosine"), "eta = eta_L/L with eta L in (0, 1] ((5) is pathwise: Jensen and smoothness only); the worst "
     "server step t of the run"))
 
+#: the derivation's equality instance of (5): one pseudo-Huber client near its centre (Hessian s I = L I), a stale
+#: stored iterate (t_d = 2, D up to 2), one local iteration per round (Jensen over j is then an equality too)
+EQ5_START = dict(problem="huber", N=1, T=8, t_d=2, K_max=1, D_max=2, d=1, seed=0, p=0.5, scale=1.0, b_scale=0.0,
+                 w0_scale=1e-4, eta_L=0.5)
+
 #: (N, T, eta L, t_d) of the recorded periodic runs that refute (6): identical pseudo-Huber clients (L = G = 1)
 EQ6_PERIODIC = ((10, 200, 0.2, 20), (4, 120, 0.25, 12))
 
@@ -1056,7 +1061,8 @@ _reg("eq4", B.eq4, lambda q, s: _cross_samples(q, s, fresh=False), expected="vio
 _reg("eq4_fresh_noise", B.eq4_fresh_noise, lambda q, s: _cross_samples(q, s, fresh=True),
      description="the noise cross-term of App. B (4) is 0 when every client sends every round (t_d = 1): noisy "
                  "quadratic clients, 2000 keyed runs, no step's 4-standard-error interval excludes 0")
-_reg("eq5", B.eq5, _eq5_samples, family=EQ5_FAMILY, evaluate=_eq5_evaluate, search_budget=(12, 100),
+_reg("eq5", B.eq5, _eq5_samples, family=EQ5_FAMILY, evaluate=_eq5_evaluate, search_budget=(40, 200),
+     search_start=(EQ5_START,),
      description="App. B eq. (5) pathwise: ||grad f(w^t) - m^t||^2 <= L^2 sum_i p_i (1/K_i) sum_j ||w^t - w_ij||^2 on "
                  "random anarchic runs (cosine, pseudo-Huber) and isotropic quadratics (equality at N = 1)")
 _reg("eq6", B.eq6, _eq6_samples, expected="violated", falsifies="proof step",
