@@ -420,11 +420,12 @@ def check_case(statement: Statement, value, params: Mapping, *, rtol: float = 1e
     if not isinstance(params, Mapping):
         raise V.InputTypeError(f"params must be a dict of the statement's arguments; got {V.shown(params)}")
     rtol, atol = V.real(rtol, "rtol", low=0.0), V.real(atol, "atol", low=0.0)
-    value = V.real(value, "the measured quantity", finite=False)
+    target = V.flag(target, "target")
+    value = V.real(value, "value (the measured quantity)", finite=False)
     try:
         holds = bool(np.all(statement.holds(**params)))
     except StatementError as exc:
-        raise StatementError(f"the parameters are not the statement's: {exc}") from None
+        raise StatementError(f"params are not the statement's: {exc}") from None
     inside = _in_test()
     if not holds:
         if inside:
