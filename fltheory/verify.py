@@ -756,19 +756,37 @@ def usable_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _run_named(name: str, quick: bool, seed: int, search: str):
-    """A worker's task: the verdict of the registered check ``name`` (``None`` if this process lacks it)."""
-    paper = name.split(".", 1)[0]
-    try:
-        checks = registry([paper])
-    except InputError:
-        return None
-    c = next((c for c in checks if c.name == name), None)
-    return None if c is None else c.run(quick=quick, seed=seed, search=search)
+def _run_named(names: list, quick: bool, seed: int, search: str) -> list:
+    """A worker's task: the verdicts of the registered checks ``names`` (``None`` where this process lacks one)."""
+    out = []
+    for name in names:
+        try:
+            checks = registry([name.split(".", 1)[0]])
+        except InputError:
+            out.append(None)
+            continue
+        c = next((c for c in checks if c.name == name), None)
+        out.append(None if c is None else c.run(quick=quick, seed=seed, search=search))
+    return out
+
+
+def _chunks(checks, jobs: int) -> list:
+    """The pool's tasks: each paper's checks in ``ceil(jobs / papers)`` interleaved chunks, largest first.
+
+    A paper's checks share cached instances (a data set, its reference optimum), so one worker
+    runs a whole chunk of one paper and builds them once; with more workers than papers, each
+    paper is split so that every worker has work.
+    """
+    by_paper: dict = {}
+    for c in checks:
+        by_paper.setdefault(c.paper, []).append(c.name)
+    per = -(-jobs // max(1, len(by_paper)))
+    chunks = [names[k::per] for names in by_paper.values() for k in range(min(per, len(names)))]
+    return sorted(chunks, key=len, reverse=True)
 
 
 def _run_pool(checks, verdicts, *, quick, seed, search, jobs, bar) -> None:
-    """Fill ``verdicts`` from a process pool; the searched checks (the slowest) are handed out first."""
+    """Fill ``verdicts`` from a process pool of ``jobs`` workers (see :func:`_chunks`)."""
     import multiprocessing  # noqa: PLC0415
     import warnings  # noqa: PLC0415
     from concurrent.futures import ProcessPoolExecutor, as_completed  # noqa: PLC0415
@@ -777,20 +795,20 @@ def _run_pool(checks, verdicts, *, quick, seed, search, jobs, bar) -> None:
     names = {c.name: i for i, c in enumerate(checks)}
     if len(names) < len(checks):        # two checks of one name: a worker could not tell them apart
         return
-    order = [c.name for c in checks if c.family is not None] + [c.name for c in checks if c.family is None]
+    chunks = _chunks(checks, jobs)
     with warnings.catch_warnings():
         # Python >= 3.12 warns that forking a process with threads may deadlock; the threads here are
         # the BLAS pool's, idle between calls, and its library re-initialises them in the child.
         warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks", category=DeprecationWarning)
         ctx = multiprocessing.get_context(method)
-        with ProcessPoolExecutor(max_workers=min(jobs, len(checks)), mp_context=ctx) as pool:
-            futures = {pool.submit(_run_named, n, quick, seed, search): n for n in order}
+        with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=ctx) as pool:
+            futures = {pool.submit(_run_named, chunk, quick, seed, search): chunk for chunk in chunks}
             for fut in as_completed(futures):
-                i = names[futures[fut]]
-                verdicts[i] = fut.result()
-                if bar is not None and verdicts[i] is not None:
-                    bar.set_postfix_str(checks[i].name[-40:])
-                    bar.update()
+                for name, v in zip(futures[fut], fut.result()):
+                    verdicts[names[name]] = v
+                    if bar is not None and v is not None:
+                        bar.set_postfix_str(name[-40:])
+                        bar.update()
 
 
 # ----------------------------------------------------------------------------- rebuilding a counterexample
