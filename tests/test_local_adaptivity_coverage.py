@@ -106,3 +106,32 @@ def test_taylor10_value_is_the_exact_remainder_of_10():
     assert value < 1e-14 and bound < 1e-13
     value, bound = C.taylor10_remainder(fed, P, eta, tau + 4)
     assert 0.01 < value < bound
+
+
+def test_limit8_gap_instance_has_the_limit_x_star_exactly():
+    """In rational arithmetic: the preconditioners differ, yet (8) gives x* = (3, 5)/14 exactly, and the two-client
+    formula lim - x* = -A0^-1 (N_1 - N_2) g is zero because v = (18, -11) is orthogonal to g."""
+    import sympy as sp
+
+    H1, H2 = sp.Matrix([[2, 1], [1, 3]]), sp.Matrix([[1, 0], [0, 2]])
+    x1, x2 = sp.Matrix([0, 0]), sp.Matrix([1, 1])
+    v = sp.Matrix([18, -11])
+    P1, P2 = sp.eye(2) + v * v.T / 445, sp.eye(2)
+    half = sp.Rational(1, 2)
+    xs = (half * H1 + half * H2).solve(half * H1 * x1 + half * H2 * x2)
+    A0 = half * P1 * H1 + half * P2 * H2
+    lim = A0.solve(half * P1 * H1 * x1 + half * P2 * H2 * x2)
+    assert xs == sp.Matrix([sp.Rational(3, 14), sp.Rational(5, 14)]) and lim == xs and P1 != P2
+    g = half * H1 * (xs - x1)
+    assert (v.T * g)[0] == 0 and -A0.inv() * (P1 - P2) * g == sp.zeros(2, 1)
+    # and with v not orthogonal to g the gap is there
+    P1b = sp.eye(2) + sp.Matrix([1, 0]) * sp.Matrix([1, 0]).T
+    lim_b = (half * P1b * H1 + half * H2).solve(half * H2 * x2)
+    assert lim_b != xs
+
+
+def test_limit8_gap_is_violated_with_a_vanishing_bias():
+    v = _check("limit8_gap").run(quick=True, seed=0)
+    assert v.status == "violated" and v.ok and v.counterexample["value"] < 1e-15
+    p = v.counterexample["params"]
+    assert p["bias_eta_0_1"] > 5 * p["bias_eta_0_01"] > 25 * p["bias_eta_0_0001"] > 0

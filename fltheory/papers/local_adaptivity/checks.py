@@ -28,6 +28,9 @@ Registered checks (name: what is compared, expected verdict)
 * ``worked_example``: the paper's golden values; holds.
 * ``theorem2_scalar``: the SymPy statement (94) against the numeric closed form (d = 1); holds.
 * ``limit8`` / ``plain_gd_bias``: the limit (8) and the classical O(eta (tau - 1)) bias; hold.
+* ``limit8_singular``: (8) without its unstated hypothesis (the sum invertible); violated.
+* ``limit8_gap``: the "!= x*" of (8): two clients whose P_i differ by a rank-one term orthogonal to
+  w_1 H_1 (x* - x_1*) have the limit x* itself; violated (the gap is nonzero only generically).
 * ``nonvanishing_bias``: the bias does not vanish as eta -> 0: ``||x~(eta) - x*|| >= ||lim - x*|| - B(eta)``
   with ``lim`` of (8) (exact) and a remainder ``B = O(eta)`` derived here (:func:`uncorrected_limit_remainder`);
   tight (ratio -> 1 as eta -> 0 on every instance with ``lim != x*``).
@@ -242,6 +245,36 @@ register(Check(f"{PAPER}.limit8_singular", paper=PAPER, statement=B.theorem2_lim
                            "[-2, 1]], H_2 = [[1, -2], [-2, 5]], P_1 = diag(1/3, 3), P_2 = I, w = (1/2, 1/2), tau = 3, "
                            "x_1* = (1, 0), x_2* = (0, 1): FedOpt converges for every small eta but x~ ~ -0.25/eta (1, 1)",
                still_stands="(8) holds when the sum is invertible (limit8); small_eta_limit refuses a singular sum"))
+
+
+# Theorem 2's "!= x*" in (8) with heterogeneous P_i, yet lim = x*: P_1 = I + v v^T / ||v||^2 with v orthogonal to
+# g = H_1 (x* - x_1*) = (11, 18)/14 (x* = (3, 5)/14), P_2 = I, common eta and tau
+_GAP_H = np.array([[[2.0, 1.0], [1.0, 3.0]], [[1.0, 0.0], [0.0, 2.0]]])
+_GAP_XOPT = np.array([[0.0, 0.0], [1.0, 1.0]])
+_GAP_V = np.array([18.0, -11.0])
+_GAP_P = np.array([np.eye(2) + np.outer(_GAP_V, _GAP_V) / 445.0, np.eye(2)])
+
+
+def _limit8_gap(quick, seed):
+    """||lim - x*|| / ||x*|| (value) against 1e-10 (a gap above round-off, bound) on the instance above; the params
+    carry the finite-eta biases, which are O(eta) and vanish."""
+    fed = QuadraticFederation(_GAP_H, _GAP_XOPT, np.array([0.5, 0.5]))
+    lim = exact.small_eta_limit(fed, tau=5, precond=_GAP_P)
+    biases = {f"bias_eta_{name}": _norm(exact.fixed_point(fed, eta=e, tau=5, precond=_GAP_P).x - fed.x_star)
+              for name, e in (("0_1", 0.1), ("0_01", 1e-2), ("0_0001", 1e-4))}
+    yield Sample(_norm(lim - fed.x_star) / _norm(fed.x_star), 1e-10, {"instance": "P_1 = I + vv^T/|v|^2", "tau": 5,
+                                                                    **biases}, seed=None, size=4)
+
+
+register(Check(f"{PAPER}.limit8_gap", paper=PAPER, statement=B.theorem2_limit, relation=">=", sampler=_limit8_gap,
+               variant="printed", expected="violated", falsifies="theorem",
+               description="Theorem 2's '!= x*' in (8) (a non-vanishing gap whenever a factor differs across "
+                           "clients): H_1 = [[2, 1], [1, 3]], H_2 = diag(1, 2), x_1* = 0, x_2* = (1, 1), w = (1/2, "
+                           "1/2), P_1 = I + v v^T/445 with v = (18, -11) orthogonal to H_1 (x* - x_1*), P_2 = I, "
+                           "common eta, tau = 5: the P_i differ, yet lim = x* (x~ - x* is O(eta) and vanishes)",
+               still_stands="for two clients lim - x* = -A0^-1 (N_1 - N_2) g with g = w_1 H_1 (x* - x_1*), "
+                            "N_i = gamma_i tau_i P_i: the gap is nonzero unless (N_1 - N_2) g = 0, so generically; "
+                            "the bias tends to it as eta -> 0 (nonvanishing_bias)"))
 
 
 def _sqrt_spd(P):

@@ -30,6 +30,13 @@ FINDINGS = (
             "small η but the limit grows like 1/η (ratio {{ratio:local_adaptivity.limit8_singular}} at η = "
             "{{param:local_adaptivity.limit8_singular:eta}})",
             "(8) when the sum is invertible, {{verdict:local_adaptivity.limit8}}"),
+    Finding(P, "Theorem 2 (8): the limit is ≠ x* as soon as a factor (ηᵢ, τᵢ, Pᵢ) differs across clients",
+            "the theorem's ≠: two clients whose preconditioners differ by a rank-one term orthogonal to w₁H₁(x* − x₁*) "
+            "have the limit x* itself (exactly in rational arithmetic; in float64 gap/‖x*‖ = "
+            "{{value:local_adaptivity.limit8_gap}}), and the bias, {{param:local_adaptivity.limit8_gap:bias_eta_0_01}} "
+            "at η = 0.01, vanishes with η",
+            "for two clients lim − x* = −A₀⁻¹(N₁ − N₂)g with g = w₁H₁(x* − x₁*): the gap is nonzero unless "
+            "(N₁ − N₂)g = 0, and the bias tends to it as η → 0, {{verdict:local_adaptivity.nonvanishing_bias}}"),
     Finding(P, "our own claim: with AdaGrad clients the corrected limit is closer to x* than the uncorrected one",
             "our claim, at the exact limits: two clients with w₁ tuned so that the uncorrected limit is x* itself "
             "(ratio {{ratio:local_adaptivity.adaptive_bias_shrinks}})",
@@ -72,7 +79,7 @@ RESULTS = (
     _r("Theorem 2 (94)", "theorem", "preconditioned GD clients on quadratics: x̃ = (Σᵢ wᵢ(I − Kᵢ))⁻¹ Σᵢ wᵢ(I − Kᵢ)xᵢ*, "
        "Kᵢ = (I − ηᵢPᵢHᵢ)^τᵢ, ≠ x*", ("closed_form_vs_simulation", "theorem2_scalar", "worked_example")),
     _r("Theorem 2 (8)", "theorem", "ηᵢ = γᵢη → 0: x̃ → (Σᵢ wᵢγᵢτᵢPᵢHᵢ)⁻¹ Σᵢ wᵢγᵢτᵢPᵢHᵢxᵢ* ≠ x* (a non-vanishing bias)",
-       ("limit8", "limit8_singular", "nonvanishing_bias", "worked_example")),
+       ("limit8", "limit8_singular", "limit8_gap", "nonvanishing_bias", "worked_example")),
     _r("(9)", "equation", "x* − A(x*) = Σᵢ wᵢ [I − (I − ηᵢPᵢHᵢ)^τᵢ] Hᵢ⁻¹ ∇Fᵢ(x*)", ("eq9_skewed_gradient",)),
     _r("(10)", "equation", "[x* − A(x*)]/maxᵢ ηᵢτᵢ = Σᵢ wᵢ ηᵢτᵢPᵢ/maxᵢ ηᵢτᵢ ∇Fᵢ(x*) + O(ηᵢτᵢ)", ("taylor10",)),
     _r("(11)", "equation", "local correction: Σᵢ wᵢ Nᵢ⁻¹(x* − Aᵢ(x*)) = ∇F(x*) + O(ηᵢτᵢ) = O(ηᵢτᵢ), so the corrected "
