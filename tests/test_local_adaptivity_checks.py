@@ -125,13 +125,16 @@ def test_theorem1_printed_fails_for_the_best_server_schedule():
 
 
 def test_readme_quotes_the_best_schedule_counterexample():
-    """The README's numbers for (7) under the best server schedule are the check's (counterexample and worst)."""
+    """The README's numbers for (7) under the best server schedule are the check's counterexample (the findings
+    table writes them through fltheory.claims, four significant digits)."""
     from pathlib import Path
+
+    from fltheory.claims import _num
 
     v = verify._REGISTRY["local_adaptivity.theorem1_printed_best_schedule"].run(quick=True)
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert v.status == "violated" and v.counterexample["params"]["T"] == 623
-    assert f"ratio {v.counterexample['ratio']:.3f} at r₀/C_q = 10⁴⁸ (T = 623), {v.worst_ratio:.3f} at 10³⁰⁰" in readme
+    assert f"ratio {_num(v.counterexample['ratio'])} at C_q = 10⁻⁴⁸, r₀ = 1, T = 623" in readme
 
 
 def test_adaptive_limits_are_fixed_points_of_the_runs():
