@@ -796,6 +796,8 @@ def _run_pool(checks, verdicts, *, quick, seed, search, jobs, bar) -> None:
     if len(names) < len(checks):        # two checks of one name: a worker could not tell them apart
         return
     chunks = _chunks(checks, jobs)
+    if method == "fork":     # what every searched check imports: once here, not once per worker
+        import scipy.optimize  # noqa: F401, PLC0415
     with warnings.catch_warnings():
         # Python >= 3.12 warns that forking a process with threads may deadlock; the threads here are
         # the BLAS pool's, idle between calls, and its library re-initialises them in the child.
