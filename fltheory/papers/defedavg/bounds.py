@@ -421,11 +421,11 @@ lemma2_rounds = Statement(
     conditions=conditions((n <= N, "n <= N"), *_LAM), paper=PAPER, equation="Lemma 2, (20)", tight=False,
     latex_names=LATEX, title="Lemma 2 (20): the noise accumulated over the stale rounds of DeFedAvg-nIID")
 lemma7 = Statement(
-    "lemma7", lhs=_NOISE_LHS.replace(r"\mathcal I", "I"), relation="<=", expr=n * K * sigma2, paper=PAPER,
+    "lemma7", lhs=_NOISE_LHS.replace(r"\mathcal I", "{I}"), relation="<=", expr=n * K * sigma2, paper=PAPER,
     equation="Lemma 7, (43)", tight=True, latex_names=LATEX,
     title="Lemma 7 (43): the noise of the n updates of DeFedAvg-IID (equality for noise of variance sigma^2)")
 lemma7_rounds = Statement(
-    "lemma7_rounds", lhs=_NOISE_ROUNDS_LHS.replace(r"\mathcal I", "I"), relation="<=", expr=n * K * lam * sigma2,
+    "lemma7_rounds", lhs=_NOISE_ROUNDS_LHS.replace(r"\mathcal I", "{I}"), relation="<=", expr=n * K * lam * sigma2,
     conditions=conditions(*_LAM), paper=PAPER, equation="Lemma 7, (44)", tight=True, latex_names=LATEX,
     title="Lemma 7 (44): the noise accumulated over the stale rounds of DeFedAvg-IID")
 _LATEX_36 = {**LATEX, "Y_sum": r"\sum_{s=(t-\lambda)_+}^{t-1}\mathbb E\|\frac1n\sum_{j\in\mathcal I_s}\sum_kG_j^{s,k}\|^2"}
