@@ -6,7 +6,6 @@ import math
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from fltheory import claims, verify
