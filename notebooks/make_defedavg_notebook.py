@@ -19,8 +19,9 @@ DeFedAvg (Wang, Li, Jin, Zhang, *Achieving Linear Speedup in Asynchronous Federa
 Heterogeneous Clients*) lets clients train continuously from stale global models. The server
 aggregates $n$ updates per round, $w^{t+1}=w^t-\frac{\eta\bar\eta}{n}\sum_{i\in\mathcal I_t}\sum_{k<K}
 \nabla f(w_i^{\tau_i(t),k};\xi_i^{t,k})$ (eq. (8)). DeFedAvg-nIID draws $\mathcal I_t$ uniformly with
-replacement; DeFedAvg-IID takes the first $n$ updates that arrive. Theorems 1 and 2 bound
-$\frac1T\sum_{t<T}\mathbb E\|\nabla F(w^t)\|^2$ by $O(1/\sqrt{nKT})$: this is linear speedup in $n$.
+replacement; DeFedAvg-IID takes the first $n$ updates that arrive. Theorem 2 bounds
+$\frac1T\sum_{t<T}\mathbb E\|\nabla F(w^t)\|^2$ by $O(1/\sqrt{nKT}+1/(KT))$ and Theorem 1 by
+$O(1/\sqrt{nT}+1/(KT))$ (its $G^2K$ under the root cancels the $K$): both are linear speedup in $n$.
 
 On quadratic clients with additive Gaussian noise every update is affine in the model it started
 from. The core's exact moment engine therefore gives $\mathbb E\|\nabla F(w^t)\|^2$ exactly, for any

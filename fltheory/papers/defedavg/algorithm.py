@@ -16,7 +16,9 @@ AsySG sends one stochastic gradient instead of a displacement (:func:`asysg`).
 The simulation is the core's :func:`fltheory.delayed.simulate_schedule` on quadratics and
 :func:`fltheory.delayed.simulate_schedule_general` on the other clients (configurations x seeds in
 arrays, the same keyed noise).  :func:`fedavg_loop` is an independent per-round implementation of FedAvg
-with client sampling (its sign fixed: :math:`w^{t+1}=w^t-\frac\eta n\sum(w^t-w_i^{t,K})`), which
+with client sampling (its sign fixed: :math:`w^{t+1}=w^t-\frac\eta n\sum(w^t-w_i^{t,K})`; the paper's (3)
+prints the opposite sign, which steps away from the local models and diverges: check
+``defedavg.fedavg_update``), which
 the tests use for the reduction "DeFedAvg-nIID with zero delay is FedAvg".
 
 Example

@@ -40,6 +40,16 @@ statement                      status     note
 ``speedup_constant``           corrected  lim_{eps->0} n T_eps eps^2 = 128 Phi0 L sigma^2 / K (free of n)
 ``n_max_theorem2``             corrected  a^2/eps^2 >= T_min  iff  n <= 4 sigma^2/(K eps lambda)
 ``n_max_theorem1``             printed    the same for Theorem 1 with its (C3)
+``lemma2_as_printed``          printed    (19) with no condition on n -- FALSE for n > N + 1 (N = 1, n = 3)
+``lemma2_corrected``           corrected  (19) under n <= N + 1, what (26)(b) needs (tight at n = N + 1)
+``lemma2_rounds``              printed    (20): the noise over the stale rounds <= 2 n K lambda sigma^2
+``lemma7`` / ``_rounds``       printed    (43)-(44): n K sigma^2 and n K lambda sigma^2 (equalities for variance sigma^2)
+``lemma5_step36``              printed    (36)(b): an extra 1/n^2 -- FALSE (a proof step; Lemma 5 stands)
+``lemma5_step36_corrected``    corrected  (36)(b) without the 1/n^2
+``theorem1_step``              printed    'eta eta_bar <= 1/(2LK) <=> ...' after (38) -- FALSE (needs 1/(4LK))
+``theorem1_step_corrected``    corrected  the same step under eta eta_bar <= 1/(4LK), which (11) imposes
+``rate_lambda1``               corrected  lambda = 1: O(1/sqrt(nKT) + n/T) with the corrected Theorem 2's constants
+``theorem1_rate``              printed    (12) <= 16 sqrt(Phi0(16 sigma^2 L + 8 L G^2)/(nT)) + c/(KT): O(1/sqrt(nT))
 =============================  =========  ==================================================
 
 Why Theorem 2 is false as printed (our derivation, ``derivations/derive_defedavg_theorems.py``):
@@ -391,3 +401,75 @@ def n_max(*, K: int, lam: int, sigma2: float, epsilon: float, G2: float | None =
         return float(4 * sigma2 / (K * epsilon * lam))
     G2 = V.real(G2, "G2", low=0.0)
     return float(8 * (2 * sigma2 + K * G2) ** 2 / (K * epsilon * lam * (2 * sigma2 + G2 * K * lam)))
+
+
+# ============================================================================= coverage of every numbered result
+# Statements of results that had no check (issue 22, item 3); their checks are in ``checks_coverage.py``.
+_NOISE_LHS = r"\mathbb E\|\sum_{j\in\mathcal I_t}\sum_{k<K}(g_j^{t,k}-G_j^{t,k})\|^2"
+_NOISE_ROUNDS_LHS = r"\mathbb E\|\sum_{s=\tau_i(t)}^{t-1}\sum_{j\in\mathcal I_s}\sum_{k<K}(g_j^{s,k}-G_j^{s,k})\|^2"
+lemma2_as_printed = lemma2.with_changes(
+    name="lemma2_as_printed", conditions=(), equation="Lemma 2, (19), with the lemma's own hypotheses",
+    title="Lemma 2 as printed: n draws with replacement from N, no condition on n (the proof's (26)(b) uses n <= N)")
+lemma2_corrected = lemma2.with_changes(
+    name="lemma2_corrected", status="corrected", corrects="lemma2_as_printed", tight=True,
+    conditions=conditions((n <= N + 1, "n <= N + 1")), equation="Lemma 2, (19) and (26)",
+    reason="(26) gives n(N+n-1)/N K sigma^2, which is <= 2nK sigma^2 iff n <= N + 1 (equality at n = N + 1); the "
+           "lemma states no condition on n although Algorithm 1 allows n > N",
+    title="Lemma 2 under the condition its proof needs, n <= N + 1")
+lemma2_rounds = Statement(
+    "lemma2_rounds", lhs=_NOISE_ROUNDS_LHS, relation="<=", expr=2 * n * K * lam * sigma2,
+    conditions=conditions((n <= N, "n <= N"), *_LAM), paper=PAPER, equation="Lemma 2, (20)", tight=False,
+    latex_names=LATEX, title="Lemma 2 (20): the noise accumulated over the stale rounds of DeFedAvg-nIID")
+lemma7 = Statement(
+    "lemma7", lhs=_NOISE_LHS.replace(r"\mathcal I", "{I}"), relation="<=", expr=n * K * sigma2, paper=PAPER,
+    equation="Lemma 7, (43)", tight=True, latex_names=LATEX,
+    title="Lemma 7 (43): the noise of the n updates of DeFedAvg-IID (equality for noise of variance sigma^2)")
+lemma7_rounds = Statement(
+    "lemma7_rounds", lhs=_NOISE_ROUNDS_LHS.replace(r"\mathcal I", "{I}"), relation="<=", expr=n * K * lam * sigma2,
+    conditions=conditions(*_LAM), paper=PAPER, equation="Lemma 7, (44)", tight=True, latex_names=LATEX,
+    title="Lemma 7 (44): the noise accumulated over the stale rounds of DeFedAvg-IID")
+_LATEX_36 = {**LATEX, "Y_sum": r"\sum_{s=(t-\lambda)_+}^{t-1}\mathbb E\|\frac1n\sum_{j\in\mathcal I_s}\sum_kG_j^{s,k}\|^2"}
+lemma5_step36 = Statement(
+    "lemma5_step36", lhs=r"\mathbb E\|w^t-w^{\tau_i(t)}\|^2", relation="<=",
+    expr=4 * K * lam * eta**2 * eta_bar**2 * sigma2 / n + 2 * lam * eta**2 * eta_bar**2 / n**2 * Y_sum,
+    conditions=conditions(*_LAM), paper=PAPER, equation="Lemma 5, proof, (36)(b)", tight=False,
+    latex_names=_LATEX_36, title="(36)(b) as printed: 2 lambda eta^2 eta_bar^2/n^2 in front of the average over I_s")
+lemma5_step36_corrected = lemma5_step36.with_changes(
+    name="lemma5_step36_corrected", status="corrected", corrects="lemma5_step36",
+    expr=4 * K * lam * eta**2 * eta_bar**2 * sigma2 / n + 2 * lam * eta**2 * eta_bar**2 * Y_sum,
+    reason="(36)(a) has 2 eta^2 eta_bar^2/n^2 |t - tau| sum_s E||sum_{I_s} sum_k G||^2; writing the sum over I_s as n "
+           "times the average cancels the 1/n^2, which (b) keeps: the printed (36) is n^2 times too small. The next "
+           "display (and Lemma 5) follows (a), not (b), so Lemma 5 is unaffected",
+    title="(36)(b) without the extra 1/n^2")
+theorem1_step = Statement(
+    "theorem1_step", lhs=r"L\eta^2\bar\eta^2", relation="<=", expr=eta * eta_bar / (4 * K),
+    conditions=conditions((eta * eta_bar <= 1 / (2 * L * K), "eta eta_bar <= 1/(2 L K)")), paper=PAPER,
+    equation="Theorem 1, proof, after (38)", tight=False, latex_names=LATEX,
+    title="the proof's 'eta eta_bar <= 1/(2LK) <=> eta eta_bar/(2K) - L eta^2 eta_bar^2 >= eta eta_bar/(4K)'")
+theorem1_step_corrected = theorem1_step.with_changes(
+    name="theorem1_step_corrected", status="corrected", corrects="theorem1_step", tight=True,
+    conditions=conditions((eta * eta_bar <= 1 / (4 * L * K), "eta eta_bar <= 1/(4 L K)")),
+    reason="eta eta_bar/(2K) - L eta^2 eta_bar^2 >= eta eta_bar/(4K) iff eta eta_bar <= 1/(4LK), not 1/(2LK); (11) "
+           "imposes eta eta_bar <= 1/(4LK lambda) <= 1/(4LK), so Theorem 1 is unaffected",
+    title="the same step under eta eta_bar <= 1/(4LK)")
+rate_lambda1 = Statement(
+    "rate_lambda1", lhs=AVG, relation="<=", expr=sp.sqrt(128 * L * sigma2 * Phi0 / (n * K * T)) + 8 * L * n / T,
+    conditions=conditions((lam <= 1, "lambda = 1"), *_LAM, *_COND13_T), paper=PAPER,
+    equation="after Theorem 2: lambda = 1 => O(1/sqrt(nKT) + n/T)", status="corrected", corrects="theorem2",
+    tight=False, latex_names=LATEX,
+    reason="the text's O(1/sqrt(nKT) + n/T) at lambda = 1, with the constants of the corrected Theorem 2 (the printed "
+           "(14) lacks L sigma^2 under the root); it follows from theorem2_corrected because 1/(KT) <= n/T, and its "
+           "n/T is looser than the 1/(KT) that Theorem 2 gives",
+    title="lambda = 1: O(1/sqrt(nKT) + n/T) (text after Theorem 2), with the corrected Theorem 2's constants")
+_R1_first_nT = 16 * sp.sqrt(Phi0 * (16 * sigma2 * L + 8 * L * G2) / (n * T))
+theorem1_rate = Statement(
+    "theorem1_rate", lhs=r"\text{the right-hand side of (12)}", relation="<=",
+    expr=_R1_first_nT + sp.Max(2 * L, 32 * L * nu2 / G2) / (K * T), conditions=conditions((K >= 1, "K >= 1")),
+    paper=PAPER, equation="after Theorem 1: (12) is O(1/sqrt(nT) + 1/(KT))", tight=True, latex_names=LATEX,
+    title="Theorem 1's rate O(1/sqrt(nT) + 1/(KT)): (12) <= 16 sqrt(Phi0 (16 sigma^2 L + 8 L G^2)/(nT)) + "
+          "max(2L, 32 L nu^2/G^2)/(KT); not O(1/sqrt(nKT)): the G^2 K term under the root cancels the K")
+COVERAGE_STATEMENTS = [lemma2_as_printed, lemma2_corrected, lemma2_rounds, lemma7, lemma7_rounds, lemma5_step36,
+                       lemma5_step36_corrected, theorem1_step, theorem1_step_corrected, rate_lambda1, theorem1_rate]
+STATEMENTS += COVERAGE_STATEMENTS
+BY_NAME.update({s.name: s for s in COVERAGE_STATEMENTS})
+__all__ += [s.name for s in COVERAGE_STATEMENTS] + ["COVERAGE_STATEMENTS"]
