@@ -641,7 +641,9 @@ class Statement:
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
                 out = _blocked(f, args, shape) if module == "numpy" else _scoped(f, args)
         out = xp.asarray(out)
-        if out.shape != shape or out.dtype != xp.float64 or any(out is a for a in args):
+        if out.dtype != xp.float64:       # a constant statement (0, 1) lambdifies to an integer
+            out = xp.astype(out, xp.float64)
+        if out.shape != shape or any(out is a for a in args):
             out = out + xp.zeros(shape if args else ())  # a fresh float64 array, never an input
         return Evaluation(out, holds) if mask else out
 
