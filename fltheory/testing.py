@@ -486,8 +486,8 @@ def assert_statement(statement: Statement, quantity: Callable[[Any], tuple], cas
         cases are its instances, a dict of its parameters, and the adversarial search runs too).
     max_examples : cases to try; ``None`` (default): what your loaded hypothesis profile says
         (``settings.load_profile``; hypothesis's own default is 100).  The other settings of the
-        profile (verbosity, health checks, phases) are kept; the targeted phase is always on and
-        no example database is written.
+        profile (verbosity, health checks, phases) are kept; the targeted phase is always on, the
+        explain phase off, and no example database is written.
     rtol, atol : slack of the comparison (for round-off, or Monte Carlo error of a simulation).
     seed : ``None`` (default) draws the same cases on every run (derandomised, reproducible);
         an integer draws from that seed.
@@ -543,7 +543,10 @@ def assert_statement(statement: Statement, quantity: Callable[[Any], tuple], cas
             best.append((r, case))
 
     profile = settings.default
-    phases = tuple(profile.phases) + ((Phase.target,) if Phase.target not in profile.phases else ())
+    # the profile's phases with the targeted one always on; the explain phase (re-running a failure to annotate
+    # it) is left out: the counterexample's own parameters and rebuild calls say what failed
+    phases = tuple(p for p in profile.phases if p.name != "explain") + (
+        (Phase.target,) if Phase.target not in profile.phases else ())
     cfg = settings(profile, max_examples=profile.max_examples if max_examples is None else max_examples,
                    deadline=None, database=None, derandomize=seed is None, phases=phases,
                    report_multiple_bugs=False, print_blob=False,
