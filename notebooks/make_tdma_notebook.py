@@ -190,6 +190,7 @@ fig.tight_layout(); fig.savefig(FIG / "tdma_rate_per_slot.png", dpi=110); plt.sh
 a_best = int(alphas[int(np.argmax([1 - q.per_slot for q in rates]))])
 print(f"S = 1: the fastest alpha per slot is {a_best}; Proposition 1 gives alpha* = "
       f"{int(timing.alpha_star(N=N, S=S1, tau_comp=tau_comp, r=r))}")
+assert a_best == 0                      # the text below: fastest per slot without delay at eta = 0.05
 # stability: with a larger step the stale round robin diverges, intentional delay keeps it stable
 for S in (1, 2):
     a = int(timing.alpha_star(N=N, S=S, tau_comp=tau_comp, r=r))
@@ -199,8 +200,10 @@ for S in (1, 2):
 """)
 
 md(r"""
-On this toy, with the small step $\eta=0.05$, the asymptotic contraction per slot is largest
-without delay (right panel): intentional delay does not speed up the asymptotic rate here. What it
+On this toy, with the small step $\eta=0.05$, the asymptotic convergence per slot is fastest
+without delay (right panel: $1-$ the contraction factor per slot is largest at $\alpha=0$, i.e. the
+contraction factor itself is smallest there; asserted above): intentional delay does not speed up the
+asymptotic rate here. What it
 buys is stability and a better transient. With $\eta=0.2$ the stale round robin with $S=1$ or
 $S=2$ diverges (contraction per round above 1), while the same step with $\alpha^*$ converges; section 5 says for which $S$ and
 deadlines $\alpha^*$ also gives the lower loss. Past $\alpha^*$ the
