@@ -182,12 +182,13 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def findings_table(report) -> str:
-    """The README's table "What the checks find", filled from ``report`` (a full run of the checks quoted)."""
+def findings_table(report, papers: Iterable[str] | None = None) -> str:
+    """The README's table "What the checks find", filled from ``report`` (a full run of the checks quoted);
+    ``papers`` keeps the rows of those papers (the header stays)."""
     verdicts = {v.check: v for v in report.verdicts}
     rows = ["| paper | printed statement | what is false, and the counterexample | what still stands |",
             "|---|---|---|---|"]
-    for f in findings():
+    for f in findings(papers):
         rows.append(f"| {PAPER_LABELS[f.paper]} | {_cell(render(f.statement, verdicts))} | "
                     f"{_cell(render(f.false, verdicts))} | {_cell(render(f.stands, verdicts))} |")
     return "\n".join(rows)
@@ -235,10 +236,10 @@ def _marked_text(path: Path) -> str:
     return text
 
 
-def quoted_checks() -> list:
-    """Every check the findings quote or rest on (what a fresh report for the README must run)."""
+def quoted_checks(papers: Iterable[str] | None = None) -> list:
+    """Every check the findings (of ``papers``) quote or rest on (what a fresh report for the README must run)."""
     names = set()
-    for f in findings():
+    for f in findings(papers):
         names |= checks_quoted(f.text()) | set(f.checks)
     return sorted(names)
 
