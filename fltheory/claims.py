@@ -260,7 +260,11 @@ def _main(argv=None) -> int:   # pragma: no cover - exercised through tests/test
         print(f"python -m fltheory.claims: {err}", file=sys.stderr)
         return 2
     names = quoted_checks()
-    report = verify.run(names=names, jobs=args.jobs)
+    try:
+        report = verify.run(names=names, jobs=args.jobs)
+    except V.InputError as err:
+        print(f"python -m fltheory.claims: {err}", file=sys.stderr)
+        return 2
     changed = sync_readme(args.readme, report)
     print(f"{args.readme}: {'rewritten' if changed else 'unchanged'} ({len(names)} checks quoted)")
     return 0

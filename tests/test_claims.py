@@ -99,3 +99,17 @@ def test_coverage_lists_each_papers_numbered_results_with_existing_checks(capsys
     assert "== tdma: numbered results" in capsys.readouterr().out
     with pytest.raises(InputError, match="kind"):
         claims.Result("tdma", "Lemma 9", "guess", "x")
+
+
+@pytest.mark.parametrize("paper", verify.PAPERS)
+def test_every_check_named_in_a_ledger_exists_and_every_check_serves_a_result(paper):
+    """Each paper's coverage: the checks its RESULTS name are registered, and every registered check serves some
+    numbered result or is one of the ledger's EXTRAS, with its reason."""
+    ledger = claims._ledger(paper)
+    names = {c.name for c in verify.registry([paper])}
+    named = {c for r in ledger.RESULTS for c in r.checks}
+    assert named and named <= names, sorted(named - names)
+    assert names - named == set(ledger.EXTRAS), sorted((names - named) ^ set(ledger.EXTRAS))
+    assert all(ledger.EXTRAS.values())
+    labels = [r.label for r in ledger.RESULTS]
+    assert len(labels) == len(set(labels)) and all(r.paper == paper for r in ledger.RESULTS)

@@ -98,3 +98,6 @@ RESULTS = (
     Result(P, "Proposition 2 (77)", "proposition", "F(w((K+1) tau - Delta)) - F* <= 1/(T eta phi - L Psi/xi^2)",
            checks=(C + "prop2", C + "prop2_corrected")),
 )
+
+# registered checks that check no numbered result of the paper, and why (none)
+EXTRAS: dict = {}
