@@ -39,6 +39,7 @@ def main(argv=None):
     ap.add_argument("--tau", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=None, help="threads of the closed form (default: the package's)")
+    ap.add_argument("--profile", action="store_true", help="where the closed form's time goes (cProfile, by own time)")
     a = ap.parse_args(argv)
     if a.threads is not None:
         parallel.set_num_threads(a.threads)
@@ -60,6 +61,35 @@ def main(argv=None):
             t_arr, x_arr = best(lambda: exact.fixed_point(fed, **kw).x, a.repeats, xp=xp)
         finally:
             exact.FUSED_CUDA = True
+        import cupy  # noqa: PLC0415
+
+        from fltheory import _cuda  # noqa: PLC0415
+
+        e, tt = exact._as_eta_tau(fed, eta, a.tau)
+        diagP = cupy.ascontiguousarray(cupy.diagonal(P, axis1=-2, axis2=-1))
+        t_kern, _ = best(lambda: _cuda.fixed_points(xp=xp, H=fed.H, x_opt=fed.x_opt, weights=fed.weights, diagP=diagP,
+                                                    eta=e, tau=tt, batch=(a.B,), M=a.M, d=a.d)[2], a.repeats, xp=xp)
+        attrs = _cuda._fixed_points_kernel(a.d)[0].attributes
+        print(f"fixed-point kernel alone: {t_kern:.4f} s ({attrs.get('num_regs')} registers, "
+              f"{attrs.get('local_size_bytes')} local bytes per thread); the rest of fixed_point (doors, checks, "
+              f"flattening) takes the difference")
+    if a.profile:
+        import cProfile  # noqa: PLC0415
+        import io  # noqa: PLC0415
+        import pstats  # noqa: PLC0415
+
+        from fltheory.backend import synchronize  # noqa: PLC0415
+
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(3):
+            exact.fixed_point(fed, **kw).x
+            synchronize(xp)
+        prof.disable()
+        buf = io.StringIO()
+        pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(14)
+        print("profile of 3 calls of the closed form, by own time (a device wait shows in the call that waits):")
+        print("\n".join(line for line in buf.getvalue().splitlines() if line.strip())[-2400:])
     t_nv, x_nv = best(lambda: naive_fixed_point(fed.H, fed.x_opt, fed.weights, P, eta, a.tau, xp), a.repeats, xp=xp)
     t_it, it = best(lambda: exact.round_map(fed, alpha=1.0, **kw).iterate_to_fixed_point(tol=1e-10), a.repeats, xp=xp)
     rounds = it.iterations

@@ -74,6 +74,13 @@ def simulator(xp, cp, B, M, d, tau, rounds, repeats):
     eta = 0.5 / fed.L[..., None]
     kw = dict(rounds=rounds, tau=tau, client_opt="sgd", seed=0, record_every=rounds)
     t_fused, r_fused = best(lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=eta, **kw).x, repeats, xp=xp)
+    algorithm.FUSED_ROUNDS_CUDA = False
+    try:   # one kernel per round (local runs), the server's step in array code
+        t_round, r_round = best(lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=eta, **kw).x, repeats, xp=xp)
+    finally:
+        algorithm.FUSED_ROUNDS_CUDA = True
+    kwa = dict(kw, client_opt="adagrad", correction="local", noise=False)
+    t_ada, _ = best(lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=eta, **kwa).x, repeats, xp=xp)
     algorithm.FUSED_CUDA = False
     try:
         t_array, r_array = best(lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=eta, **kw).x, repeats, xp=xp)
@@ -96,8 +103,16 @@ def simulator(xp, cp, B, M, d, tau, rounds, repeats):
     steps = B * M * tau * rounds
     diff = float(xp.max(xp.abs(r_fused - r_array)))
     hbm = 2 * M * d * d * 8 * B * tau * rounds    # H and the noise factor read once per local step
-    print(f"noisy local SGD, B={B:,} M={M} d={d} tau={tau}, {rounds} rounds ({steps:,} client steps): fused kernel "
-          f"{steps / t_fused / 1e9:.2f} G client-steps/s ({t_fused * 1e3:.1f} ms); fedopt's array code "
+    from fltheory import _cuda  # noqa: PLC0415
+
+    for name, noise in (("fl_fedopt_rounds", 1), ("fl_local_runs", 1), ("fl_fedopt_rounds", 0)):
+        at = _cuda.kernel_attributes(name, d, noise)
+        print(f"  kernel {name} (d={d}, noise mode {noise}): {at.get('num_regs')} registers, "
+              f"{at.get('local_size_bytes')} local bytes per thread")
+    print(f"noisy local SGD, B={B:,} M={M} d={d} tau={tau}, {rounds} rounds ({steps:,} client steps): kernel of whole "
+          f"rounds {steps / t_fused / 1e9:.2f} G client-steps/s ({t_fused * 1e3:.1f} ms); one kernel per round "
+          f"{steps / t_round / 1e9:.2f} G/s (max |diff| {float(xp.max(xp.abs(r_round - r_fused))):.1e}); AdaGrad with "
+          f"local correction, no noise, whole rounds {steps / t_ada / 1e9:.2f} G/s; fedopt's array code "
           f"{steps / t_array / 1e9:.3f} G/s ({t_fused and t_array / t_fused:.1f}x slower); straightforward CuPy step "
           f"(matmul + cupy.random) {steps / t_plain / 1e9:.3f} G/s ({t_plain / t_fused:.1f}x slower); max |fused - array| "
           f"{diff:.1e}; reading H_i and the noise factor from memory at every step would move "
@@ -120,8 +135,8 @@ def main(argv=None):
     print(f"GPU: {dev['name'].decode() if isinstance(dev['name'], bytes) else dev['name']}; CuPy {cp.__version__}, "
           f"NumPy {np.__version__}")
     keyed_noise(xp, cp, a.B, a.M, a.d, a.repeats)
-    simulator(xp, cp, a.B, a.M, a.d, 5, 20, 3)
     statement_grids(xp, a.n, a.repeats, a.target_ms)
+    simulator(xp, cp, a.B, a.M, a.d, 5, 20, 3)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,9 @@
   row ``i``; ``I - K_i`` by binary powering on ``D_n = I - (I - E)^n`` (no cancellation, as the array code), the
   client sums, and Gauss-Jordan elimination with partial pivoting on ``[C | c | I]`` for ``x``, ``C^{-1}`` (the
   condition number) and the residual, with the operand of each product in shared memory.
+* :func:`statement_kernel`: a :class:`~fltheory.symbolic.Statement`'s expression as one elementwise kernel, its C
+  source printed by SymPy (:func:`statement_source`; common subexpressions once); a statement whose expression C
+  cannot print (FedDelAvg's named quantities, evaluated by their stable array implementations) has none.
 * :func:`local_runs`: the local runs of FedOpt on quadratic clients (client SGD or AdaGrad without momentum,
   keyed additive noise) for every configuration and client at once, the whole round in one kernel: each client
   is a group of ``W`` threads (the power of two at least ``d``), thread ``i`` holds row ``i`` of ``H_i`` and of
@@ -37,18 +40,69 @@ __device__ __forceinline__ double fl_normal(unsigned long long h, unsigned long 
     double u2 = ((double)(b >> 11) + 0.5) * 1.1102230246251565e-16;
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
-__device__ __forceinline__ unsigned long long fl_key(unsigned long long base, unsigned long long config,
-                                                    unsigned long long round, unsigned long long client) {
-    unsigned long long h = fl_mix(base ^ (config * FL_GOLDEN + FL_M2));
+// the key hash of (configuration, round, client), in two parts: the configuration's (once per run) and the rest
+__device__ __forceinline__ unsigned long long fl_key_config(unsigned long long base, unsigned long long config) {
+    return fl_mix(base ^ (config * FL_GOLDEN + FL_M2));
+}
+__device__ __forceinline__ unsigned long long fl_key_rest(unsigned long long h, unsigned long long round,
+                                                         unsigned long long client) {
     h = fl_mix(h ^ (round * FL_GOLDEN + FL_M2));
     return fl_mix(h ^ (client * FL_GOLDEN + FL_M2));
+}
+"""
+
+_LOCAL_RUN = r"""
+// NOISE: 0 none, 1 a diagonal factor (F holds its diagonal, (M, D) per configuration), 2 a dense factor (M, D, D)
+// One client's local run on the lanes of its group (W lanes, lane i holding coordinate i when i < D): from y = xi,
+// tau_max steps of which the first tm are taken; the noise of step k has key (configuration, round0 + k, client).
+// On return y is the local model and acc the sum of the step preconditioners (1 per step for SGD).
+__device__ __forceinline__ void fl_local_run(double& y, double& acc, const double* h, const double* f, double fd,
+        double xoi, double e, long long tm, unsigned long long hc, unsigned long long cl, unsigned long long round0,
+        int tau_max, bool row, int i, int adagrad, double v0, double eps) {
+    double v = v0;
+    acc = 0.0;
+    for (int k = 0; k < tau_max; ++k) {
+        double r = row ? y - xoi : 0.0;
+        double g = 0.0;
+#pragma unroll
+        for (int j = 0; j < D; ++j) g += h[j] * __shfl_sync(0xffffffffu, r, j, W);
+#if NOISE
+        double z = row ? fl_normal(fl_key_rest(hc, round0 + (unsigned long long)k, cl), (unsigned long long)i) : 0.0;
+#if NOISE == 2
+        double n = 0.0;
+#pragma unroll
+        for (int j = 0; j < D; ++j) n += f[j] * __shfl_sync(0xffffffffu, z, j, W);
+        g += n;
+#else
+        g += fd * z;
+#endif
+#endif
+        double P = 1.0;
+        if (adagrad) { v += g * g; P = 1.0 / (sqrt(v) + eps); }
+        if (k < tm) { y = y - e * (P * g); acc += P; }
+    }
+}
+
+// this lane's row of H_i and of the noise factor, into registers
+__device__ __forceinline__ void fl_load_client(double* h, double* f, double& fd, const double* H, long long sH,
+        const double* F, long long sF, long long b, long long m, int M, int ir) {
+    const double* Hr = H + ((sH ? b : 0) * M + m) * D * D + (long long)ir * D;
+#pragma unroll
+    for (int j = 0; j < D; ++j) h[j] = Hr[j];
+#if NOISE == 2
+    const double* Fr = F + ((sF ? b : 0) * M + m) * D * D + (long long)ir * D;
+#pragma unroll
+    for (int j = 0; j < D; ++j) f[j] = Fr[j];
+#elif NOISE == 1
+    fd = F[((sF ? b : 0) * M + m) * D + ir];
+#endif
 }
 """
 
 _LOCAL_RUNS = r"""
 extern "C" __global__ void fl_local_runs(
     const double* x, const double* H, long long sH, const double* xo, long long sX,
-    const double* F, long long sF, int noisy, const double* eta, long long sE, const long long* tau, long long sT,
+    const double* F, long long sF, const double* eta, long long sE, const long long* tau, long long sT,
     const long long* config, const long long* cid, long long sC,
     unsigned long long base, unsigned long long round0, int tau_max, int adagrad, double v0, double eps,
     int exact_n, double* delta, double* Nout, long long BM, int M)
@@ -60,44 +114,80 @@ extern "C" __global__ void fl_local_runs(
     long long c = valid ? cm : BM - 1;            // lanes past the end shuffle with the last client, write nothing
     long long b = c / M;
     int m = (int)(c % M), ir = i < D ? i : 0;
-    const double* Hr = H + (sH ? b : 0) * (long long)M * D * D + (long long)m * D * D + ir * D;
-    double h[D], f[D];
-#pragma unroll
-    for (int j = 0; j < D; ++j) h[j] = Hr[j];
-    if (noisy) {
-        const double* Fr = F + (sF ? b : 0) * (long long)M * D * D + (long long)m * D * D + ir * D;
-#pragma unroll
-        for (int j = 0; j < D; ++j) f[j] = Fr[j];
-    }
+    double h[D], f[NOISE == 2 ? D : 1], fd = 0.0;
+    fl_load_client(h, f, fd, H, sH, F, sF, b, m, M, ir);
     double xi = x[b * D + ir];
     double xoi = xo[(sX ? b : 0) * (long long)M * D + (long long)m * D + ir];
     double e = eta[(sE ? b : 0) * M + m];
     long long tm = tau[(sT ? b : 0) * M + m];
-    unsigned long long cfg = (unsigned long long)config[b];
+    unsigned long long hc = fl_key_config(base, (unsigned long long)config[b]);
     unsigned long long cl = (unsigned long long)cid[(sC ? b : 0) * M + m];
-    double y = xi, v = v0, acc = 0.0;
-    for (int k = 0; k < tau_max; ++k) {
-        double r = row ? y - xoi : 0.0;
-        double g = 0.0;
-#pragma unroll
-        for (int j = 0; j < D; ++j) g += h[j] * __shfl_sync(0xffffffffu, r, j, W);
-        if (noisy) {
-            double z = row ? fl_normal(fl_key(base, cfg, round0 + (unsigned long long)k, cl), (unsigned long long)i) : 0.0;
-            double n = 0.0;
-#pragma unroll
-            for (int j = 0; j < D; ++j) n += f[j] * __shfl_sync(0xffffffffu, z, j, W);
-            g += n;
-        }
-        double P = 1.0;
-        if (adagrad) { v += g * g; P = 1.0 / (sqrt(v) + eps); }
-        if (k < tm) { y = y - e * (P * g); acc += P; }
-    }
+    double y = xi, acc;
+    fl_local_run(y, acc, h, f, fd, xoi, e, tm, hc, cl, round0, tau_max, row, i, adagrad, v0, eps);
     if (row) {
         delta[cm * D + i] = xi - y;
         double nv = exact_n ? e * acc : acc;
         if (adagrad) Nout[cm * D + i] = nv;
         else if (i == 0) Nout[cm] = nv;
     }
+}
+"""
+
+_ROUNDS = r"""
+// Rounds t0 .. t1 - 1 of FedOpt with the GD server (x <- x - alpha sum_i omega_i Delta_i, Delta_i local-corrected
+// or not), one configuration per block: client m on lanes m W .. m W + W - 1 (blockDim padded to whole warps; the
+// padding lanes run the last client's steps and write nothing), the server's sum in shared memory in client order.
+extern "C" __global__ void fl_fedopt_rounds(
+    const double* xin, double* xout, const double* H, long long sH, const double* xo, long long sX,
+    const double* F, long long sF, const double* eta, long long sE, const long long* tau, long long sT,
+    const double* om, long long sO, const double* alpha, long long sA,
+    const long long* config, const long long* cid, long long sC,
+    unsigned long long base, unsigned long long step_key, long long t0, long long t1, int tau_max,
+    int adagrad, double v0, double eps, int exact_n, int local_correction, double* Delta, double* Nout, int M)
+{
+    extern __shared__ double smem[];
+    double* part = smem;                  // omega_m Delta_m, (M, D)
+    double* xs = smem + M * D;            // the global model, (D)
+    const long long b = blockIdx.x;
+    const int m0 = threadIdx.x / W, i = threadIdx.x % W;
+    const bool live = m0 < M, row = live && i < D;
+    const int m = live ? m0 : M - 1, ir = i < D ? i : 0;
+    double h[D], f[NOISE == 2 ? D : 1], fd = 0.0;
+    fl_load_client(h, f, fd, H, sH, F, sF, b, m, M, ir);
+    const double xoi = xo[((sX ? b : 0) * M + m) * D + ir];
+    const double e = eta[(sE ? b : 0) * M + m];
+    const long long tm = tau[(sT ? b : 0) * M + m];
+    const double w = om[(sO ? b : 0) * M + m];
+    const double a = alpha[sA ? b : 0];
+    const unsigned long long hc = fl_key_config(base, (unsigned long long)config[b]);
+    const unsigned long long cl = (unsigned long long)cid[(sC ? b : 0) * M + m];
+    if (threadIdx.x < D) xs[threadIdx.x] = xin[b * D + threadIdx.x];
+    __syncthreads();
+    for (long long t = t0; t < t1; ++t) {
+        const double xi = xs[ir];
+        double y = xi, acc;
+        fl_local_run(y, acc, h, f, fd, xoi, e, tm, hc, cl, (unsigned long long)t * step_key, tau_max, row, i,
+                     adagrad, v0, eps);
+        double dl = xi - y;
+        const double nv = exact_n ? e * acc : acc;
+        if (local_correction) dl = dl / nv;
+        if (row) {
+            part[m * D + i] = w * dl;
+            if (t == t1 - 1) {
+                if (adagrad) Nout[(b * M + m) * D + i] = nv;
+                else if (i == 0) Nout[b * M + m] = nv;
+            }
+        }
+        __syncthreads();
+        if (threadIdx.x < D) {
+            double s = 0.0;
+            for (int mm = 0; mm < M; ++mm) s += part[mm * D + threadIdx.x];
+            xs[threadIdx.x] -= a * s;
+            if (t == t1 - 1) Delta[b * D + threadIdx.x] = s;
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x < D) xout[b * D + threadIdx.x] = xs[threadIdx.x];
 }
 """
 
@@ -248,6 +338,72 @@ extern "C" __global__ void fl_fixed_points(
 
 _KERNELS: dict = {}
 
+# the constants a statement's C source may name, for CUDA (the C++ harness of the tests defines its own)
+STATEMENT_PREAMBLE = r"""
+#define FL_INF __longlong_as_double(0x7ff0000000000000LL)
+#define FL_NAN __longlong_as_double(0x7ff8000000000000LL)
+"""
+
+
+def _printer():
+    """SymPy's C99 printer with integers as doubles (no integer division, no ``pow(int, double)`` overload to
+    choose), the constants spelled out, and anything it cannot print refused (``strict``)."""
+    import sympy as sp  # noqa: PLC0415
+    from sympy.printing.c import C99CodePrinter  # noqa: PLC0415
+
+    class _StatementPrinter(C99CodePrinter):
+        def _print_Integer(self, e):
+            return f"{int(e)}.0"
+
+        def _print_Infinity(self, e):
+            return "FL_INF"
+
+        def _print_NegativeInfinity(self, e):
+            return "(-FL_INF)"
+
+        def _print_NaN(self, e):
+            return "FL_NAN"
+
+        def _print_Exp1(self, e):
+            return repr(float(sp.E))
+
+        def _print_Pi(self, e):
+            return repr(float(sp.pi))
+
+    return _StatementPrinter({"strict": True})
+
+
+def statement_source(symbols, expr) -> str | None:
+    """The C statements computing ``expr`` into ``out`` from the parameters ``p0, p1, ...`` (the ``symbols`` in
+    order), common subexpressions as ``const double c0, c1, ...``; None where the printer cannot print ``expr``."""
+    import sympy as sp  # noqa: PLC0415
+    from sympy.printing.codeprinter import PrintMethodNotImplementedError  # noqa: PLC0415
+
+    if not symbols:
+        return None
+    rename = {s: sp.Symbol(f"p{k}", real=True) for k, s in enumerate(symbols)}
+    reps, (reduced,) = sp.cse(expr.xreplace(rename), symbols=sp.numbered_symbols("c"))
+    printer = _printer()
+    try:
+        lines = [f"const double {c} = {printer.doprint(v)};" for c, v in reps]
+        lines.append(f"out = {printer.doprint(reduced)};")
+    except (PrintMethodNotImplementedError, ValueError):   # a function C lacks; a Piecewise without a default
+        return None
+    return "\n".join(lines)
+
+
+def statement_kernel(symbols, expr, name: str):
+    """``expr`` of ``symbols`` as a CuPy elementwise kernel of float64 arrays (broadcasting), or None where
+    :func:`statement_source` has no C source for it."""
+    body = statement_source(symbols, expr)
+    if body is None:
+        return None
+    import cupy  # noqa: PLC0415
+
+    ident = "fl_" + "".join(ch if ch.isalnum() else "_" for ch in name)
+    params = ", ".join(f"float64 p{k}" for k in range(len(symbols)))
+    return cupy.ElementwiseKernel(params, "float64 out", body, ident, preamble=STATEMENT_PREAMBLE)
+
 
 def keyed_normal():
     """The elementwise kernel ``(raw uint64 h, uint64 n) -> float64 z``: output ``i`` has key hash ``h[i / n]`` and
@@ -261,15 +417,47 @@ def keyed_normal():
     return _KERNELS["normal"]
 
 
-def _local_runs_kernel(d: int):
-    key = ("local", d)
+def _width(d: int) -> int:
+    """Lanes per client or configuration: the power of two at least ``d``."""
+    return 1 << max(0, (d - 1).bit_length())
+
+
+def _client_kernel(name: str, d: int, noise: int):
+    """The local-run kernel ``name`` (``fl_local_runs`` or ``fl_fedopt_rounds``) for dimension ``d`` and noise mode
+    ``noise`` (0 none, 1 diagonal factor, 2 dense factor), compiled on first use."""
+    key = (name, d, noise)
     if key not in _KERNELS:
         import cupy  # noqa: PLC0415
 
-        W = 1 << max(0, (d - 1).bit_length())
-        _KERNELS[key] = (cupy.RawKernel(f"#define D {d}\n#define W {W}\n" + _DEVICE_CODE + _LOCAL_RUNS,
-                                        "fl_local_runs"), W)
+        body = _LOCAL_RUNS if name == "fl_local_runs" else _ROUNDS
+        W = _width(d)
+        _KERNELS[key] = (cupy.RawKernel(f"#define D {d}\n#define W {W}\n#define NOISE {noise}\n" + _DEVICE_CODE
+                                        + _LOCAL_RUN + body, name), W)
     return _KERNELS[key]
+
+
+def kernel_attributes(name: str, d: int, noise: int) -> dict:
+    """Registers per thread, local (spilled) bytes per thread and the like of a compiled local-run kernel, for
+    benchmarks: CuPy's ``RawKernel.attributes``."""
+    return dict(_client_kernel(name, d, noise)[0].attributes)
+
+
+def noise_operand(xp, factor, batch, M, d):
+    """``(mode, array, varies)`` for the kernels' noise: mode 0 without noise; 1 with a diagonal factor (every
+    off-diagonal entry zero), passed as its ``(M, d)`` diagonals; 2 with a dense factor ``(M, d, d)``."""
+    import cupy  # noqa: PLC0415
+
+    if factor is None:
+        return 0, cupy.zeros((1,)), 0
+    if bool(xp.all(factor == factor * xp.eye(d))):   # off-diagonal zero: n_i = f_ii z_i, the same bits as F z
+        diag = cupy.ascontiguousarray(cupy.diagonal(factor, axis1=-2, axis2=-1))
+        return (1,) + _flat(xp, diag, batch, (M, d))
+    return (2,) + _flat(xp, factor, batch, (M, d, d))
+
+
+def rounds_fit(M: int, d: int) -> bool:
+    """Whether one block holds a configuration's clients (``M`` groups of lanes, whole warps, at most 1024)."""
+    return -(-M * _width(d) // 32) * 32 <= 1024
 
 
 def _fixed_points_kernel(d: int):
@@ -277,7 +465,7 @@ def _fixed_points_kernel(d: int):
     if key not in _KERNELS:
         import cupy  # noqa: PLC0415
 
-        W = 1 << max(0, (d - 1).bit_length())
+        W = _width(d)
         _KERNELS[key] = (cupy.RawKernel(f"#define D {d}\n#define W {W}\n" + _FIXED_POINTS, "fl_fixed_points"), W)
     return _KERNELS[key]
 
@@ -327,12 +515,12 @@ def local_runs(*, xp, x, H, x_opt, factor, eta, tau, tau_max, config, client_ids
     ``delta`` ``batch + (M, d)``; ``N`` ``batch + (M, d)`` for AdaGrad, ``batch + (M, 1)`` for SGD."""
     import cupy  # noqa: PLC0415
 
-    kernel, W = _local_runs_kernel(d)
     B = int(np.prod(batch)) if batch else 1
+    mode, Ff, sF = noise_operand(xp, factor, batch, M, d)
+    kernel, W = _client_kernel("fl_local_runs", d, mode)
     xf = cupy.ascontiguousarray(xp.reshape(xp.broadcast_to(x, tuple(batch) + (d,)), (B, d)))
     Hf, sH = _flat(xp, H, batch, (M, d, d))
     xof, sX = _flat(xp, x_opt, batch, (M, d))
-    Ff, sF = (Hf, 0) if factor is None else _flat(xp, factor, batch, (M, d, d))
     ef, sE = _flat(xp, eta, batch, (M,))
     tf, sT = _flat(xp, xp.astype(tau, xp.int64), batch, (M,))
     cf = cupy.ascontiguousarray(xp.reshape(xp.broadcast_to(xp.astype(config, xp.int64), tuple(batch)), (B,)))
@@ -342,10 +530,59 @@ def local_runs(*, xp, x, H, x_opt, factor, eta, tau, tau_max, config, client_ids
     threads = B * M * W
     block = 256
     kernel(((threads + block - 1) // block,), (block,),
-           (xf, Hf, np.int64(sH), xof, np.int64(sX), Ff, np.int64(sF), np.int32(factor is not None), ef, np.int64(sE),
+           (xf, Hf, np.int64(sH), xof, np.int64(sX), Ff, np.int64(sF), ef, np.int64(sE),
             tf, np.int64(sT), cf, idf, np.int64(sC), np.uint64(base), np.uint64(round0), np.int32(tau_max),
             np.int32(adagrad), np.float64(v0), np.float64(eps), np.int32(exact_n), delta, N, np.int64(B * M),
             np.int32(M)))
     delta = xp.reshape(delta, tuple(batch) + (M, d))
     N = xp.reshape(N, tuple(batch) + ((M, d) if adagrad else (M, 1)))
     return delta, N
+
+
+class RoundsKernel:
+    """FedOpt's rounds with the GD server on quadratic clients, ``t0 .. t1 - 1`` per call, as one kernel (see
+    ``_ROUNDS``): the operands are flattened once, each call runs a stretch of rounds between two recorded models.
+
+    ``omega`` (batch + (M,)) are the aggregation weights of every round (full participation), ``alpha`` the server
+    rate (batch axes), ``local_correction`` divides each ``Delta_i`` by ``N_i``."""
+
+    def __init__(self, *, xp, H, x_opt, factor, eta, tau, tau_max, omega, alpha, config, client_ids, batch, M, d,
+                 base, step_key, adagrad, v0, eps, exact_n, local_correction):
+        import cupy  # noqa: PLC0415
+
+        self.xp, self.batch, self.M, self.d = xp, tuple(batch), M, d
+        self.B = int(np.prod(batch)) if batch else 1
+        mode, Ff, sF = noise_operand(xp, factor, batch, M, d)
+        self.kernel, W = _client_kernel("fl_fedopt_rounds", d, mode)
+        self.threads = -(-M * W // 32) * 32
+        Hf, sH = _flat(xp, H, batch, (M, d, d))
+        xof, sX = _flat(xp, x_opt, batch, (M, d))
+        ef, sE = _flat(xp, eta, batch, (M,))
+        tf, sT = _flat(xp, xp.astype(tau, xp.int64), batch, (M,))
+        of, sO = _flat(xp, omega, batch, (M,))
+        af, sA = _flat(xp, alpha, batch, ())
+        cf = cupy.ascontiguousarray(xp.reshape(xp.broadcast_to(xp.astype(config, xp.int64), self.batch), (self.B,)))
+        idf, sC = _flat(xp, xp.astype(client_ids, xp.int64), batch, (M,))
+        self.adagrad = bool(adagrad)
+        self.Delta = cupy.empty((self.B, d))
+        self.N = cupy.empty((self.B, M, d) if adagrad else (self.B, M))
+        self.operands = (Hf, np.int64(sH), xof, np.int64(sX), Ff, np.int64(sF), ef, np.int64(sE), tf, np.int64(sT),
+                         of, np.int64(sO), af, np.int64(sA), cf, idf, np.int64(sC), np.uint64(base),
+                         np.uint64(step_key))
+        self.tail = (np.int32(tau_max), np.int32(adagrad), np.float64(v0), np.float64(eps), np.int32(exact_n),
+                     np.int32(local_correction), self.Delta, self.N, np.int32(M))
+
+    def __call__(self, x, t0: int, t1: int):
+        """The global model after rounds ``t0 .. t1 - 1`` from ``x`` (batch + (d,)), a new array."""
+        import cupy  # noqa: PLC0415
+
+        xin = cupy.ascontiguousarray(self.xp.reshape(x, (self.B, self.d)))
+        xout = cupy.empty((self.B, self.d))
+        self.kernel((self.B,), (self.threads,), (xin, xout) + self.operands + (np.int64(t0), np.int64(t1))
+                    + self.tail, shared_mem=(self.M * self.d + self.d) * 8)
+        return self.xp.reshape(xout, self.batch + (self.d,))
+
+    def last_round(self):
+        """``(Delta, N)`` of the last round run: ``Delta`` batch + (d,), ``N`` batch + (M, d) or (M, 1)."""
+        N = self.xp.reshape(self.N, self.batch + ((self.M, self.d) if self.adagrad else (self.M, 1)))
+        return self.xp.reshape(self.Delta, self.batch + (self.d,)), N

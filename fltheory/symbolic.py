@@ -7,7 +7,8 @@ the reason) and whether it is tight.  The same object
 
 * renders LaTeX (:meth:`Statement.latex`),
 * evaluates exactly on Python/SymPy numbers (:meth:`Statement.evaluate`), and
-* evaluates fast on NumPy or CuPy arrays, broadcasting, with a cached ``lambdify``
+* evaluates fast on NumPy or CuPy arrays, broadcasting, with a cached ``lambdify`` (on CuPy, one fused
+  elementwise kernel whose C source SymPy prints, where C can print the expression: :mod:`fltheory._cuda`)
   (:meth:`Statement.__call__`, which pairs equal-length arrays, and :meth:`Statement.grid` with
   ``outer=True``, every combination of its axes): array type in, array type out.
 
@@ -548,8 +549,14 @@ class Statement:
 
     def _compiled(self, module: str):
         if module not in self._cache:
-            # cse: a subexpression (a named quantity of a paper, a power) that occurs twice is computed once
-            f = sp.lambdify(self.symbols, self.expr, modules=self._modules(module), cse=True)
+            f = None
+            if "cupy" in module:   # one fused elementwise kernel where C can print the expression
+                from ._cuda import statement_kernel  # noqa: PLC0415
+
+                f = statement_kernel(self.symbols, self.expr, self.name)
+            if f is None:
+                # cse: a subexpression (a named quantity of a paper, a power) that occurs twice is computed once
+                f = sp.lambdify(self.symbols, self.expr, modules=self._modules(module), cse=True)
             self._cache[module] = f
         return self._cache[module]
 

@@ -226,26 +226,65 @@ def test_size_limits_come_from_the_devices_free_memory(xp):
         V.check_size(11, "the work", xp=xp, limit=10)
 
 
-@pytest.mark.parametrize("d", [1, 5, 16, 17])
-@pytest.mark.parametrize("client_opt,noisy", [("sgd", True), ("sgd", False), ("adagrad", True), ("adagrad", False)])
-def test_fused_local_runs_are_the_array_code_on_cupy(monkeypatch, d, client_opt, noisy):
-    """FedOpt's fused CuPy kernel (quadratic clients, client SGD/AdaGrad, keyed noise) against the array code on
-    the device and against NumPy: per-client tau (inactive steps), a batch of step sizes, padding lanes (d < W)."""
+# (d, M, client_opt, correction, noise, server_opt): the GD server runs the kernel of whole rounds, momentum the
+# kernel of one round's local runs; noise none, diagonal (sigma^2 I: the kernels' diagonal mode) or dense; M = 3
+# leaves a padding group of lanes in the last warp of a block
+FUSED_CASES = [
+    (1, 4, "sgd", "none", "diag", "sgd"), (5, 3, "sgd", "none", "dense", "sgd"), (5, 3, "sgd", "local", "diag", "sgd"),
+    (16, 3, "sgd", "none", "diag", "sgd"), (17, 4, "sgd", "none", "dense", "momentum"),
+    (5, 4, "adagrad", "local", "none", "sgd"), (16, 4, "adagrad", "local", "dense", "sgd"),
+    (17, 3, "adagrad", "local", "diag", "sgd"), (16, 4, "sgd", "none", "none", "momentum"),
+    (10, 3, "adagrad", "local", "diag", "momentum"), (16, 3, "sgd", "none", "diag", "momentum"),
+]
+
+
+@pytest.mark.parametrize("d,M,client_opt,correction,noise,server_opt", FUSED_CASES)
+def test_fused_local_runs_are_the_array_code_on_cupy(monkeypatch, d, M, client_opt, correction, noise, server_opt):
+    """FedOpt's CuPy kernels (quadratic clients, client SGD/AdaGrad, keyed noise; whole rounds with the GD server,
+    one round's local runs otherwise) against the array code on the device and against NumPy: per-client tau
+    (inactive steps), a batch of step sizes, padding lanes (d < W) and padding clients, recorded trajectories."""
     _skip_without_gpu()
     xp = flt.backend.get_backend("cupy")
-    ref = flt.random_quadratic_federation(M=4, d=d, batch=3, kappa=5.0, weights="dirichlet", seed=2,
-                                          sigma2=0.1 if noisy else None)
+    ref = flt.random_quadratic_federation(M=M, d=d, batch=3, kappa=5.0, weights="dirichlet", seed=2,
+                                          sigma2=0.1 if noise == "diag" else None)
+    if noise == "dense":
+        A = 0.3 * np.random.default_rng(5).normal(size=(3, M, d, d))
+        ref = flt.QuadraticFederation(ref.H, ref.x_opt, ref.weights, noise_cov=A @ np.swapaxes(A, -1, -2))
     fed = on_backend(ref, xp)
-    eta = np.array([[0.02], [0.05], [0.1]]) * np.array([1.0, 0.5, 1.0, 0.8])
-    kw = dict(rounds=4, tau=flt.per_client([1, 2, 3, 3]), client_opt=client_opt, seed=11,
-              correction="local" if client_opt == "adagrad" else "none", alpha=0.7)
+    eta = np.array([[0.02], [0.05], [0.1]]) * np.array([1.0, 0.5, 1.0, 0.8])[:M]
+    kw = dict(rounds=4, tau=flt.per_client([1, 2, 3, 3][:M]), client_opt=client_opt, seed=11, correction=correction,
+              alpha=0.7, server_opt=server_opt, record_every=3)
     fused = la_alg.fedopt(fed, x0=xp.zeros(d), eta=xp.asarray(eta), **kw)
     monkeypatch.setattr(la_alg, "FUSED_CUDA", False)
     plain = la_alg.fedopt(fed, x0=xp.zeros(d), eta=xp.asarray(eta), **kw)
     host = la_alg.fedopt(ref, x0=np.zeros(d), eta=eta, **kw)
-    np.testing.assert_allclose(to_numpy(fused.x), to_numpy(plain.x), rtol=1e-12, atol=1e-13)
-    np.testing.assert_allclose(to_numpy(fused.N), to_numpy(plain.N), rtol=1e-12, atol=1e-13)
+    for name in ("x", "N", "Delta", "omega", "trajectory"):
+        np.testing.assert_allclose(to_numpy(getattr(fused, name)), to_numpy(getattr(plain, name)), rtol=1e-12,
+                                   atol=1e-13, err_msg=name)
+    assert fused.rounds_recorded.tolist() == plain.rounds_recorded.tolist() == [0, 3, 4]
     np.testing.assert_allclose(to_numpy(fused.x), host.x, rtol=1e-10, atol=1e-12)
+
+
+def test_fused_kernel_choice_on_cupy():
+    """Which runs the kernels take (and so which the test above covers): whole rounds for the GD server with full
+    participation and no or local correction when a configuration's clients fit a block; one round's local runs
+    for other servers, sampling or joint correction; the array code for recorded local steps or other clients."""
+    _skip_without_gpu()
+    xp = flt.backend.get_backend("cupy")
+    fed = on_backend(flt.random_quadratic_federation(M=4, d=5, batch=2, seed=0), xp)
+    s, _ = la_alg._setup(fed, xp.zeros(5), eta=0.1, tau=2, client_opt="sgd", precond=None, beta1=None, beta2=None,
+                         v0=None, eps=None, bias_correction=False, n_mode="exact", noise=True, seed=0, config=None,
+                         client_ids=None, extra_batch=())
+    assert la_alg._fused_rounds_cuda(fed, s, "sgd", None, "local")
+    assert not la_alg._fused_rounds_cuda(fed, s, "momentum", None, "none")
+    assert not la_alg._fused_rounds_cuda(fed, s, "sgd", 2, "none")
+    assert not la_alg._fused_rounds_cuda(fed, s, "sgd", None, "joint")
+    assert la_alg._fused_cuda(fed, s, False) and not la_alg._fused_cuda(fed, s, True)
+    big = on_backend(flt.random_quadratic_federation(M=65, d=16, seed=0), xp)
+    sb, _ = la_alg._setup(big, xp.zeros(16), eta=0.01, tau=2, client_opt="sgd", precond=None, beta1=None, beta2=None,
+                          v0=None, eps=None, bias_correction=False, n_mode="exact", noise=True, seed=0, config=None,
+                          client_ids=None, extra_batch=())
+    assert not la_alg._fused_rounds_cuda(big, sb, "sgd", None, "none")   # 65 x 16 lanes > 1024: one round at a time
 
 
 @pytest.mark.parametrize("d", [1, 3, 10, 16])

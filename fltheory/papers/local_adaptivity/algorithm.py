@@ -270,6 +270,7 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
 # the local runs (all clients and configurations at once)
 # --------------------------------------------------------------------------------------
 FUSED_CUDA = True   # on CuPy, run the local runs that _cuda.local_runs covers as one kernel (False: the array code)
+FUSED_ROUNDS_CUDA = True   # and whole rounds with the GD server as one kernel (False: one kernel per round)
 
 
 def _fused_cuda(problem, s: _Setup, record: bool) -> bool:
@@ -277,6 +278,18 @@ def _fused_cuda(problem, s: _Setup, record: bool) -> bool:
     without momentum or bias correction, d <= 32, nothing recorded."""
     return (FUSED_CUDA and not record and "cupy" in s.xp.__name__ and isinstance(problem, QuadraticFederation)
             and s.client_opt in ("sgd", "adagrad") and not s.beta1 and not s.bias_correction and s.d <= 32)
+
+
+def _fused_rounds_cuda(problem, s: _Setup, server_opt: str, sampling, correction: str) -> bool:
+    """Whether FedOpt's rounds go to the CuPy kernel of whole rounds (:class:`fltheory._cuda.RoundsKernel`): what
+    :func:`_fused_cuda` covers, with the GD server, full participation, no or local correction, and a configuration's
+    clients in one block of threads."""
+    if not (FUSED_ROUNDS_CUDA and _fused_cuda(problem, s, False) and server_opt == "sgd" and sampling is None
+            and correction in ("none", "local")):
+        return False
+    from ..._cuda import rounds_fit  # noqa: PLC0415
+
+    return rounds_fit(s.M, s.d)
 
 
 def _local_runs(problem, x, s: _Setup, t: int, record: bool = False) -> ClientUpdate:
@@ -488,7 +501,27 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
     sv = xp.full(x.shape, server_v0)
     traj, recorded = [x], [0]
     N = Delta = omega = None
-    for t in range(int(rounds)):
+    done = 0   # rounds already run (all of them by the kernel of whole rounds, where it applies)
+    if rounds and _fused_rounds_cuda(problem, s, server_opt, sampling, correction):   # pragma: no cover - GPUs
+        from ..._cuda import RoundsKernel  # noqa: PLC0415
+
+        omega = _omega(s, problem.weights, 0, None, sampling_scheme, aggregation)
+        run = RoundsKernel(xp=xp, H=problem.H, x_opt=problem.x_opt, factor=s.noise_factor, eta=s.eta, tau=s.tau,
+                           tau_max=s.tau_max, omega=omega, alpha=alpha, config=s.config, client_ids=s.client_ids,
+                           batch=s.batch, M=M, d=s.d, base=int(KeyedStream(s.seed, _NOISE)._base),
+                           step_key=_STEP_KEY, adagrad=s.client_opt == "adagrad", v0=s.v0, eps=s.eps,
+                           exact_n=s.n_mode == "exact", local_correction=correction == "local")
+        t = 0
+        while t < rounds:
+            t1 = min(int(rounds), (t // record_every + 1) * record_every)
+            x = run(x, t, t1)
+            traj.append(x)
+            recorded.append(t1)
+            t = t1
+        Delta, N = run.last_round()
+        N = xp.broadcast_to(N, s.batch + (M, s.d))
+        done = int(rounds)
+    for t in range(done, int(rounds)):
         cu = _local_runs(problem, x, s, t)
         N, Di = cu.N, cu.delta
         omega = _omega(s, problem.weights, t, sampling, sampling_scheme, aggregation)
