@@ -32,13 +32,13 @@ echo "pytest exit $?"; grep -E "^(FAILED|ERROR)" "$OUT/pytest_cupy.log" | head -
 cd benchmarks
 echo "=== keyed noise, statement grids, the simulator three ways (whole-round kernel, one kernel per round, array code)"
 timeout 110 python3 bench_gpu.py --B 100000 --n 1000000 2>&1 | tee "$OUT/bench_gpu.log"
+echo "=== closed-form fixed points"
+timeout 50 python3 bench_fixed_points.py --backend cupy --B 100000 --repeats 2 --profile 2>&1 | tee "$OUT/bench_fp.log"
+timeout 30 python3 bench_fixed_points.py --backend numpy --B 10000 --repeats 2 2>&1 \
+    | tee -a "$OUT/bench_fp.log"
 echo "=== the simulator against its loop; NumPy on this machine's CPUs"
 timeout 40 python3 bench_simulator.py --backend cupy --B 100000 --M 10 --d 16 --tau 5 --rounds 20 --client-opt sgd \
     --correction none --sigma2 0.1 --loop-configs 1 --repeats 3 2>&1 | tee "$OUT/bench_sim.log"
 timeout 40 python3 bench_simulator.py --backend numpy --B 2000 --M 10 --d 16 --tau 5 --rounds 20 --client-opt sgd \
     --correction none --sigma2 0.1 --loop-configs 1 --repeats 2 2>&1 | tee -a "$OUT/bench_sim.log"
-echo "=== closed-form fixed points"
-timeout 50 python3 bench_fixed_points.py --backend cupy --B 100000 --repeats 2 --profile 2>&1 | tee "$OUT/bench_fp.log"
-timeout $(( $(left) > 20 ? $(left) : 20 )) python3 bench_fixed_points.py --backend numpy --B 10000 --repeats 2 2>&1 \
-    | tee -a "$OUT/bench_fp.log"
 echo "=== done in $(( $(date +%s) - start )) s"
