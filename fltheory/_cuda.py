@@ -338,16 +338,28 @@ extern "C" __global__ void fl_fixed_points(
 
 _KERNELS: dict = {}
 
-# the constants a statement's C source may name, for CUDA (the C++ harness of the tests defines its own)
-STATEMENT_PREAMBLE = r"""
-#define FL_INF __longlong_as_double(0x7ff0000000000000LL)
-#define FL_NAN __longlong_as_double(0x7ff8000000000000LL)
+_STATEMENT_HELPERS = r"""
+// Max and Min as NumPy evaluates them: NaN in, NaN out (C's fmax and fmin drop a NaN)
+FL_FN double fl_max(double a, double b) { return (a != a || b != b) ? a + b : fmax(a, b); }
+FL_FN double fl_min(double a, double b) { return (a != a || b != b) ? a + b : fmin(a, b); }
 """
+
+
+def statement_preamble(host: bool = False) -> str:
+    """The definitions a statement's C source uses (``FL_INF``, ``FL_NAN``, ``fl_max``, ``fl_min``): for CUDA, or
+    with ``host=True`` for a C++ compiler on the host (the tests' harness), the same functions."""
+    if host:
+        head = "#include <cmath>\nusing namespace std;\n#define FL_FN inline\n#define FL_INF INFINITY\n#define FL_NAN NAN\n"
+    else:
+        head = ("#define FL_FN __device__ __forceinline__\n#define FL_INF __longlong_as_double(0x7ff0000000000000LL)\n"
+                "#define FL_NAN __longlong_as_double(0x7ff8000000000000LL)\n")
+    return head + _STATEMENT_HELPERS
 
 
 def _printer():
     """SymPy's C99 printer with integers as doubles (no integer division, no ``pow(int, double)`` overload to
-    choose), the constants spelled out, and anything it cannot print refused (``strict``)."""
+    choose), the constants spelled out (no ``M_SQRT2``: CUDA has no such macros), Max and Min propagating NaN as
+    NumPy does, and anything it cannot print refused (``strict``)."""
     import sympy as sp  # noqa: PLC0415
     from sympy.printing.c import C99CodePrinter  # noqa: PLC0415
 
@@ -370,7 +382,19 @@ def _printer():
         def _print_Pi(self, e):
             return repr(float(sp.pi))
 
-    return _StatementPrinter({"strict": True})
+        def _nested(self, fn, args):
+            out = self._print(args[-1])
+            for a in reversed(args[:-1]):
+                out = f"{fn}({self._print(a)}, {out})"
+            return out
+
+        def _print_Max(self, e):
+            return self._nested("fl_max", e.args)
+
+        def _print_Min(self, e):
+            return self._nested("fl_min", e.args)
+
+    return _StatementPrinter({"strict": True, "math_macros": {}})
 
 
 def statement_source(symbols, expr) -> str | None:
@@ -402,7 +426,7 @@ def statement_kernel(symbols, expr, name: str):
 
     ident = "fl_" + "".join(ch if ch.isalnum() else "_" for ch in name)
     params = ", ".join(f"float64 p{k}" for k in range(len(symbols)))
-    return cupy.ElementwiseKernel(params, "float64 out", body, ident, preamble=STATEMENT_PREAMBLE)
+    return cupy.ElementwiseKernel(params, "float64 out", body, ident, preamble=statement_preamble())
 
 
 def keyed_normal():
