@@ -207,6 +207,41 @@ def test_no_overflow_to_nan_up_to_tau_1e4():
     assert float(B.psi_inf(alpha=1, eta=1.0, beta=1, L=1, delta=0.3, tau=10 ** 4, Delta=10 ** 4)) == pytest.approx(1e4)
 
 
+def _mp_Psi(K, alpha, eta, beta, L, delta, tau, Delta, first):
+    """sum_{k=first}^{first+K-1} psi(alpha, k) from sum_k S_k = (K' - (1-a)(1 - (1-a)^K')/a)/a, K' = K - 1 + first,
+    in mpmath with enough digits for the cancellation (the power through exp/log: mpmath's mpf ** mpf loses it)."""
+    with mp.workdps(int(60 - 2 * mp.log10(alpha))):
+        a, e, b, l_, dl = (mp.mpf(float(v)) for v in (alpha, eta, beta, L, delta))
+        x = 1 + e * b
+        h = lambda z: dl / b * (x ** z - 1) - e * dl * z  # noqa: E731
+        tail = (1 - a) * h(tau) + a * h(tau - Delta) + a * e * Delta * l_ * x ** (tau - Delta)
+        Kp, q = mp.mpf(K - 1 + first), 1 - a
+        ss = (Kp - q * (1 - mp.exp(Kp * mp.log(q))) / a) / a if Kp > 0 else 0
+        return (1 - a) * (x ** tau - 1) * 2 * e * l_ * (tau - a * Delta) * ss + K * tail
+
+
+def test_Psi_is_accurate_for_every_alpha_in_0_1():
+    """(16)'s sum of psi(alpha, k) over a log-grid of alpha (1e-300 .. 1) and K (1 .. 1e15): within 1e-14 of
+    mpmath, inf exactly where the true value is past float64 (the printed closed form (K - (1-a) S_K)/a cancels:
+    it gave 0.06 for 0.67 at alpha = 2.8e-17, K = 1, and a negative Psi, NaN in Theorem 1, at alpha = 1e-33)."""
+    al = np.concatenate([np.logspace(-300, -1, 24), [0.3, 0.4999, 0.5, 0.7, 1 - 1e-9, 1.0]])
+    Ks = np.array([1, 2, 3, 10, 1e4, 1e8, 1e15])
+    kw = dict(eta=0.1, beta=1.0, L=1.0, delta=0.5, tau=5, Delta=2)
+    A_, K_ = np.meshgrid(al, Ks, indexing="ij")
+    for first, fn in ((1, B.Psi_value), (0, B.Psi_main_value)):
+        with np.errstate(all="ignore"), __import__("warnings").catch_warnings():
+            __import__("warnings").simplefilter("ignore")
+            got = np.asarray(fn(K_, alpha=A_, **kw))
+        for (i, a_), (j, k_) in [(ij, kl) for ij in enumerate(al) for kl in enumerate(Ks)]:
+            ref = _mp_Psi(int(k_), a_, first=first, **kw)
+            if ref > mp.mpf(np.finfo(float).max):
+                assert got[i, j] == np.inf
+            else:
+                assert got[i, j] == pytest.approx(float(ref), rel=1e-14), (first, a_, k_)
+    rhs = B.theorem1_rhs(K=1e14, alpha=1e-33, phi=0.1, **kw)
+    assert np.isfinite(rhs) and rhs > 0
+
+
 # ----------------------------------------------------------------------------- errors and rendering
 @pytest.mark.parametrize("kw,text", [
     (dict(Delta=5, tau=3), "Delta <= tau"),

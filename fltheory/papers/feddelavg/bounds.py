@@ -326,8 +326,21 @@ def _S_now(xp, k_, a):
 
 
 def _SS(xp, K_, a):
-    """sum_{k=1}^{K} S_k(a) = (K - (1-a) S_K)/a (a > 0)."""
-    return xp.where(K_ == 0, 0.0, (K_ - (1 - a) * _S(xp, K_, a)) / a)
+    """sum_{k=1}^{K} S_k(a) = (K - (1-a) S_K)/a (a > 0), accurate for every a in (0, 1].
+
+    The printed form cancels as a -> 0 (K - (1-a) S_K -> 0: at a = 2.8e-17, K = 1 it gives 0, not 1).
+    With u = -a it equals S_K + [(1+u)^K - 1 - K u]/a^2, a sum of two nonnegative terms whose second
+    is the stable ``_g``; that form is used for a < 1/2 and the printed one (no cancellation there:
+    (1-a) S_K <= 1) elsewhere, so a = 1 (where log1p(-a) = -inf) stays exact.  Where K a < 1e-8 (g and
+    a^2 would underflow for a < 1e-154) the series K(K+1)/2 - (K-1)K(K+1) a/6, whose next term is
+    (K a)^2 smaller, is used instead."""
+    S = _S(xp, K_, a)
+    small = a < 0.5
+    a_s = xp.where(small, a, 0.25)  # keeps log1p(-a) finite in the branch not taken
+    stable = S + _g(xp, K_, -a_s) / a_s / a_s
+    series = K_ * (K_ + 1) / 2 * (1 - (K_ - 1) * a / 3)
+    stable = xp.where(K_ * a < 1e-8, series, stable)
+    return xp.where(K_ == 0, 0.0, xp.where(small, stable, (K_ - (1 - a) * S) / a))
 
 
 def _eps(xp, k_, a, eta_, L_, tau_, D_):
