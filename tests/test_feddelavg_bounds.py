@@ -409,3 +409,30 @@ def test_theorem1_rhs_takes_phi_or_omega_not_both():
     assert B.theorem1_rhs(**kw, omega=0.5) == B.theorem1_rhs(**kw, phi=0.5 * (1 - 0.01))
     with pytest.raises(ConditionError, match="omega > 0"):
         B.phi_value(omega=-1.0, eta=0.1, beta=1.0)
+
+
+# ----------------------------------------------------------------------------- identity checks at their edges (issue 24)
+def test_derivative_check_covers_the_zero_of_the_derivative():
+    """psi_inf_derivative compares over |D| + M/alpha^2, not relative to the derivative: at alpha = alpha* the
+    derivative is 0 (mpmath: of order 1e-17 from round-off in alpha*) and a relative tolerance could not hold."""
+    samples = C._derivative_samples(True, 0)
+    at_zero = [s for s in samples if s.params["alpha"] == pytest.approx(
+        float(B.alpha_star(**{q: s.params[q] for q in ("eta", "beta", "L", "delta", "tau", "Delta")})), rel=1e-15)]
+    assert len(at_zero) >= 3 and min(s.params["alpha"] for s in samples) < 1e-3
+    for s in samples:
+        assert abs(s.value - s.bound) <= 1e-10, s.params
+    assert max(abs(s.bound) for s in at_zero) < 1e-12      # the derivative vanishes there (relative to its terms)
+
+
+def test_theorem1_limit_takes_K_past_one_over_alpha():
+    """theorem1_limit's K grows like 1e9/alpha: Psi(alpha)/K reaches psi(alpha, inf) only for K >> 1/alpha (at
+    K = 1e14 and alpha = 1e-20 the right-hand side of (15) is 1e-6 of (20))."""
+    samples = C._limit_samples(True, 0)
+    assert min(s.params["alpha"] for s in samples) < 1e-14
+    for s in samples:
+        assert s.params["K"] >= 1e9 / s.params["alpha"]
+        assert s.value == pytest.approx(s.bound, rel=1e-6)
+    kw = dict(eta=0.05, beta=1.0, L=1.0, delta=0.3, tau=5, Delta=2, phi=0.5)
+    lim = float(B.asymptotic_gap(alpha=1e-20, **kw))
+    assert float(B.theorem1_rhs(K=1e14, alpha=1e-20, **kw)) < 1e-5 * lim
+    assert float(B.theorem1_rhs(K=1e29, alpha=1e-20, **kw)) == pytest.approx(lim, rel=1e-6)
