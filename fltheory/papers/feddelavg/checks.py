@@ -799,20 +799,22 @@ def _delta0_samples(quick, seed, *, inequality):
 
 
 def _Psi_samples(quick, seed):
-    """(16): the direct sum of psi(alpha, k), k = 1..K (mpmath, 30 digits) against the library's Psi."""
+    """(16): the direct sum of psi(alpha, k), k = 1..K (mpmath, 30 digits more than 1 - (1 - alpha)^k cancels)
+    against the library's Psi; alpha uniform in [0.01, 1] and, for a third of the draws, log-uniform down to 1e-30
+    (the whole hypothesis alpha > 0: the closed form's sum of S_k once cancelled there)."""
     import mpmath as mp  # noqa: PLC0415
 
     rng = _rng(seed, "Psi")
     n = 30 if quick else 300
     p = _random_params(rng, n, tau_max=30)
-    a = rng.uniform(1e-2, 1, n)
+    a = np.where(rng.uniform(size=n) < 2 / 3, rng.uniform(1e-2, 1, n), 10 ** rng.uniform(-30, -2, n))
     K = rng.integers(1, 60, n)
     lib = B.Psi_value(K, alpha=a, **p)
     out = []
-    with mp.workdps(30):
-        for i in range(n):
+    for i in range(n):
+        with mp.workdps(30 + int(-np.log10(a[i]))):
             tot = mp.fsum(_mp_psi(p, i, a[i], kk) for kk in range(1, int(K[i]) + 1))
-            out.append(Sample(float(lib[i]), float(tot), _pdict(p, i, alpha=a[i], K=int(K[i])), seed, float(K[i])))
+        out.append(Sample(float(lib[i]), float(tot), _pdict(p, i, alpha=a[i], K=int(K[i])), seed, float(K[i])))
     return out
 
 
