@@ -723,15 +723,18 @@ theorem1_corrected = _st(
     "theorem1_corrected", r"\min_{k\in\{1..K\}}F(\mathbf w(k\tau-\Delta))-F(\mathbf w^*)", "<=", _THM1, _THM1_CONDS,
     "(15)/(113)",
     "Theorem 1 as the proof (A-H (106)-(113)) establishes it: the minimum over k = 1..K (the output sets "
-    "'proof' and 'all'). eta < 2/beta suffices: the proof's 'eta <= 1/beta' is used only for condition 1 of Prop. 2.",
-    status="corrected", corrects="theorem1", tight=False,
+    "'proof' and 'all'). eta < 2/beta suffices: the proof's 'eta <= 1/beta' is used only for condition 1 of Prop. 2. "
+    "Tight: supremum 1, approached only as K -> infinity (alpha = 1, Delta = tau freezes w at w_init; one "
+    "pseudo-Huber client far outside its width, eta beta -> 0); at K = 8, tau = 6 that instance gives 0.528.",
+    status="corrected", corrects="theorem1", tight=True,
     reason="the printed output set {w(k tau - Delta)}_{k=0}^{K-1} contains w_init and not w(T - Delta); "
            "the proof bounds k = 1..K")
 asymptotic_gap = _st(
     "asymptotic_gap", r"\lim_{K\to\infty}F(\mathbf w^K)-F(\mathbf w^*)", "<=",
     sp.sqrt(L / (eta * phi * tau)) * sp.sqrt(psi_inf_fn(*_P7)) + L * psi_inf_fn(*_P7),
     _BASE + _ALPHA + _ETA2 + [(phi > 0, "phi > 0: phi_inf = lim_K phi_K > 0 needs bounded iterates")], "(20)",
-    "The K -> infinity limit of Theorem 1 (T = K tau).", tight=False)
+    "The K -> infinity limit of Theorem 1 (T = K tau). Tight: supremum 1 (alpha = 1, Delta = tau, one "
+    "pseudo-Huber client far outside its width, eta beta -> 0).", tight=True)
 psi_inf_delta0 = _st(
     "psi_inf_delta0", r"\psi(\alpha,\infty)\big|_{\Delta=0}", "==",
     psi_inf_delta0_def_fn(alpha, eta, beta, L, delta, tau),
@@ -781,9 +784,11 @@ lemma1 = _st(
     "lemma1", r"\|[\mathbf w_1-\eta\nabla F(\mathbf w_1)]-[\mathbf w_2-\eta\nabla F(\mathbf w_2)]\|", "<=",
     sp.sqrt(1 + beta ** 2 * eta ** 2) * dist, _ETA + _BETA + [(dist >= 0, "dist >= 0")], "Lemma 1 (A-A)",
     "Lemma 1: a GD step on a convex beta-smooth F moves two points apart by at most sqrt(1 + beta^2 eta^2) "
-    "(<= 1 + beta eta) times their distance, for any eta > 0.", tight=False)
+    "(<= 1 + beta eta) times their distance, for any eta > 0. Tight: supremum 1 as eta beta -> 0 (not attained).",
+    tight=True)
 lemma2 = _st("lemma2", r"\|\nabla F_i(\mathbf w)\|", "<=", L, [(L > 0, "L > 0")], "(34)",
-             "Lemma 2: a convex L-Lipschitz F_i has gradients of norm at most L.", tight=False)
+             "Lemma 2: a convex L-Lipschitz F_i has gradients of norm at most L. Tight: supremum 1 far from a "
+             "pseudo-Huber client's centre (attained by a literal Huber client).", tight=True)
 psi_fedavg = _st(
     "psi_fedavg", r"\psi(1,k)\big|_{\Delta=0}", "==",
     delta / beta * ((beta * eta + 1) ** tau - 1) - eta * delta * tau,
@@ -796,19 +801,22 @@ _LHS3 = r"\|\mathbf w_i(k\tau-\Delta)-\mathbf w(k\tau-\Delta)\|"
 _L3BASE = _ETA + [(L > 0, "L > 0")] + _TAU + _ALPHA
 lemma3 = _st("lemma3", _LHS3, "<=", eps_fn(k, alpha, eta, L, tau, Delta),
              _L3BASE + _BETA + _ETA2 + [(k >= 1, "k >= 1 (k in {1..K})"), _integer(k, "k")], "(23)-(24)",
-             "Lemma 3: the local models stay within eps^(k) of their average at the send times.", tight=False)
+             "Lemma 3: the local models stay within eps^(k) of their average at the send times. Tight: supremum 1 as "
+             "rho_i -> 0 (the corrected form's equality instance, where the ratio is 1 - rho_i).", tight=True)
 _RHO = [(rho_i > 0, "rho_i > 0"), (rho_i <= 1, "rho_i <= 1")]
 lemma3_corrected = _st(
     "lemma3_corrected", _LHS3, "<=", (1 - rho_i) * eps_fn(k, alpha, eta, L, tau, Delta), _L3BASE + _RHO + _k0,
-    "(45)-(46)", "Lemma 3 as proven: per-device factor (1 - rho_i), any eta > 0, k = 0..K.",
-    status="corrected", corrects="lemma3", tight=False,
+    "(45)-(46)", "Lemma 3 as proven: per-device factor (1 - rho_i), any eta > 0, k = 0..K. Tight: equality for two "
+    "clients with opposite constant gradients one local step before the send time.",
+    status="corrected", corrects="lemma3", tight=True,
     reason="only Lemma 2 is used (no eta < 2/beta); (45) carries (1 - rho_i), dropped afterwards")
 lemma3_delta0 = _st(
     "lemma3_delta0", _LHS3 + r"\big|_{\Delta=0}", "<=", (1 - alpha) * (1 - rho_i) * eps_fn(k, alpha, eta, L, tau, 0),
     _ETA + [(L > 0, "L > 0")] + [(tau >= 1, "tau >= 1"), _integer(tau, "tau")] + _ALPHA + _RHO + _k0
     + [(k <= K - 1, "k <= K-1 (w(T) follows no sync: at k = K only (1 - rho_i) eps^(K) holds)")],
-    "(46), Delta = 0", "With Delta = 0 (the pre-sync convention) the post-sync local models carry an extra factor (1 - alpha).",
-    status="corrected", corrects="lemma3", tight=False,
+    "(46), Delta = 0", "With Delta = 0 (the pre-sync convention) the post-sync local models carry an extra factor "
+    "(1 - alpha). Tight: equality for two clients with opposite constant gradients (tau = 1, k = 1).",
+    status="corrected", corrects="lemma3", tight=True,
     reason="the sync contracts w_i - w by (1 - alpha); our derivation: not at k = K (no sync at t = T)")
 
 _LHS4 = r"\|\mathbf w_i(t)-\mathbf c_k(t)\|"
@@ -832,16 +840,18 @@ lemma4_no_delay_corrected = _st(
     "lemma4_no_delay_corrected", _LHS4 + r"\big|_{\Delta=0,\alpha=1}", "<=", growth_fn(s, eta, beta, delta_i),
     _L25C + [(sp.Eq(alpha, 1), "alpha = 1 (so that w_i(k tau) = c_k(k tau))"),
              (s <= tau - 1, "t < (k+1) tau (at the sync the average replaces w_i)")], "(25)",
-    "(25) holds for FedAvg (alpha = 1, Delta = 0) before the next sync.",
-    status="corrected", corrects="lemma4_no_delay", tight=False,
+    "(25) holds for FedAvg (alpha = 1, Delta = 0) before the next sync. Tight: equality at t = k tau + 1 when "
+    "grad F_i - grad F is constant.",
+    status="corrected", corrects="lemma4_no_delay", tight=True,
     reason="needs alpha = 1 as well as Delta = 0, and the pre-sync local model at t = (k+1) tau")
 
 _LHS5 = r"\|\mathbf w(k\tau)-\mathbf c_k(k\tau)\|"
 lemma5 = _st("lemma5", _LHS5, "<=", lemma5_def_fn(*_P8k), _BASE + _ALPHA + _k0 + _ETA2, "(26)/(49)",
-             "Lemma 5: the synced average vs Delta GD steps from w(k tau - Delta).", tight=False)
+             "Lemma 5: the synced average vs Delta GD steps from w(k tau - Delta). Tight: equality for one client at "
+             "k = 0, tau = Delta = 1 (both sides alpha eta ||grad F(w_init)||).", tight=True)
 lemma5_corrected = _st("lemma5_corrected", _LHS5, "<=", lemma5_def_fn(*_P8k), _BASE + _ALPHA + _k0, "(26)/(49)",
-                       "Lemma 5 for any eta > 0 (uses Lemma 2, smoothness and (6) only).",
-                       status="corrected", corrects="lemma5", tight=False,
+                       "Lemma 5 for any eta > 0 (uses Lemma 2, smoothness and (6) only). Tight as lemma5.",
+                       status="corrected", corrects="lemma5", tight=True,
                        reason="needs Assumption 2, not eta < 2/beta")
 lemma5_intermediate = _st(
     "lemma5_intermediate", _LHS5, "<=", lemma5_48_def_fn(*_P8k),
@@ -853,15 +863,18 @@ _LHSP1 = r"\|\mathbf w((k+1)\tau-\Delta)-\mathbf c_k((k+1)\tau-\Delta)\|"
 _LHSP1F = r"|F(\mathbf w((k+1)\tau-\Delta))-F(\mathbf c_k((k+1)\tau-\Delta))|"
 _P1C = _BASE + _ALPHA + _k0
 prop1 = _st("prop1", _LHSP1, "<=", psi_fn(*_P8k), _P1C + _ETA2, "(27)",
-            "Proposition 1: the average at the next send time vs centralized GD over the period.", tight=False)
+            "Proposition 1: the average at the next send time vs centralized GD over the period. Tight: equality "
+            "for one client at k = 0, tau = Delta = 1.", tight=True)
 prop1_loss = _st("prop1_loss", _LHSP1F, "<=", L * psi_fn(*_P8k), _P1C + _ETA2, "(27)",
-                 "Proposition 1, loss form (F is L-Lipschitz).", tight=False)
+                 "Proposition 1, loss form (F is L-Lipschitz). Tight: supremum 1 in the limit of linear clients.",
+                 tight=True)
 _P1R = "only Lemma 2, smoothness and (6) are used: no condition on eta"
 prop1_corrected = _st("prop1_corrected", _LHSP1, "<=", psi_fn(*_P8k), _P1C, "(27)",
-                      "Proposition 1 for any eta > 0.", status="corrected", corrects="prop1", reason=_P1R, tight=False)
+                      "Proposition 1 for any eta > 0. Tight as prop1.", status="corrected", corrects="prop1",
+                      reason=_P1R, tight=True)
 prop1_loss_corrected = _st("prop1_loss_corrected", _LHSP1F, "<=", L * psi_fn(*_P8k), _P1C, "(27)",
-                           "Proposition 1 (loss form) for any eta > 0.", status="corrected", corrects="prop1_loss",
-                           reason=_P1R, tight=False)
+                           "Proposition 1 (loss form) for any eta > 0. Tight as prop1_loss.", status="corrected",
+                           corrects="prop1_loss", reason=_P1R, tight=True)
 
 
 def _prop2_conds(Psi_q):
@@ -874,7 +887,9 @@ def _prop2_conds(Psi_q):
 
 prop2 = _st("prop2", r"F(\mathbf w((K+1)\tau-\Delta))-F(\mathbf w^*)", "<=",
             1 / (T_ * eta * phi - L * Psi_fn(*_P8K) / xi ** 2), _prop2_conds(Psi_fn(*_P8K)), "(77)",
-            "Proposition 2 as printed: periods indexed 1..K, the final model at (K+1) tau - Delta.", tight=False)
+            "Proposition 2 as printed: periods indexed 1..K, the final model at (K+1) tau - Delta. The worst "
+            "instance we derived, plain GD (alpha = 1, Delta = 0) on one Huber client, has ratio "
+            "N h (2 - h)/(8 N h + 4) -> 1/4 (N = T steps, h = eta beta): not known to be tight.", tight=False)
 prop2_corrected = _st(
     "prop2_corrected", r"F(\mathbf w(K\tau-\Delta))-F(\mathbf w^*)", "<=",
     1 / (T_ * eta * phi - L * Psi0_fn(*_P8K) / xi ** 2), _prop2_conds(Psi0_fn(*_P8K)), "(77)",

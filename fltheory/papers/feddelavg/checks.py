@@ -191,6 +191,28 @@ def huber_runs(seed: int, *, tau: int, K: int, B: int, identical: bool = False) 
 
 
 @functools.lru_cache(maxsize=8)
+def literal_huber_runs(tau: int) -> Runs:
+    """Theorem 1's counterexample on literal Huber clients, exactly: K = 1, one client (delta = 0), alpha = 1,
+    Delta = 0, eta beta = 1, d = 1.
+
+    F(w) = beta/2 w^2 for |w| <= c and beta c (|w| - c/2) beyond is convex, beta-smooth and globally
+    L = beta c-Lipschitz (Assumption 1 as stated).  With w_init = c the run never leaves the quadratic zone (the
+    first step lands on w* = 0), so it is the run on the quadratic client beta/2 w^2, which the simulator computes;
+    L is the Huber client's global constant beta c.  The printed output set (13) at K = 1 is {w_init}: gap
+    beta c^2/2, bound 1/(eta phi tau) with phi = (1 - eta beta/2)/c^2, ratio eta beta tau (1 - eta beta/2)/2 = tau/4.
+    """
+    from ...problems import QuadraticFederation  # noqa: PLC0415
+
+    beta, c = 1.0, 1.0
+    fed = QuadraticFederation(np.full((1, 1, 1, 1), beta), np.zeros((1, 1, 1)), np.ones((1, 1)))
+    eta, alpha, Delta = np.array([1.0 / beta]), np.ones(1), np.zeros(1, np.int64)
+    res = feddelavg(fed, eta=eta, tau=tau, Delta=Delta, alpha=alpha, K=1, w_init=np.full((1, 1), c),
+                    output_set="proof", record=True)
+    return _finish("literal-huber", 0, fed, res, tau=tau, K=1, eta=eta, alpha=alpha, Delta=Delta, beta=np.ones(1),
+                   L_global=beta * c, delta_global=np.zeros((1, 1)))
+
+
+@functools.lru_cache(maxsize=8)
 def mixture_runs(seed: int, *, tau: int, K: int, B: int) -> Runs:
     """Delta = 0 runs where client 0 holds the population: F_0 = the rho-average of the others (so F_0 = F).
 
@@ -461,7 +483,9 @@ def _prop2_samples(quick, seed, *, corrected):
 
 
 def _theorem1_samples(quick, seed, *, printed):
-    fams = _families(quick, seed)
+    # first (the smallest instances, so the reported counterexample): one literal Huber client, ratio tau/4
+    fams = [literal_huber_runs(t) for t in (5, 10, 40)]
+    fams += _families(quick, seed)
     fams += [quadratic_runs(seed, tau=t, K=1, B=8 if quick else 32, identical=True, Delta0=True, alpha_one=1.0,
                             eb_max=1.99) for t in (5, 10)]
     fams.append(tiny_logistic_runs(seed, B=4 if quick else 16))
@@ -1098,10 +1122,12 @@ _L5_WORDS = ("Equality at k = 0, tau = Delta = 1, K = 1 whenever ||grad F(w_init
 _P1L_WORDS = ("Supremum 1 only in the limit of linear F (quadratic: 1 - eta (1 - alpha/2) g^T H g/||g||^2 at "
               "k = 0, tau = Delta = 1, one client); reached within 1e-6 at small eta beta, large ||g||.")
 _P2_WORDS = ("Condition 2 and xi = the smallest gap of conditions 3-4 as in the sampler (instances where condition "
-             "2 fails are outside). Not tight: for one client, alpha = 1, Delta = 0 (GD) the ratio stays below about "
-             "1/4 (the (1 - eta beta/2)/4 of GD's worst case on nearly linear clients).")
+             "2 fails are outside). Not known to be tight: for one client, alpha = 1, Delta = 0 (GD) the ratio is "
+             "at most N h (2 - h)/(8 N h + 4) < 1/4 for h = eta beta <= 1 (GD's worst case, a Huber client; N = T), "
+             "0.216 at N = 48; the search starts at the pseudo-Huber instance giving 0.205 there.")
 _T1_WORDS = ("Supremum 1 only as K -> infinity (then (15) becomes (20), see asymptotic_gap): alpha = 1, "
-             "Delta = tau keeps w(k tau - Delta) = w_init for ever; the K <= 8 here keep it far below 1.")
+             "Delta = tau keeps w(k tau - Delta) = w_init for ever; at the K <= 8, tau <= 6 here that instance "
+             "gives at most 0.528 (the search starts there).")
 _AS_WORDS = ("Only runs that have reached their limit (the candidates' last move below 1e-9 of their first) are "
              "inside: their min over k is the K -> infinity value. Supremum 1 in the limit of linear clients: "
              "alpha = 1, Delta = tau keeps "
@@ -1145,10 +1171,12 @@ def _S(of, family, budget=(20, 100), start=()) -> dict:
                 search_start=full)
 
 
-# the derivation's worst instances (tests/test_worst_case_feddelavg.py): alpha = 1, Delta = tau freezes w at w_init on
-# one pseudo-Huber client far outside its width (Theorem 1'); plain GD on a nearly linear client (Proposition 2)
-_FROZEN = dict(clients="huber", M=1, tau=6, K=8, lag=0, alpha=1.0, eb=0.3, width=3.0, init=10.0, init_ang=np.pi)
-_GD = dict(clients="huber", M=1, tau=3, K=8, lag=3, alpha=1.0, eb=0.3, width=1.0, init=10.0, init_ang=np.pi)
+# the derivation's worst instances (tests/test_worst_case_feddelavg.py), at the family's largest horizon K = 8, tau = 6
+# with eta beta and the width that maximise the ratio there: alpha = 1, Delta = tau freezes w at w_init on one
+# pseudo-Huber client far outside its width (Theorem 1': 0.528, sup 1 only as K -> infinity); plain GD on a nearly
+# linear client (Proposition 2: 0.205; on a literal Huber client N h (2 - h)/(8 N h + 4) -> 1/4)
+_FROZEN = dict(clients="huber", M=1, tau=6, K=8, lag=0, alpha=1.0, eb=0.3234, width=2.407, init=10.0, init_ang=np.pi)
+_GD = dict(clients="huber", M=1, tau=6, K=8, lag=6, alpha=1.0, eb=0.1727, width=1.094, init=10.0, init_ang=np.pi)
 
 
 _ANY = 4.0   # eta beta up to 4 for the corrected statements (no step condition; runs diverge beyond 2)
