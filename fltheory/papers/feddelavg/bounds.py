@@ -108,11 +108,13 @@ def _s(name: str) -> sp.Symbol:
 eta, beta, L, delta, tau, Delta, alpha = (_s(n) for n in ("eta", "beta", "L", "delta", "tau", "Delta", "alpha"))
 k, K, x, phi, xi, s = (_s(n) for n in ("k", "K", "x", "phi", "xi", "s"))
 rho_i, delta_i, dist_prev, Gamma_min, dist = (_s(n) for n in ("rho_i", "delta_i", "dist_prev", "Gamma_min", "dist"))
+dist_c, omega = _s("dist_c"), _s("omega")
 SYMBOLS = {str(v): v for v in (eta, beta, L, delta, tau, Delta, alpha, k, K, x, phi, xi, s, rho_i, delta_i,
-                               dist_prev, Gamma_min, dist)}
+                               dist_prev, Gamma_min, dist, dist_c, omega)}
 
 LATEX = {"rho_i": r"\rho_i", "delta_i": r"\delta_i", "Gamma_min": r"\Gamma_{\min}", "s": r"(t-k\tau)",
-         "dist_prev": r"\|\mathbf w_i(t-1)-\mathbf c_k(t-1)\|", "dist": r"\|\mathbf w_1-\mathbf w_2\|"}
+         "dist_prev": r"\|\mathbf w_i(t-1)-\mathbf c_k(t-1)\|", "dist": r"\|\mathbf w_1-\mathbf w_2\|",
+         "dist_c": r"\|\mathbf c_k(t)-\mathbf w^*\|"}
 X1 = 1 + eta * beta  # the paper writes (1 + eta beta) out everywhere
 A_ = X1 ** tau - 1
 
@@ -898,6 +900,40 @@ prop2_corrected = _st(
     reason="the appendix mixes 1-based periods with the main text's 0..K-1 and refers to times beyond "
            "the horizon; Psi' <= Psi")
 
+# ----------------------------------------------------------------------------- steps of the proofs (App. A-G, A-H)
+_GAMMA = r"\Gamma_{[k]}"
+gd_inverse_gap = _st(
+    "gd_inverse_gap", _GAMMA + r"(t+1)^{-1}-" + _GAMMA + r"(t)^{-1}", ">=", eta * (1 - beta * eta / 2) / dist_c ** 2,
+    _ETA + _BETA + _ETA2 + [(dist_c > 0, "c_k(t) != w*")], "(81)",
+    "(81) ([13, Lemma 6]): one step of the auxiliary GD c_k on convex beta-smooth F, Gamma = F(c_k) - F*, grows the "
+    "inverse gap by at least eta (1 - beta eta/2)/||c_k(t) - w*||^2. Tight: supremum 1 in the limit of linear F "
+    "(one pseudo-Huber client, ||c - w*||/width -> infinity, eta beta -> 0; 1 - 2e-7 at 1e7 and 1e-9), not attained.",
+    tight=True)
+gd_distance_max = _st(
+    "gd_distance_max", r"\|\mathbf c_k(t)-\mathbf w^*\|^2", "<=", 1 / omega,
+    [(omega > 0, "omega > 0 (omega = 1/max_k ||c_k(k tau - Delta) - w*||^2)")] + _ETA + _BETA + _ETA2, "(82)",
+    "(82): every point of period k is within the largest start distance, ||c_k(t) - w*||^2 <= 1/omega (GD with "
+    "eta < 2/beta does not move away from w*). Tight: equality at the start of the period attaining the max.",
+    tight=True)
+gd_period_gap = _st(
+    "gd_period_gap", _GAMMA + r"((k+1)\tau-\Delta)^{-1}-" + _GAMMA + r"(k\tau-\Delta)^{-1}", ">=", tau * eta * phi,
+    _ETA + _BETA + _ETA2 + [(tau >= 1, "tau >= 1")] + _PHI, "(83)-(85)",
+    "(85): over a period of tau steps the auxiliary GD's inverse gap grows by at least tau eta phi. Tight: "
+    "supremum 1 in the same limit as (81) (tau = 1, the period that starts farthest), not attained.", tight=True)
+_XI_STAR = 1 / (2 * eta * phi * T_) + sp.sqrt(1 / (4 * eta ** 2 * phi ** 2 * T_ ** 2) + L * Psi0_fn(*_P8K) / (eta * phi * T_))
+xi_star_bound = _st(
+    "xi_star_bound", r"\min\{F(\mathbf w(K\tau-\Delta)),\min_{k<K}F(\mathbf c_k((k+1)\tau-\Delta))\}-F(\mathbf w^*)",
+    "<=", _XI_STAR, _THM1_CONDS, "(103)-(106)",
+    "(106) with the main text's indexing (periods k = 0..K-1, final model w(K tau - Delta), Psi' = sum_{k=0}^{K-1} "
+    "psi(alpha, k)): Proposition 2 cannot hold with any xi > xi* (104), so the best of those points is within xi*.",
+    status="corrected", corrects="theorem1",
+    reason="the step of Theorem 1's proof (A-H) that the corrected bound rests on; the appendix's (106) indexes "
+           "periods 1..K and ends at (K+1) tau - Delta, beyond the horizon (as Proposition 2 does)")
+psi_monotone_k = _st(
+    "psi_monotone_k", r"\psi(\alpha,k)", "<=", psi_fn(*_P8K), _BASE + _ALPHA + _k0 + _KPER + [(k <= K, "k <= K")],
+    "(112)", "(112): psi(alpha, k) is nondecreasing in k, so psi(alpha, k) <= psi(alpha, K) for k <= K. Tight: "
+             "equality at k = K and at alpha = 1 (psi constant in k).", tight=True)
+
 STATEMENTS = [
     h, epsilon, psi, psi_inf_st, Psi,
     theorem1, theorem1_corrected, asymptotic_gap, psi_inf_delta0, delta0_alpha1_optimal,
@@ -907,6 +943,7 @@ STATEMENTS = [
     lemma3, lemma3_corrected, lemma3_delta0, lemma4, lemma4_corrected, lemma4_no_delay, lemma4_no_delay_corrected,
     lemma5, lemma5_corrected, lemma5_intermediate,
     prop1, prop1_loss, prop1_corrected, prop1_loss_corrected, prop2, prop2_corrected,
+    gd_inverse_gap, gd_distance_max, gd_period_gap, xi_star_bound, psi_monotone_k,
 ]
 BY_NAME = {st.name: st for st in STATEMENTS}
 
@@ -930,6 +967,8 @@ MEANINGS = {
     "s": "local steps since the last sync (t - k tau)",
     "dist_prev": "||w_i(t-1) - c_k(t-1)||, the previous step's distance (from a run)",
     "dist": "||w_1 - w_2||, the distance of two points before a GD step (Lemma 1)",
+    "dist_c": "||c_k(t) - w*||, the auxiliary GD's distance to the optimum (from a run)",
+    "omega": "1 / max_k ||c_k(k tau - Delta) - w*||^2 (App. A-G; from a run)",
     "Gamma_min": "the smallest loss gap of Proposition 2's condition (from a run)",
 }
 

@@ -524,6 +524,108 @@ def _asymptotic_samples(quick, seed):
                                                                      B=12 if quick else 48))]
 
 
+# ============================================================================= steps of the proofs: (81)-(85), (106), (112)
+def _ge_samples(R: Runs, lhs, rhs, mask=None, **extra):
+    """``lhs >= rhs`` per configuration: the entry of largest rhs/lhs (``_worst`` on the swapped sides), returned
+    with value = lhs and bound = rhs as a '>=' check reads them."""
+    shape = np.broadcast_shapes(np.shape(lhs), np.shape(rhs))
+    rhs, lhs = np.broadcast_to(rhs, shape), np.broadcast_to(lhs, shape)
+    return [Sample(s.bound, s.value, s.params, s.seed, s.size) for s in _worst(R, rhs, lhs, mask, **extra)]
+
+
+def _gaps(R: Runs):
+    """Gamma_[k](t) = F(c_k(t)) - F* on the period's points (B, K, tau + 1), and the run's loss scale
+    |F*| + max Gamma (F is computed to about 1e-16 of it)."""
+    rec = R.res.record
+    Fs = np.broadcast_to(np.asarray(to_numpy(rec.F_star), float), (R.B,))[:, None, None]
+    G = np.asarray(to_numpy(rec.c_loss), float) - Fs
+    return G, np.abs(Fs) + np.abs(G).max(axis=(1, 2), keepdims=True)
+
+
+def _inverse_growth(G0, G1, scale):
+    """1/G1 - 1/G0 = (G0 - G1)/(G0 G1), and where round-off in F cannot change it by 1e-6: the decrease G0 - G1 above
+    1e-8 of the loss scale (each of G0, G1 is known to about 1e-16 of it), G1 > 0."""
+    ok = (G1 > 0) & (G0 - G1 > 1e-8 * scale)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(ok, (G0 - G1) / (G0 * G1), 1.0), ok
+
+
+def _gd_inverse_gap_of(R: Runs):
+    G, scale = _gaps(R)
+    lhs, ok = _inverse_growth(G[:, :, :-1], G[:, :, 1:], scale)
+    dc = np.asarray(to_numpy(R.res.record.c_dist), float)[:, :, :-1]
+    rhs = B.gd_inverse_gap(eta=R.eta[:, None, None], beta=R.beta[:, None, None], dist_c=np.where(dc > 0, dc, 1.0))
+    return _ge_samples(R, lhs, rhs, ok & (dc > 0))
+
+
+def _gd_distance_max_of(R: Runs):
+    rec = R.res.record
+    dc = np.asarray(to_numpy(rec.c_dist), float)
+    om = np.asarray(to_numpy(rec.omega), float)
+    fin = np.isfinite(om) & (om > 0)
+    bound = B.gd_distance_max(omega=np.where(fin, om, 1.0)[:, None, None], eta=R.eta[:, None, None],
+                              beta=R.beta[:, None, None])
+    return _worst(R, dc ** 2, bound, np.broadcast_to(fin[:, None, None], dc.shape))
+
+
+def _gd_period_gap_of(R: Runs):
+    G, scale = _gaps(R)
+    lhs, ok = _inverse_growth(G[:, :, 0], G[:, :, -1], scale[:, :, 0])
+    fin = np.isfinite(R.phi) & (R.phi > 0)
+    rhs = B.gd_period_gap(eta=R.eta[:, None], beta=R.beta[:, None], tau=R.tau, phi=np.where(fin, R.phi, 1.0)[:, None])
+    return _ge_samples(R, lhs, rhs, ok & fin[:, None])
+
+
+def _xi_star_of(R: Runs):
+    rec = R.res.record
+    Fs = np.broadcast_to(np.asarray(to_numpy(rec.F_star), float), (R.B,))
+    final = to_numpy(R.res.losses)[:, R.K] - Fs
+    ends = np.asarray(to_numpy(rec.c_loss), float)[:, :, -1] - Fs[:, None]
+    best = np.minimum(final, ends.min(axis=1))
+    fin = np.isfinite(R.phi) & (R.phi > 0)
+    kw = {n: (v[:, 0] if np.ndim(v) == 2 else v) for n, v in R.kw(loss=True).items()}
+    bound = B.xi_star_bound(K=R.K, phi=np.where(fin, R.phi, 1.0), **kw)
+    return _worst(R, best, bound, fin)
+
+
+def _proof_step_samples(of, quick, seed, *, any_eta=False):
+    return [s for R in _families(quick, seed, any_eta=any_eta) for s in of(R)]
+
+
+def _psi_monotone_samples(quick, seed):
+    """(112): psi(alpha, k) against psi(alpha, K) for k <= K on random parameters (a quarter with alpha = 1)."""
+    rng = _rng(seed, "psi-monotone")
+    n = 40 if quick else 400
+    p = _random_params(rng, n)
+    a = np.where(rng.uniform(size=n) < 0.25, 1.0, rng.uniform(1e-3, 1, n))
+    K = rng.integers(1, 60, n)
+    k = np.floor(rng.uniform(size=n) * (K + 1)).astype(np.int64)
+    lhs = B.psi_value(k, alpha=a, **p)
+    rhs = B.psi_monotone_k(k=k, K=K, alpha=a, **p)
+    return [Sample(float(lhs[i]), float(rhs[i]), _pdict(p, i, alpha=a[i], k=int(k[i]), K=int(K[i])), seed, 0.0)
+            for i in range(n)]
+
+
+def _psi_monotone_family():
+    from ...search import Family, Integer, Real  # noqa: PLC0415
+
+    return Family([Real("alpha", 1e-3, 1.0), Real("eb", 1e-4, 1.99, log=True), Real("beta", 1e-2, 1e2, log=True),
+                   Real("L", 1e-3, 1e3, log=True), Real("delta_frac", 0.0, 2.0), Integer("tau", 1, 50),
+                   Real("Delta_frac", 0.0, 1.0), Integer("K", 1, 60), Real("k_frac", 0.0, 1.0)],
+                  description="(112) in closed form over the paper's ranges: psi(alpha, k) <= psi(alpha, K), "
+                              "k = floor(k_frac K), Delta = round(Delta_frac tau), delta = delta_frac L; equality at "
+                              "k = K and at alpha = 1")
+
+
+def _psi_monotone_evaluate(p: dict) -> Sample:
+    q = {n: float(p[n]) for n in ("alpha", "eb", "beta", "L", "delta_frac", "Delta_frac", "k_frac")}
+    q.update(tau=int(p["tau"]), K=int(p["K"]))
+    kw = dict(alpha=q["alpha"], eta=q["eb"] / q["beta"], beta=q["beta"], L=q["L"], delta=q["delta_frac"] * q["L"],
+              tau=q["tau"], Delta=int(round(q["Delta_frac"] * q["tau"])))
+    k_ = int(np.floor(q["k_frac"] * q["K"]))
+    return Sample(float(B.psi_value(k_, **kw)), float(B.psi_monotone_k(k=k_, K=q["K"], **kw)), q, None, 0.0)
+
+
 # ============================================================================= (8)-(14): the algorithm
 def _update_rule_samples(quick, seed):
     """(8)-(13) and Definition 1 (14): the batched simulator against ``feddelavg_loop`` (the equations typed line by
@@ -1245,6 +1347,21 @@ _reg("prop2", B.prop2, lambda q, s: _prop2_samples(q, s, corrected=False),
 _reg("prop2_corrected", B.prop2_corrected, lambda q, s: _prop2_samples(q, s, corrected=True),
      **_S(functools.partial(_prop2_of, corrected=True), _sfamily(K=(1, 8), words=_P2_WORDS), _SLOW, [_GD]),
      description="Proposition 2, main-text indexing with Psi' = sum_{k=0}^{K-1} psi")
+_reg("gd_inverse_gap", B.gd_inverse_gap, functools.partial(_proof_step_samples, _gd_inverse_gap_of),
+     **_S(_gd_inverse_gap_of, _sfamily(K=(1, 4))),
+     description="(81): 1/Gamma(t+1) - 1/Gamma(t) >= eta (1 - beta eta/2)/||c_k(t) - w*||^2 along every auxiliary GD")
+_reg("gd_distance_max", B.gd_distance_max, functools.partial(_proof_step_samples, _gd_distance_max_of),
+     **_S(_gd_distance_max_of, _sfamily(K=(1, 4))),
+     description="(82): ||c_k(t) - w*||^2 <= 1/omega at every point of every period (tight at the farthest start)")
+_reg("gd_period_gap", B.gd_period_gap, functools.partial(_proof_step_samples, _gd_period_gap_of),
+     **_S(_gd_period_gap_of, _sfamily(K=(1, 4))),
+     description="(85): 1/Gamma((k+1) tau - Delta) - 1/Gamma(k tau - Delta) >= tau eta phi for every period")
+_reg("xi_star_bound", B.xi_star_bound, functools.partial(_proof_step_samples, _xi_star_of),
+     **_S(_xi_star_of, _sfamily(K=(1, 8)), _SLOW, [_FROZEN]),
+     description="(106), main-text indexing: min{F(w(K tau - Delta)), min_k F(c_k((k+1) tau - Delta))} - F* <= xi*")
+_reg("psi_monotone_k", B.psi_monotone_k, _psi_monotone_samples, family=_psi_monotone_family(),
+     evaluate=_psi_monotone_evaluate, search_budget=(30, 150),
+     description="(112): psi(alpha, k) <= psi(alpha, K) for k <= K (psi nondecreasing in k)")
 _reg("theorem1", B.theorem1, lambda q, s: _theorem1_samples(q, s, printed=True), expected="violated",
      description="Theorem 1 (15) for the printed output (13): fails at K = 1 (identical quadratic and pseudo-Huber "
                  "clients, tiny logistic)",

@@ -100,6 +100,15 @@ RESULTS = (
            checks=(C + "lemma5_intermediate",)),
     Result(P, "Proposition 2 (77)", "proposition", "F(w((K+1) tau - Delta)) - F* <= 1/(T eta phi - L Psi/xi^2)",
            checks=(C + "prop2", C + "prop2_corrected")),
+    Result(P, "(81)", "equation", "one GD step: 1/Gamma(t+1) - 1/Gamma(t) >= eta (1 - beta eta/2)/||c_k(t) - w*||^2",
+           checks=(C + "gd_inverse_gap",)),
+    Result(P, "(82)", "equation", "||c_k(t) - w*||^2 <= 1/omega, so (81) >= eta phi", checks=(C + "gd_distance_max",)),
+    Result(P, "(83)-(85)", "equation", "one period: 1/Gamma((k+1) tau - Delta) - 1/Gamma(k tau - Delta) >= tau eta phi",
+           checks=(C + "gd_period_gap",)),
+    Result(P, "(103)-(106)", "equation", "min{F(w(final)), min_k F(c_k(end of period k))} - F* <= xi* of (104)",
+           checks=(C + "xi_star_bound",)),
+    Result(P, "(112)", "equation", "psi(alpha, k) <= psi(alpha, K) (psi increasing in k)",
+           checks=(C + "psi_monotone_k",)),
 )
 
 # registered checks that check no numbered result of the paper, and why (none)
