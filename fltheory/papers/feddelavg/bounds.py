@@ -45,6 +45,11 @@ statement                          status     note
 ``prop1_corrected``, ``..._loss``  corrected  (27) for any eta > 0
 ``prop2``                          printed    (77) (periods 1..K, time (K+1)tau - Delta)
 ``prop2_corrected``                corrected  main-text indexing: w(K tau - Delta), Psi' = sum_0^{K-1}
+``gd_inverse_gap``                 printed    (81): one GD step grows 1/(F - F*) by eta(1-beta eta/2)/r^2
+``gd_distance_max``                printed    (82): ||c_k(t) - w*||^2 <= 1/omega
+``gd_period_gap``                  printed    (85): one period grows 1/(F - F*) by tau eta phi
+``xi_star_bound``                  corrected  (106) with main-text indexing: the best point is within xi*
+``psi_monotone_k``                 printed    (112): psi(alpha, k) <= psi(alpha, K) for k <= K
 =================================  =========  ================================================
 
 The Theorem 1 counterexample (our derivation, confirmed in ``checks.py``): with ``K = 1`` the
