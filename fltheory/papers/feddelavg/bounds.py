@@ -50,6 +50,8 @@ statement                          status     note
 ``gd_period_gap``                  printed    (85): one period grows 1/(F - F*) by tau eta phi
 ``xi_star_bound``                  corrected  (106) with main-text indexing: the best point is within xi*
 ``psi_monotone_k``                 printed    (112): psi(alpha, k) <= psi(alpha, K) for k <= K
+``prop1_pre_sync``                 printed    (66)-(67): Prop. 1's recursion before the sync
+``prop1_post_sync``                printed    (68)-(71): Prop. 1's recursion from the sync on
 =================================  =========  ================================================
 
 The Theorem 1 counterexample (our derivation, confirmed in ``checks.py``): with ``K = 1`` the
@@ -113,9 +115,9 @@ def _s(name: str) -> sp.Symbol:
 eta, beta, L, delta, tau, Delta, alpha = (_s(n) for n in ("eta", "beta", "L", "delta", "tau", "Delta", "alpha"))
 k, K, x, phi, xi, s = (_s(n) for n in ("k", "K", "x", "phi", "xi", "s"))
 rho_i, delta_i, dist_prev, Gamma_min, dist = (_s(n) for n in ("rho_i", "delta_i", "dist_prev", "Gamma_min", "dist"))
-dist_c, omega = _s("dist_c"), _s("omega")
+dist_c, omega, j = _s("dist_c"), _s("omega"), _s("j")
 SYMBOLS = {str(v): v for v in (eta, beta, L, delta, tau, Delta, alpha, k, K, x, phi, xi, s, rho_i, delta_i,
-                               dist_prev, Gamma_min, dist, dist_c, omega)}
+                               dist_prev, Gamma_min, dist, dist_c, omega, j)}
 
 LATEX = {"rho_i": r"\rho_i", "delta_i": r"\delta_i", "Gamma_min": r"\Gamma_{\min}", "s": r"(t-k\tau)",
          "dist_prev": r"\|\mathbf w_i(t-1)-\mathbf c_k(t-1)\|", "dist": r"\|\mathbf w_1-\mathbf w_2\|",
@@ -934,6 +936,24 @@ xi_star_bound = _st(
     status="corrected", corrects="theorem1",
     reason="the step of Theorem 1's proof (A-H) that the corrected bound rests on; the appendix's (106) indexes "
            "periods 1..K and ends at (K+1) tau - Delta, beyond the horizon (as Proposition 2 does)")
+_LHS_SUM = r"\sum_i\rho_i\|\mathbf w_i(\ell)-\mathbf c_k(\ell)\|,\ \ell=k\tau-\Delta+j"
+_J = [(j >= 0, "j >= 0"), _integer(j, "j")]
+prop1_pre_sync = _st(
+    "prop1_pre_sync", _LHS_SUM, "<=", X1 ** j * eps_fn(k, alpha, eta, L, tau, Delta) + delta * (X1 ** j - 1) / beta,
+    _BASE + _ALPHA + _k0 + _J + [(j <= Delta - 1, "j <= Delta - 1 (before the sync k tau)")], "(66)-(67)",
+    "(66)-(67), Proposition 1's recursion before the sync: from the send time k tau - Delta the devices' mean distance "
+    "to the auxiliary GD grows by (1 + eta beta) and eta delta a step, starting within eps^(k) (Lemma 3). Tight "
+    "(the checks' instances reach 1).", tight=True)
+prop1_post_sync = _st(
+    "prop1_post_sync", _LHS_SUM, "<=",
+    (1 - alpha) * X1 ** j * eps_fn(k, alpha, eta, L, tau, Delta)
+    + (1 - alpha) * delta * X1 ** (j - Delta) * (X1 ** Delta - 1) / beta + delta * (X1 ** (j - Delta) - 1) / beta
+    + alpha * eta * Delta * L * X1 ** (j - Delta),
+    _BASE + _ALPHA + _k0 + _J + [(j >= Delta, "j >= Delta (from the sync k tau on)"), (j <= tau, "j <= tau")],
+    "(68)-(71)",
+    "(68)-(71), Proposition 1's recursion from the sync k tau to the next send time (k+1) tau - Delta: the sync "
+    "contracts the pre-sync distance by (1 - alpha) and adds alpha eta Delta L (the delayed model). Tight (the "
+    "checks' instances reach 1).", tight=True)
 psi_monotone_k = _st(
     "psi_monotone_k", r"\psi(\alpha,k)", "<=", psi_fn(*_P8K), _BASE + _ALPHA + _k0 + _KPER + [(k <= K, "k <= K")],
     "(112)", "(112): psi(alpha, k) is nondecreasing in k, so psi(alpha, k) <= psi(alpha, K) for k <= K. Tight: "
@@ -948,7 +968,7 @@ STATEMENTS = [
     lemma3, lemma3_corrected, lemma3_delta0, lemma4, lemma4_corrected, lemma4_no_delay, lemma4_no_delay_corrected,
     lemma5, lemma5_corrected, lemma5_intermediate,
     prop1, prop1_loss, prop1_corrected, prop1_loss_corrected, prop2, prop2_corrected,
-    gd_inverse_gap, gd_distance_max, gd_period_gap, xi_star_bound, psi_monotone_k,
+    gd_inverse_gap, gd_distance_max, gd_period_gap, xi_star_bound, psi_monotone_k, prop1_pre_sync, prop1_post_sync,
 ]
 BY_NAME = {st.name: st for st in STATEMENTS}
 
@@ -974,6 +994,7 @@ MEANINGS = {
     "dist": "||w_1 - w_2||, the distance of two points before a GD step (Lemma 1)",
     "dist_c": "||c_k(t) - w*||, the auxiliary GD's distance to the optimum (from a run)",
     "omega": "1 / max_k ||c_k(k tau - Delta) - w*||^2 (App. A-G; from a run)",
+    "j": "steps since the send time k tau - Delta (the point l = k tau - Delta + j of Proposition 1's recursion)",
     "Gamma_min": "the smallest loss gap of Proposition 2's condition (from a run)",
 }
 

@@ -588,6 +588,23 @@ def _xi_star_of(R: Runs):
     return _worst(R, best, bound, fin)
 
 
+def _recursion_of(R: Runs, *, pre):
+    """(66)-(67) (``pre``: j < Delta) or (68)-(71) (j = Delta..tau) on the run's sum_i rho_i ||w_i - c_k|| at
+    l = k tau - Delta + j, with the run's L and delta."""
+    lg = np.asarray(to_numpy(R.res.record.local_gap), float)            # (B, K, tau+1, M)
+    S = (lg * R.rho[:, None, None, :]).sum(-1)                          # (B, K, tau+1)
+    jj = np.arange(R.tau + 1)[None, None, :]
+    D = R.Delta[:, None, None]
+    mask = (jj < D) if pre else (jj >= D)
+    st = B.prop1_pre_sync if pre else B.prop1_post_sync
+    kw = {n: (v[:, :, None] if np.ndim(v) == 2 else v) for n, v in R.kw().items()}
+    # masked-out entries get a j (and, before a sync that does not exist at Delta = 0, a Delta) inside the statement
+    jx = np.where(mask, jj, 0 if pre else D)
+    kw["Delta"] = np.where(mask, D, np.maximum(D, 1)) if pre else D
+    bound = st(k=np.arange(R.K)[None, :, None], j=np.broadcast_to(jx, S.shape), **kw)
+    return _worst(R, S, bound, mask)
+
+
 def _proof_step_samples(of, quick, seed, *, any_eta=False):
     return [s for R in _families(quick, seed, any_eta=any_eta) for s in of(R)]
 
@@ -1359,6 +1376,14 @@ _reg("gd_period_gap", B.gd_period_gap, functools.partial(_proof_step_samples, _g
 _reg("xi_star_bound", B.xi_star_bound, functools.partial(_proof_step_samples, _xi_star_of),
      **_S(_xi_star_of, _sfamily(K=(1, 8)), _SLOW, [_FROZEN]),
      description="(106), main-text indexing: min{F(w(K tau - Delta)), min_k F(c_k((k+1) tau - Delta))} - F* <= xi*")
+_reg("prop1_pre_sync", B.prop1_pre_sync,
+     functools.partial(_proof_step_samples, functools.partial(_recursion_of, pre=True)),
+     **_S(functools.partial(_recursion_of, pre=True), _sfamily(K=(1, 4), delay="Delta")),
+     description="(66)-(67): sum_i rho_i ||w_i - c_k|| before the sync, j = 0..Delta-1 steps after the send time")
+_reg("prop1_post_sync", B.prop1_post_sync,
+     functools.partial(_proof_step_samples, functools.partial(_recursion_of, pre=False)),
+     **_S(functools.partial(_recursion_of, pre=False), _sfamily(K=(1, 4), delay="Delta")),
+     description="(68)-(71): sum_i rho_i ||w_i - c_k|| from the sync k tau to the next send time")
 _reg("psi_monotone_k", B.psi_monotone_k, _psi_monotone_samples, family=_psi_monotone_family(),
      evaluate=_psi_monotone_evaluate, search_budget=(30, 150),
      description="(112): psi(alpha, k) <= psi(alpha, K) for k <= K (psi nondecreasing in k)")

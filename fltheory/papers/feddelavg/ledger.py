@@ -100,6 +100,10 @@ RESULTS = (
            checks=(C + "lemma5_intermediate",)),
     Result(P, "Proposition 2 (77)", "proposition", "F(w((K+1) tau - Delta)) - F* <= 1/(T eta phi - L Psi/xi^2)",
            checks=(C + "prop2", C + "prop2_corrected")),
+    Result(P, "(66)-(67)", "equation", "Prop. 1's recursion before the sync: (1 + eta beta)^j eps^(k) + delta((1 + eta "
+           "beta)^j - 1)/beta", checks=(C + "prop1_pre_sync",)),
+    Result(P, "(68)-(71)", "equation", "Prop. 1's recursion from the sync k tau to the next send time",
+           checks=(C + "prop1_post_sync",)),
     Result(P, "(81)", "equation", "one GD step: 1/Gamma(t+1) - 1/Gamma(t) >= eta (1 - beta eta/2)/||c_k(t) - w*||^2",
            checks=(C + "gd_inverse_gap",)),
     Result(P, "(82)", "equation", "||c_k(t) - w*||^2 <= 1/omega, so (81) >= eta phi", checks=(C + "gd_distance_max",)),
