@@ -207,6 +207,41 @@ def test_no_overflow_to_nan_up_to_tau_1e4():
     assert float(B.psi_inf(alpha=1, eta=1.0, beta=1, L=1, delta=0.3, tau=10 ** 4, Delta=10 ** 4)) == pytest.approx(1e4)
 
 
+def _mp_Psi(K, alpha, eta, beta, L, delta, tau, Delta, first):
+    """sum_{k=first}^{first+K-1} psi(alpha, k) from sum_k S_k = (K' - (1-a)(1 - (1-a)^K')/a)/a, K' = K - 1 + first,
+    in mpmath with enough digits for the cancellation (the power through exp/log: mpmath's mpf ** mpf loses it)."""
+    with mp.workdps(int(60 - 2 * mp.log10(alpha))):
+        a, e, b, l_, dl = (mp.mpf(float(v)) for v in (alpha, eta, beta, L, delta))
+        x = 1 + e * b
+        h = lambda z: dl / b * (x ** z - 1) - e * dl * z  # noqa: E731
+        tail = (1 - a) * h(tau) + a * h(tau - Delta) + a * e * Delta * l_ * x ** (tau - Delta)
+        Kp, q = mp.mpf(K - 1 + first), 1 - a
+        ss = (Kp - q * (1 - mp.exp(Kp * mp.log(q))) / a) / a if Kp > 0 else 0
+        return (1 - a) * (x ** tau - 1) * 2 * e * l_ * (tau - a * Delta) * ss + K * tail
+
+
+def test_Psi_is_accurate_for_every_alpha_in_0_1():
+    """(16)'s sum of psi(alpha, k) over a log-grid of alpha (1e-300 .. 1) and K (1 .. 1e15): within 1e-14 of
+    mpmath, inf exactly where the true value is past float64 (the printed closed form (K - (1-a) S_K)/a cancels:
+    it gave 0.06 for 0.67 at alpha = 2.8e-17, K = 1, and a negative Psi, NaN in Theorem 1, at alpha = 1e-33)."""
+    al = np.concatenate([np.logspace(-300, -1, 24), [0.3, 0.4999, 0.5, 0.7, 1 - 1e-9, 1.0]])
+    Ks = np.array([1, 2, 3, 10, 1e4, 1e8, 1e15])
+    kw = dict(eta=0.1, beta=1.0, L=1.0, delta=0.5, tau=5, Delta=2)
+    A_, K_ = np.meshgrid(al, Ks, indexing="ij")
+    for first, fn in ((1, B.Psi_value), (0, B.Psi_main_value)):
+        with np.errstate(all="ignore"), __import__("warnings").catch_warnings():
+            __import__("warnings").simplefilter("ignore")
+            got = np.asarray(fn(K_, alpha=A_, **kw))
+        for (i, a_), (j, k_) in [(ij, kl) for ij in enumerate(al) for kl in enumerate(Ks)]:
+            ref = _mp_Psi(int(k_), a_, first=first, **kw)
+            if ref > mp.mpf(np.finfo(float).max):
+                assert got[i, j] == np.inf
+            else:
+                assert got[i, j] == pytest.approx(float(ref), rel=1e-14), (first, a_, k_)
+    rhs = B.theorem1_rhs(K=1e14, alpha=1e-33, phi=0.1, **kw)
+    assert np.isfinite(rhs) and rhs > 0
+
+
 # ----------------------------------------------------------------------------- errors and rendering
 @pytest.mark.parametrize("kw,text", [
     (dict(Delta=5, tau=3), "Delta <= tau"),
@@ -374,3 +409,30 @@ def test_theorem1_rhs_takes_phi_or_omega_not_both():
     assert B.theorem1_rhs(**kw, omega=0.5) == B.theorem1_rhs(**kw, phi=0.5 * (1 - 0.01))
     with pytest.raises(ConditionError, match="omega > 0"):
         B.phi_value(omega=-1.0, eta=0.1, beta=1.0)
+
+
+# ----------------------------------------------------------------------------- identity checks at their edges (issue 24)
+def test_derivative_check_covers_the_zero_of_the_derivative():
+    """psi_inf_derivative compares over |D| + M/alpha^2, not relative to the derivative: at alpha = alpha* the
+    derivative is 0 (mpmath: of order 1e-17 from round-off in alpha*) and a relative tolerance could not hold."""
+    samples = C._derivative_samples(True, 0)
+    at_zero = [s for s in samples if s.params["alpha"] == pytest.approx(
+        float(B.alpha_star(**{q: s.params[q] for q in ("eta", "beta", "L", "delta", "tau", "Delta")})), rel=1e-15)]
+    assert len(at_zero) >= 3 and min(s.params["alpha"] for s in samples) < 1e-3
+    for s in samples:
+        assert abs(s.value - s.bound) <= 1e-10, s.params
+    assert max(abs(s.bound) for s in at_zero) < 1e-12      # the derivative vanishes there (relative to its terms)
+
+
+def test_theorem1_limit_takes_K_past_one_over_alpha():
+    """theorem1_limit's K grows like 1e9/alpha: Psi(alpha)/K reaches psi(alpha, inf) only for K >> 1/alpha (at
+    K = 1e14 and alpha = 1e-20 the right-hand side of (15) is 1e-6 of (20))."""
+    samples = C._limit_samples(True, 0)
+    assert min(s.params["alpha"] for s in samples) < 1e-14
+    for s in samples:
+        assert s.params["K"] >= 1e9 / s.params["alpha"]
+        assert s.value == pytest.approx(s.bound, rel=1e-6)
+    kw = dict(eta=0.05, beta=1.0, L=1.0, delta=0.3, tau=5, Delta=2, phi=0.5)
+    lim = float(B.asymptotic_gap(alpha=1e-20, **kw))
+    assert float(B.theorem1_rhs(K=1e14, alpha=1e-20, **kw)) < 1e-5 * lim
+    assert float(B.theorem1_rhs(K=1e29, alpha=1e-20, **kw)) == pytest.approx(lim, rel=1e-6)

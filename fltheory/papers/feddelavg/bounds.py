@@ -45,6 +45,13 @@ statement                          status     note
 ``prop1_corrected``, ``..._loss``  corrected  (27) for any eta > 0
 ``prop2``                          printed    (77) (periods 1..K, time (K+1)tau - Delta)
 ``prop2_corrected``                corrected  main-text indexing: w(K tau - Delta), Psi' = sum_0^{K-1}
+``gd_inverse_gap``                 printed    (81): one GD step grows 1/(F - F*) by eta(1-beta eta/2)/r^2
+``gd_distance_max``                printed    (82): ||c_k(t) - w*||^2 <= 1/omega
+``gd_period_gap``                  printed    (85): one period grows 1/(F - F*) by tau eta phi
+``xi_star_bound``                  corrected  (106) with main-text indexing: the best point is within xi*
+``psi_monotone_k``                 printed    (112): psi(alpha, k) <= psi(alpha, K) for k <= K
+``prop1_pre_sync``                 printed    (66)-(67): Prop. 1's recursion before the sync
+``prop1_post_sync``                printed    (68)-(71): Prop. 1's recursion from the sync on
 =================================  =========  ================================================
 
 The Theorem 1 counterexample (our derivation, confirmed in ``checks.py``): with ``K = 1`` the
@@ -108,11 +115,13 @@ def _s(name: str) -> sp.Symbol:
 eta, beta, L, delta, tau, Delta, alpha = (_s(n) for n in ("eta", "beta", "L", "delta", "tau", "Delta", "alpha"))
 k, K, x, phi, xi, s = (_s(n) for n in ("k", "K", "x", "phi", "xi", "s"))
 rho_i, delta_i, dist_prev, Gamma_min, dist = (_s(n) for n in ("rho_i", "delta_i", "dist_prev", "Gamma_min", "dist"))
+dist_c, omega, j = _s("dist_c"), _s("omega"), _s("j")
 SYMBOLS = {str(v): v for v in (eta, beta, L, delta, tau, Delta, alpha, k, K, x, phi, xi, s, rho_i, delta_i,
-                               dist_prev, Gamma_min, dist)}
+                               dist_prev, Gamma_min, dist, dist_c, omega, j)}
 
 LATEX = {"rho_i": r"\rho_i", "delta_i": r"\delta_i", "Gamma_min": r"\Gamma_{\min}", "s": r"(t-k\tau)",
-         "dist_prev": r"\|\mathbf w_i(t-1)-\mathbf c_k(t-1)\|", "dist": r"\|\mathbf w_1-\mathbf w_2\|"}
+         "dist_prev": r"\|\mathbf w_i(t-1)-\mathbf c_k(t-1)\|", "dist": r"\|\mathbf w_1-\mathbf w_2\|",
+         "dist_c": r"\|\mathbf c_k(t)-\mathbf w^*\|"}
 X1 = 1 + eta * beta  # the paper writes (1 + eta beta) out everywhere
 A_ = X1 ** tau - 1
 
@@ -326,8 +335,21 @@ def _S_now(xp, k_, a):
 
 
 def _SS(xp, K_, a):
-    """sum_{k=1}^{K} S_k(a) = (K - (1-a) S_K)/a (a > 0)."""
-    return xp.where(K_ == 0, 0.0, (K_ - (1 - a) * _S(xp, K_, a)) / a)
+    """sum_{k=1}^{K} S_k(a) = (K - (1-a) S_K)/a (a > 0), accurate for every a in (0, 1].
+
+    The printed form cancels as a -> 0 (K - (1-a) S_K -> 0: at a = 2.8e-17, K = 1 it gives 0, not 1).
+    With u = -a it equals S_K + [(1+u)^K - 1 - K u]/a^2, a sum of two nonnegative terms whose second
+    is the stable ``_g``; that form is used for a < 1/2 and the printed one (no cancellation there:
+    (1-a) S_K <= 1) elsewhere, so a = 1 (where log1p(-a) = -inf) stays exact.  Where K a < 1e-8 (g and
+    a^2 would underflow for a < 1e-154) the series K(K+1)/2 - (K-1)K(K+1) a/6, whose next term is
+    (K a)^2 smaller, is used instead."""
+    S = _S(xp, K_, a)
+    small = a < 0.5
+    a_s = xp.where(small, a, 0.25)  # keeps log1p(-a) finite in the branch not taken
+    stable = S + _g(xp, K_, -a_s) / a_s / a_s
+    series = K_ * (K_ + 1) / 2 * (1 - (K_ - 1) * a / 3)
+    stable = xp.where(K_ * a < 1e-8, series, stable)
+    return xp.where(K_ == 0, 0.0, xp.where(small, stable, (K_ - (1 - a) * S) / a))
 
 
 def _eps(xp, k_, a, eta_, L_, tau_, D_):
@@ -710,15 +732,18 @@ theorem1_corrected = _st(
     "theorem1_corrected", r"\min_{k\in\{1..K\}}F(\mathbf w(k\tau-\Delta))-F(\mathbf w^*)", "<=", _THM1, _THM1_CONDS,
     "(15)/(113)",
     "Theorem 1 as the proof (A-H (106)-(113)) establishes it: the minimum over k = 1..K (the output sets "
-    "'proof' and 'all'). eta < 2/beta suffices: the proof's 'eta <= 1/beta' is used only for condition 1 of Prop. 2.",
-    status="corrected", corrects="theorem1", tight=False,
+    "'proof' and 'all'). eta < 2/beta suffices: the proof's 'eta <= 1/beta' is used only for condition 1 of Prop. 2. "
+    "Tight: supremum 1, approached only as K -> infinity (alpha = 1, Delta = tau freezes w at w_init; one "
+    "pseudo-Huber client far outside its width, eta beta -> 0); at K = 8, tau = 6 that instance gives 0.528.",
+    status="corrected", corrects="theorem1", tight=True,
     reason="the printed output set {w(k tau - Delta)}_{k=0}^{K-1} contains w_init and not w(T - Delta); "
            "the proof bounds k = 1..K")
 asymptotic_gap = _st(
     "asymptotic_gap", r"\lim_{K\to\infty}F(\mathbf w^K)-F(\mathbf w^*)", "<=",
     sp.sqrt(L / (eta * phi * tau)) * sp.sqrt(psi_inf_fn(*_P7)) + L * psi_inf_fn(*_P7),
     _BASE + _ALPHA + _ETA2 + [(phi > 0, "phi > 0: phi_inf = lim_K phi_K > 0 needs bounded iterates")], "(20)",
-    "The K -> infinity limit of Theorem 1 (T = K tau).", tight=False)
+    "The K -> infinity limit of Theorem 1 (T = K tau). Tight: supremum 1 (alpha = 1, Delta = tau, one "
+    "pseudo-Huber client far outside its width, eta beta -> 0).", tight=True)
 psi_inf_delta0 = _st(
     "psi_inf_delta0", r"\psi(\alpha,\infty)\big|_{\Delta=0}", "==",
     psi_inf_delta0_def_fn(alpha, eta, beta, L, delta, tau),
@@ -768,9 +793,11 @@ lemma1 = _st(
     "lemma1", r"\|[\mathbf w_1-\eta\nabla F(\mathbf w_1)]-[\mathbf w_2-\eta\nabla F(\mathbf w_2)]\|", "<=",
     sp.sqrt(1 + beta ** 2 * eta ** 2) * dist, _ETA + _BETA + [(dist >= 0, "dist >= 0")], "Lemma 1 (A-A)",
     "Lemma 1: a GD step on a convex beta-smooth F moves two points apart by at most sqrt(1 + beta^2 eta^2) "
-    "(<= 1 + beta eta) times their distance, for any eta > 0.", tight=False)
+    "(<= 1 + beta eta) times their distance, for any eta > 0. Tight: supremum 1 as eta beta -> 0 (not attained).",
+    tight=True)
 lemma2 = _st("lemma2", r"\|\nabla F_i(\mathbf w)\|", "<=", L, [(L > 0, "L > 0")], "(34)",
-             "Lemma 2: a convex L-Lipschitz F_i has gradients of norm at most L.", tight=False)
+             "Lemma 2: a convex L-Lipschitz F_i has gradients of norm at most L. Tight: supremum 1 far from a "
+             "pseudo-Huber client's centre (attained by a literal Huber client).", tight=True)
 psi_fedavg = _st(
     "psi_fedavg", r"\psi(1,k)\big|_{\Delta=0}", "==",
     delta / beta * ((beta * eta + 1) ** tau - 1) - eta * delta * tau,
@@ -783,19 +810,22 @@ _LHS3 = r"\|\mathbf w_i(k\tau-\Delta)-\mathbf w(k\tau-\Delta)\|"
 _L3BASE = _ETA + [(L > 0, "L > 0")] + _TAU + _ALPHA
 lemma3 = _st("lemma3", _LHS3, "<=", eps_fn(k, alpha, eta, L, tau, Delta),
              _L3BASE + _BETA + _ETA2 + [(k >= 1, "k >= 1 (k in {1..K})"), _integer(k, "k")], "(23)-(24)",
-             "Lemma 3: the local models stay within eps^(k) of their average at the send times.", tight=False)
+             "Lemma 3: the local models stay within eps^(k) of their average at the send times. Tight: supremum 1 as "
+             "rho_i -> 0 (the corrected form's equality instance, where the ratio is 1 - rho_i).", tight=True)
 _RHO = [(rho_i > 0, "rho_i > 0"), (rho_i <= 1, "rho_i <= 1")]
 lemma3_corrected = _st(
     "lemma3_corrected", _LHS3, "<=", (1 - rho_i) * eps_fn(k, alpha, eta, L, tau, Delta), _L3BASE + _RHO + _k0,
-    "(45)-(46)", "Lemma 3 as proven: per-device factor (1 - rho_i), any eta > 0, k = 0..K.",
-    status="corrected", corrects="lemma3", tight=False,
+    "(45)-(46)", "Lemma 3 as proven: per-device factor (1 - rho_i), any eta > 0, k = 0..K. Tight: equality for two "
+    "clients with opposite constant gradients one local step before the send time.",
+    status="corrected", corrects="lemma3", tight=True,
     reason="only Lemma 2 is used (no eta < 2/beta); (45) carries (1 - rho_i), dropped afterwards")
 lemma3_delta0 = _st(
     "lemma3_delta0", _LHS3 + r"\big|_{\Delta=0}", "<=", (1 - alpha) * (1 - rho_i) * eps_fn(k, alpha, eta, L, tau, 0),
     _ETA + [(L > 0, "L > 0")] + [(tau >= 1, "tau >= 1"), _integer(tau, "tau")] + _ALPHA + _RHO + _k0
     + [(k <= K - 1, "k <= K-1 (w(T) follows no sync: at k = K only (1 - rho_i) eps^(K) holds)")],
-    "(46), Delta = 0", "With Delta = 0 (the pre-sync convention) the post-sync local models carry an extra factor (1 - alpha).",
-    status="corrected", corrects="lemma3", tight=False,
+    "(46), Delta = 0", "With Delta = 0 (the pre-sync convention) the post-sync local models carry an extra factor "
+    "(1 - alpha). Tight: equality for two clients with opposite constant gradients (tau = 1, k = 1).",
+    status="corrected", corrects="lemma3", tight=True,
     reason="the sync contracts w_i - w by (1 - alpha); our derivation: not at k = K (no sync at t = T)")
 
 _LHS4 = r"\|\mathbf w_i(t)-\mathbf c_k(t)\|"
@@ -819,16 +849,18 @@ lemma4_no_delay_corrected = _st(
     "lemma4_no_delay_corrected", _LHS4 + r"\big|_{\Delta=0,\alpha=1}", "<=", growth_fn(s, eta, beta, delta_i),
     _L25C + [(sp.Eq(alpha, 1), "alpha = 1 (so that w_i(k tau) = c_k(k tau))"),
              (s <= tau - 1, "t < (k+1) tau (at the sync the average replaces w_i)")], "(25)",
-    "(25) holds for FedAvg (alpha = 1, Delta = 0) before the next sync.",
-    status="corrected", corrects="lemma4_no_delay", tight=False,
+    "(25) holds for FedAvg (alpha = 1, Delta = 0) before the next sync. Tight: equality at t = k tau + 1 when "
+    "grad F_i - grad F is constant.",
+    status="corrected", corrects="lemma4_no_delay", tight=True,
     reason="needs alpha = 1 as well as Delta = 0, and the pre-sync local model at t = (k+1) tau")
 
 _LHS5 = r"\|\mathbf w(k\tau)-\mathbf c_k(k\tau)\|"
 lemma5 = _st("lemma5", _LHS5, "<=", lemma5_def_fn(*_P8k), _BASE + _ALPHA + _k0 + _ETA2, "(26)/(49)",
-             "Lemma 5: the synced average vs Delta GD steps from w(k tau - Delta).", tight=False)
+             "Lemma 5: the synced average vs Delta GD steps from w(k tau - Delta). Tight: equality for one client at "
+             "k = 0, tau = Delta = 1 (both sides alpha eta ||grad F(w_init)||).", tight=True)
 lemma5_corrected = _st("lemma5_corrected", _LHS5, "<=", lemma5_def_fn(*_P8k), _BASE + _ALPHA + _k0, "(26)/(49)",
-                       "Lemma 5 for any eta > 0 (uses Lemma 2, smoothness and (6) only).",
-                       status="corrected", corrects="lemma5", tight=False,
+                       "Lemma 5 for any eta > 0 (uses Lemma 2, smoothness and (6) only). Tight as lemma5.",
+                       status="corrected", corrects="lemma5", tight=True,
                        reason="needs Assumption 2, not eta < 2/beta")
 lemma5_intermediate = _st(
     "lemma5_intermediate", _LHS5, "<=", lemma5_48_def_fn(*_P8k),
@@ -840,15 +872,18 @@ _LHSP1 = r"\|\mathbf w((k+1)\tau-\Delta)-\mathbf c_k((k+1)\tau-\Delta)\|"
 _LHSP1F = r"|F(\mathbf w((k+1)\tau-\Delta))-F(\mathbf c_k((k+1)\tau-\Delta))|"
 _P1C = _BASE + _ALPHA + _k0
 prop1 = _st("prop1", _LHSP1, "<=", psi_fn(*_P8k), _P1C + _ETA2, "(27)",
-            "Proposition 1: the average at the next send time vs centralized GD over the period.", tight=False)
+            "Proposition 1: the average at the next send time vs centralized GD over the period. Tight: equality "
+            "for one client at k = 0, tau = Delta = 1.", tight=True)
 prop1_loss = _st("prop1_loss", _LHSP1F, "<=", L * psi_fn(*_P8k), _P1C + _ETA2, "(27)",
-                 "Proposition 1, loss form (F is L-Lipschitz).", tight=False)
+                 "Proposition 1, loss form (F is L-Lipschitz). Tight: supremum 1 in the limit of linear clients.",
+                 tight=True)
 _P1R = "only Lemma 2, smoothness and (6) are used: no condition on eta"
 prop1_corrected = _st("prop1_corrected", _LHSP1, "<=", psi_fn(*_P8k), _P1C, "(27)",
-                      "Proposition 1 for any eta > 0.", status="corrected", corrects="prop1", reason=_P1R, tight=False)
+                      "Proposition 1 for any eta > 0. Tight as prop1.", status="corrected", corrects="prop1",
+                      reason=_P1R, tight=True)
 prop1_loss_corrected = _st("prop1_loss_corrected", _LHSP1F, "<=", L * psi_fn(*_P8k), _P1C, "(27)",
-                           "Proposition 1 (loss form) for any eta > 0.", status="corrected", corrects="prop1_loss",
-                           reason=_P1R, tight=False)
+                           "Proposition 1 (loss form) for any eta > 0. Tight as prop1_loss.", status="corrected",
+                           corrects="prop1_loss", reason=_P1R, tight=True)
 
 
 def _prop2_conds(Psi_q):
@@ -861,7 +896,9 @@ def _prop2_conds(Psi_q):
 
 prop2 = _st("prop2", r"F(\mathbf w((K+1)\tau-\Delta))-F(\mathbf w^*)", "<=",
             1 / (T_ * eta * phi - L * Psi_fn(*_P8K) / xi ** 2), _prop2_conds(Psi_fn(*_P8K)), "(77)",
-            "Proposition 2 as printed: periods indexed 1..K, the final model at (K+1) tau - Delta.", tight=False)
+            "Proposition 2 as printed: periods indexed 1..K, the final model at (K+1) tau - Delta. The worst "
+            "instance we derived, plain GD (alpha = 1, Delta = 0) on one Huber client, has ratio "
+            "N h (2 - h)/(8 N h + 4) -> 1/4 (N = T steps, h = eta beta): not known to be tight.", tight=False)
 prop2_corrected = _st(
     "prop2_corrected", r"F(\mathbf w(K\tau-\Delta))-F(\mathbf w^*)", "<=",
     1 / (T_ * eta * phi - L * Psi0_fn(*_P8K) / xi ** 2), _prop2_conds(Psi0_fn(*_P8K)), "(77)",
@@ -869,6 +906,58 @@ prop2_corrected = _st(
     status="corrected", corrects="prop2", tight=False,
     reason="the appendix mixes 1-based periods with the main text's 0..K-1 and refers to times beyond "
            "the horizon; Psi' <= Psi")
+
+# ----------------------------------------------------------------------------- steps of the proofs (App. A-G, A-H)
+_GAMMA = r"\Gamma_{[k]}"
+gd_inverse_gap = _st(
+    "gd_inverse_gap", _GAMMA + r"(t+1)^{-1}-" + _GAMMA + r"(t)^{-1}", ">=", eta * (1 - beta * eta / 2) / dist_c ** 2,
+    _ETA + _BETA + _ETA2 + [(dist_c > 0, "c_k(t) != w*")], "(81)",
+    "(81) ([13, Lemma 6]): one step of the auxiliary GD c_k on convex beta-smooth F, Gamma = F(c_k) - F*, grows the "
+    "inverse gap by at least eta (1 - beta eta/2)/||c_k(t) - w*||^2. Tight: supremum 1 in the limit of linear F "
+    "(one pseudo-Huber client, ||c - w*||/width -> infinity, eta beta -> 0; 1 - 2e-7 at 1e7 and 1e-9), not attained.",
+    tight=True)
+gd_distance_max = _st(
+    "gd_distance_max", r"\|\mathbf c_k(t)-\mathbf w^*\|^2", "<=", 1 / omega,
+    [(omega > 0, "omega > 0 (omega = 1/max_k ||c_k(k tau - Delta) - w*||^2)")] + _ETA + _BETA + _ETA2, "(82)",
+    "(82): every point of period k is within the largest start distance, ||c_k(t) - w*||^2 <= 1/omega (GD with "
+    "eta < 2/beta does not move away from w*). Tight: equality at the start of the period attaining the max.",
+    tight=True)
+gd_period_gap = _st(
+    "gd_period_gap", _GAMMA + r"((k+1)\tau-\Delta)^{-1}-" + _GAMMA + r"(k\tau-\Delta)^{-1}", ">=", tau * eta * phi,
+    _ETA + _BETA + _ETA2 + [(tau >= 1, "tau >= 1")] + _PHI, "(83)-(85)",
+    "(85): over a period of tau steps the auxiliary GD's inverse gap grows by at least tau eta phi. Tight: "
+    "supremum 1 in the same limit as (81) (tau = 1, the period that starts farthest), not attained.", tight=True)
+_XI_STAR = 1 / (2 * eta * phi * T_) + sp.sqrt(1 / (4 * eta ** 2 * phi ** 2 * T_ ** 2) + L * Psi0_fn(*_P8K) / (eta * phi * T_))
+xi_star_bound = _st(
+    "xi_star_bound", r"\min\{F(\mathbf w(K\tau-\Delta)),\min_{k<K}F(\mathbf c_k((k+1)\tau-\Delta))\}-F(\mathbf w^*)",
+    "<=", _XI_STAR, _THM1_CONDS, "(103)-(106)",
+    "(106) with the main text's indexing (periods k = 0..K-1, final model w(K tau - Delta), Psi' = sum_{k=0}^{K-1} "
+    "psi(alpha, k)): Proposition 2 cannot hold with any xi > xi* (104), so the best of those points is within xi*.",
+    status="corrected", corrects="theorem1",
+    reason="the step of Theorem 1's proof (A-H) that the corrected bound rests on; the appendix's (106) indexes "
+           "periods 1..K and ends at (K+1) tau - Delta, beyond the horizon (as Proposition 2 does)")
+_LHS_SUM = r"\sum_i\rho_i\|\mathbf w_i(\ell)-\mathbf c_k(\ell)\|,\ \ell=k\tau-\Delta+j"
+_J = [(j >= 0, "j >= 0"), _integer(j, "j")]
+prop1_pre_sync = _st(
+    "prop1_pre_sync", _LHS_SUM, "<=", X1 ** j * eps_fn(k, alpha, eta, L, tau, Delta) + delta * (X1 ** j - 1) / beta,
+    _BASE + _ALPHA + _k0 + _J + [(j <= Delta - 1, "j <= Delta - 1 (before the sync k tau)")], "(66)-(67)",
+    "(66)-(67), Proposition 1's recursion before the sync: from the send time k tau - Delta the devices' mean distance "
+    "to the auxiliary GD grows by (1 + eta beta) and eta delta a step, starting within eps^(k) (Lemma 3). Tight "
+    "(the checks' instances reach 1).", tight=True)
+prop1_post_sync = _st(
+    "prop1_post_sync", _LHS_SUM, "<=",
+    (1 - alpha) * X1 ** j * eps_fn(k, alpha, eta, L, tau, Delta)
+    + (1 - alpha) * delta * X1 ** (j - Delta) * (X1 ** Delta - 1) / beta + delta * (X1 ** (j - Delta) - 1) / beta
+    + alpha * eta * Delta * L * X1 ** (j - Delta),
+    _BASE + _ALPHA + _k0 + _J + [(j >= Delta, "j >= Delta (from the sync k tau on)"), (j <= tau, "j <= tau")],
+    "(68)-(71)",
+    "(68)-(71), Proposition 1's recursion from the sync k tau to the next send time (k+1) tau - Delta: the sync "
+    "contracts the pre-sync distance by (1 - alpha) and adds alpha eta Delta L (the delayed model). Tight (the "
+    "checks' instances reach 1).", tight=True)
+psi_monotone_k = _st(
+    "psi_monotone_k", r"\psi(\alpha,k)", "<=", psi_fn(*_P8K), _BASE + _ALPHA + _k0 + _KPER + [(k <= K, "k <= K")],
+    "(112)", "(112): psi(alpha, k) is nondecreasing in k, so psi(alpha, k) <= psi(alpha, K) for k <= K. Tight: "
+             "equality at k = K and at alpha = 1 (psi constant in k).", tight=True)
 
 STATEMENTS = [
     h, epsilon, psi, psi_inf_st, Psi,
@@ -879,6 +968,7 @@ STATEMENTS = [
     lemma3, lemma3_corrected, lemma3_delta0, lemma4, lemma4_corrected, lemma4_no_delay, lemma4_no_delay_corrected,
     lemma5, lemma5_corrected, lemma5_intermediate,
     prop1, prop1_loss, prop1_corrected, prop1_loss_corrected, prop2, prop2_corrected,
+    gd_inverse_gap, gd_distance_max, gd_period_gap, xi_star_bound, psi_monotone_k, prop1_pre_sync, prop1_post_sync,
 ]
 BY_NAME = {st.name: st for st in STATEMENTS}
 
@@ -902,6 +992,9 @@ MEANINGS = {
     "s": "local steps since the last sync (t - k tau)",
     "dist_prev": "||w_i(t-1) - c_k(t-1)||, the previous step's distance (from a run)",
     "dist": "||w_1 - w_2||, the distance of two points before a GD step (Lemma 1)",
+    "dist_c": "||c_k(t) - w*||, the auxiliary GD's distance to the optimum (from a run)",
+    "omega": "1 / max_k ||c_k(k tau - Delta) - w*||^2 (App. A-G; from a run)",
+    "j": "steps since the send time k tau - Delta (the point l = k tau - Delta + j of Proposition 1's recursion)",
     "Gamma_min": "the smallest loss gap of Proposition 2's condition (from a run)",
 }
 

@@ -1,0 +1,63 @@
+"""The numbers docs/papers/feddelavg.rst quotes, each rebuilt from a fresh full run of the check it comes from.
+
+FRAGMENTS are the page's sentences with placeholders (``fltheory.claims``) where the page has numbers; each
+rendered fragment must appear in the page (whitespace aside).  ``{{huber:tau}}`` is the ratio of Theorem 1's
+literal Huber instance at that tau (``checks.literal_huber_runs``)."""
+import re
+from pathlib import Path
+
+import pytest
+
+from fltheory import claims, verify
+from fltheory.papers.feddelavg import checks as C
+
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "papers" / "feddelavg.rst"
+FRAGMENTS = (
+    r":math:`K\le8`, :math:`\tau\le6` that instance gives {{ratio:feddelavg.theorem1_corrected}}.",
+    r"the search reaches {{ratio:feddelavg.prop2_corrected}}.",
+    r"exactly :math:`\tau/4`, {{ratio:feddelavg.theorem1}} at :math:`\tau={{param:feddelavg.theorem1:tau}}` (gap "
+    r"{{value:feddelavg.theorem1}} against the bound {{bound:feddelavg.theorem1}}), {{huber:10}} at "
+    r":math:`\tau=10` and {{huber:40}} at :math:`\tau=40`.",
+    r"In the counterexample (``feddelavg.lemma4``) the distance is {{value:feddelavg.lemma4}} and the bound "
+    r"{{bound:feddelavg.lemma4}} (round-off of 0).",
+    r"(``feddelavg.lemma4_no_delay``: :math:`\alpha` = {{param:feddelavg.lemma4_no_delay:alpha}} gives a distance of "
+    r"{{value:feddelavg.lemma4_no_delay}} where the bound is {{bound:feddelavg.lemma4_no_delay}}).",
+)
+TIGHT_NAMED = ("Lemmas 1 and 2", "Lemma 3 (printed, corrected and at :math:`\\Delta=0`)", "Lemma 4 and (25) as corrected",
+               "Lemma 5 and Proposition 1 (printed and corrected, distance and loss forms)", "(20)",
+               "Theorem 1 over :math:`k=1,\\dots,K`")
+
+
+def _squash(text):
+    return re.sub(r"\s+", " ", text)
+
+
+def _huber(m):
+    (s,) = C._theorem1_of(C.literal_huber_runs(int(m.group(1))), printed=True)
+    return claims._num(s.value / s.bound)
+
+
+@pytest.fixture(scope="module")
+def rendered():
+    report = verify.run(names=sorted(set().union(*(claims.checks_quoted(f) for f in FRAGMENTS))))
+    verdicts = {v.check: v for v in report.verdicts}
+    return [re.sub(r"\{\{huber:(\d+)\}\}", _huber, claims.render(f, verdicts)) for f in FRAGMENTS]
+
+
+def test_every_number_of_the_page_is_the_checks(rendered):
+    page = _squash(PAGE.read_text())
+    for text in rendered:
+        assert _squash(text) in page, text
+
+
+def test_theorem1_literal_huber_ratio_is_tau_over_4():
+    for tau in (5, 10, 40):
+        (s,) = C._theorem1_of(C.literal_huber_runs(tau), printed=True)
+        assert s.value / s.bound == tau / 4
+
+
+def test_the_page_names_the_tight_statements():
+    page = _squash(PAGE.read_text())
+    assert "Tight (supremum ratio 1):" in page
+    for name in TIGHT_NAMED:
+        assert name in page, name
