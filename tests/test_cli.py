@@ -53,7 +53,58 @@ def test_a_violated_row_says_which_object_is_false(tmp_path):
     assert "(100)" in v.still_stands and "not refuted" in v.still_stands
     md = report.to_markdown()
     assert "false proof step" in md and "Still stands:" in md
-    assert "false proof step" in report.table()
+    assert "violated (proof step)" in report.table()
+
+
+def _verdicts_of_every_check(status=None, instances=999):
+    """A verdict for every registered check, as wide as a deep search makes it (no check is run)."""
+    out = []
+    for c in verify.registry():
+        st = status or ("violated" if c.expected == "violated" else "tight")
+        out.append(verify.Verdict(check=c.name, paper=c.paper, statement=c.name, variant=c.variant,
+                                  relation=c.relation, status=st, expected=c.expected, instances=instances,
+                                  worst_ratio=1.234e-05, metric="value/bound", falsifies=c.falsifies,
+                                  search={"evaluations": c.search_budget[2]} if c.family is not None else None))
+    return out
+
+
+def test_the_console_table_has_a_check_column_and_fits_100_characters():
+    """Issue 23: every check is named (the same statement checked twice is two names), no line is wider
+    than 100 characters, and `tight` where `holds` is expected is as expected (the legend says why)."""
+    verdicts = _verdicts_of_every_check()
+    table = verify.Report(verdicts, quick=False, seed=0, seconds=1.0, environment={}).table()
+    lines = table.splitlines()
+    assert max(map(len, lines)) <= 100, max(lines, key=len)
+    assert lines[0].split()[:2] == ["check", "variant"] and lines[0].split()[-1] == "ok"
+    for paper in verify.all_papers():
+        block = table.split(f"[{paper}]\n")[1].split("\n[")[0].split("\n\n")[0].splitlines()
+        names = [line.split()[0] for line in block]
+        assert len(names) == len(set(names)) == len(verify.registry([paper])), paper
+    assert "MISMATCH" not in table and " NO" not in table and f"{len(verdicts)}/{len(verdicts)} verdicts" in table
+    tight = [line for line in lines if "  tight  " in line]
+    assert tight and all(line.rstrip().endswith("yes") for line in tight)
+    assert "ok with holds or tight" in table
+    assert "violated (proof step)" in table
+
+
+def test_the_console_table_names_an_unexpected_verdict_below_it():
+    verdicts = _verdicts_of_every_check(status="holds")
+    table = verify.Report(verdicts, quick=False, seed=0, seconds=1.0, environment={}).table()
+    bad = [v for v in verdicts if v.expected != "holds"]   # expected violated (or tight), found holds
+    assert bad and sum(line.endswith("  NO") for line in table.splitlines()) == len(bad)
+    for v in bad:
+        assert f"NO: {v.check} is holds, expected {v.expected}" in table
+    assert max(map(len, table.splitlines())) <= 100
+
+
+def test_progress_writes_no_carriage_return_frames_to_a_log(tmp_path, capsys):
+    """Issue 23: without a terminal the progress is plain lines (the bar's \\r frames filled logs)."""
+    assert main(["verify", "--quick", "--paper", "tdma", "--only", "staleness", "--no-figures", "--jobs", "1",
+                 "--out", str(tmp_path / "rep")]) == 0
+    captured = capsys.readouterr()
+    assert "\r" not in captured.err and "\r" not in captured.out
+    n = len([c for c in verify.registry(["tdma"]) if "staleness" in c.name])
+    assert f"verify: {n}/{n} checks done" in captured.err.splitlines()
 
 
 def test_every_check_expected_violated_names_the_false_object_and_what_stands():
