@@ -237,9 +237,9 @@ def _cmd_figures(args) -> int:
 
     out = check_out_folder(args.out, "figures", FIGURE_FILES, force=args.force)   # before any figure is drawn
     try:
-        import matplotlib  # noqa: F401, PLC0415 - an optional extra
+        import matplotlib  # noqa: F401, PLC0415 - a dependency, but an environment may lack it
     except ImportError:
-        print("fltheory figures: no figure drawn: matplotlib is not installed (pip install 'fltheory[plot]')",
+        print("fltheory figures: no figure drawn: matplotlib is not installed (pip install matplotlib)",
               file=sys.stderr)
         return 1
     from . import plotting, problems  # noqa: PLC0415

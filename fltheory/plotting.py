@@ -1,6 +1,6 @@
 """Figures: statements against the quantities they bound, bias against eta, sweeps, the best step size.
 
-matplotlib is an optional extra (``pip install 'fltheory[plot]'``); it is imported here only.  The helpers
+matplotlib is a dependency of the package; it is imported here only (on first use).  The helpers
 build :class:`matplotlib.figure.Figure` objects directly, never through ``pyplot``: they leave the session's
 backend and pyplot's list of open figures alone, write a file when given a ``path`` and otherwise return the
 Figure, which a notebook shows when it is a cell's last value (or ``display(fig)``).

@@ -659,9 +659,9 @@ class Report:
         self.figures_skipped = ""
         if figures:
             try:
-                import matplotlib  # noqa: F401, PLC0415 - an optional extra
+                import matplotlib  # noqa: F401, PLC0415 - a dependency, but an environment may lack it
             except ImportError:
-                self.figures_skipped = "matplotlib is not installed (pip install 'fltheory[plot]')"
+                self.figures_skipped = "matplotlib is not installed (pip install matplotlib)"
             else:
                 from .plotting import verdict_figures  # noqa: PLC0415
 
