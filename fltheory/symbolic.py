@@ -455,10 +455,16 @@ class Statement:
         nonneg = self._nonnegative_symbols()
         body = f"{self.lhs} {_RELATIONS[self.relation]} {_tex(_drop_abs(self.expr, nonneg), names)}"
         if conditions:
-            conds = [_tex_condition(c, names, nonneg) for c in self._shown_conditions(nonneg)]
+            conds = self.latex_conditions()
             if conds:
                 body += "\\quad\\text{if } " + ",\\ ".join(conds)
         return body
+
+    def latex_conditions(self) -> list[str]:
+        """The LaTeX of each condition :meth:`latex` prints after ``if`` (the same ones, in its order)."""
+        names = {s: self.latex_names[s.name] for s in self.symbols if s.name in self.latex_names}
+        nonneg = self._nonnegative_symbols()
+        return [_tex_condition(c, names, nonneg) for c in self._shown_conditions(nonneg)]
 
     def _repr_latex_(self) -> str:
         """Jupyter renders a statement as its LaTeX."""

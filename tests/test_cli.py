@@ -1,5 +1,6 @@
 """The ``fltheory`` command: exit status, report folder, statement listing, LaTeX, figures."""
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -151,9 +152,11 @@ def test_bounds_prints_every_statement_by_name(capsys):
             assert f"- {paper}.{name}: " in out, (paper, name)
 
 
-# control words the document may use: the LaTeX kernel, the article class, amsmath and amssymb
+# control words the document may use: the LaTeX kernel, the article class, amsmath, amssymb and graphicx
 KNOWN_MACROS = set("""
 documentclass usepackage allowdisplaybreaks setlength parindent begin end section subsection paragraph small
+IfFileExists newsavebox newlength newcommand fltline fltbox fltwidth par noindent dimexpr linewidth relax sbox
+ifdim wd resizebox usebox else fi raggedright smallskip medskip cases for otherwise
 textbackslash textit textbf textrm emph text mathrm mathbf mathbb mathcal mathit mathsf mathfrak boldsymbol
 operatorname rm bf it displaystyle textstyle scriptstyle
 alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi pi rho varrho sigma
@@ -194,7 +197,7 @@ def latex_problems(tex: str) -> list:
             problems.append(f"\\end{{{env}}} does not close the open environment")
     if stack:
         problems.append(f"unclosed environments {stack}")
-    for eq in re.findall(r"\\begin\{equation\*\}(.*?)\\end\{equation\*\}", body, flags=re.S):
+    for eq in re.findall(r"^\\fltline\{[^}]*\}\{(.*)\}$", body, flags=re.M):   # one line of a formula each
         if len(re.findall(r"\\left(?![a-zA-Z])", eq)) != len(re.findall(r"\\right(?![a-zA-Z])", eq)):
             problems.append(f"unbalanced \\left/\\right in {eq[:60]!r}")
         if re.search(r"(?<!\\)\$", eq):
@@ -206,12 +209,13 @@ def latex_problems(tex: str) -> list:
 
 
 def test_the_latex_checker_finds_what_breaks_a_document():
-    good = "\\begin{document}\\begin{equation*}\\left(\\frac{1}{2}\\right)\\end{equation*}\\end{document}"
+    good = "\\begin{document}\n\\fltline{0pt}{\\left(\\frac{1}{2}\\right)}\n\\end{document}"
     assert latex_problems(good) == []
     assert any("unknown" in p for p in latex_problems(good.replace("\\frac", "\\fra81")))
     assert any("unclosed" in p for p in latex_problems(good.replace("{2}", "{2")))
     assert any("left" in p for p in latex_problems(good.replace("\\right)", ")")))
-    assert any("close" in p for p in latex_problems(good.replace("\\end{equation*}", "\\end{align*}")))
+    assert any("close" in p for p in latex_problems(good.replace("\\end{document}", "\\end{align*}")))
+    assert any("$" in p for p in latex_problems(good.replace("{2}", "{$2$}")))
 
 
 @pytest.mark.parametrize("paper", verify.PAPERS)
@@ -221,7 +225,8 @@ def test_bounds_latex_file_parses_and_compiles(paper, tmp_path, capsys):
     assert f"written to {tex}" in capsys.readouterr().out
     text = tex.read_text()
     n = len(paper_statements(paper))
-    assert text.count("\\begin{equation*}") == n and text.count("\\paragraph{") == n
+    assert text.count("{\\small\\smallskip") == n and text.count("\\paragraph{") == n
+    assert "\\usepackage[T1]{fontenc}" in text   # < > | in the titles are those characters, not ¡ ¿ —
     assert latex_problems(text) == []
     if shutil.which("pdflatex") is None:
         pytest.skip("pdflatex is not installed (apt-get install texlive-latex-base texlive-latex-recommended); "
@@ -231,6 +236,9 @@ def test_bounds_latex_file_parses_and_compiles(paper, tmp_path, capsys):
                          text=True, timeout=120)
     assert run.returncode == 0, run.stdout[-3000:]
     assert (tmp_path / f"{paper}.pdf").stat().st_size > 1000
+    log = (tmp_path / f"{paper}.log").read_text(errors="replace")
+    overfull = re.findall(r"^Overfull \\hbox.*$", log, re.M)
+    assert overfull == [], overfull[:5]   # no formula or condition runs past the margin
 
 
 def test_latex_document_refuses_unknown_papers():
@@ -241,7 +249,27 @@ def test_latex_document_refuses_unknown_papers():
         latex_document(["feddelavg", "nope"])
     with pytest.raises(InputTypeError, match="papers"):
         latex_document("feddelavg")
-    assert latex_document(["feddelavg"]).count("\\begin{equation*}") == len(paper_statements("feddelavg"))
+    assert latex_document(["feddelavg"]).count("{\\small\\smallskip") == len(paper_statements("feddelavg"))
+
+
+@pytest.mark.parametrize("paper", verify.PAPERS)
+def test_latex_lines_cut_long_formulas_where_they_balance(paper):
+    """Issue 23: a formula is cut at its top-level sums and relations (never inside braces, an environment
+    or \\left...\\right), the pieces join back to the formula, and every long formula is cut."""
+    from fltheory.cli import LINE_UNITS, _formula_lines, _tex_width, _top_level_pieces
+
+    for st in paper_statements(paper):
+        tex = st.latex(conditions=False)
+        pieces = _top_level_pieces(tex)
+        assert " ".join(pieces).split() == tex.split(), st.name
+        for piece in pieces:
+            assert piece.count("{") == piece.count("}"), (st.name, piece)
+            assert len(re.findall(r"\\left(?![a-z])", piece)) == len(re.findall(r"\\right(?![a-z])", piece))
+            assert piece.count("\\begin{") == piece.count("\\end{"), (st.name, piece)
+        lines = _formula_lines(st)
+        assert len(lines) >= 1 + bool(st.latex_conditions())
+        if _tex_width(tex) > 2 * LINE_UNITS and len(pieces) > 2:
+            assert len(lines) > 1 + bool(st.latex_conditions()), st.name
 
 
 # ----------------------------------------------------------------------------- output paths (issue 19, part B)
