@@ -367,10 +367,17 @@ def _cmd_figures(args) -> int:
     return 0
 
 
+def plain_text(rst: str) -> str:
+    """reStructuredText as the plain text a terminal shows (``--help``): inline literals and roles lose their
+    markup (``x`` and :func:`f` read x and f)."""
+    text = re.sub(r":[a-z]+(?::[a-z]+)?:`~?([^`]*)`", r"\1", rst)
+    return re.sub(r"``([^`]*)``", r"\1", text).replace("**", "")
+
+
 def main(argv=None) -> int:
     if hasattr(signal, "SIGPIPE"):  # `fltheory bounds | head` should end quietly
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    parser = argparse.ArgumentParser(prog="fltheory", description=__doc__)
+    parser = argparse.ArgumentParser(prog="fltheory", description=plain_text(__doc__))
     sub = parser.add_subparsers(dest="command", required=True)
     v = sub.add_parser("verify", help="run every registered check and write a report")
     v.add_argument("--quick", action="store_true", help="fewer instances per check (a first look)")

@@ -38,6 +38,19 @@ def test_bounds_lists_every_statement(capsys):
     assert r"\le" in out and "corrected (" in out and "== feddelavg" in out
 
 
+@pytest.mark.parametrize("command", [[], ["verify"], ["bounds"], ["figures"]])
+def test_help_shows_no_rst_markup(command, capsys):
+    """Issue 23: `fltheory --help` printed the module docstring's ``literals``."""
+    with pytest.raises(SystemExit) as stop:
+        main([*command, "--help"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    assert "usage: fltheory" in out
+    assert "`" not in out and ":func:" not in out and "**" not in out, out
+    if not command:
+        assert "verify runs every registered check" in out
+
+
 def test_figures(tmp_path):
     assert main(["figures", "--out", str(tmp_path)]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == [
