@@ -68,3 +68,12 @@ def test_docs_build_with_warnings_as_errors(tmp_path):  # about 12 s on 2 cores
     assert 'id="module-fltheory.papers.feddelavg.bounds"' in feddelavg and "feddelavg.theorem1" in feddelavg
     for page in out.rglob("*.html"):  # no link leaves the repository (MathJax is the one script loaded)
         assert not re.search(r'href="https?://', page.read_text()), page.name
+
+
+def test_every_statement_has_a_title():
+    """Issue 23: nine TDMA corrected statements had none (the docs and the LaTeX document show the title)."""
+    import fltheory
+
+    for paper in verify.PAPERS:
+        for name, st in fltheory.statements(paper).items():
+            assert len((st.title or "").strip()) >= 10, name

@@ -148,7 +148,8 @@ staleness_general = _st("staleness_general", r"d_{n,k}\ (k S + u \ge N)", "==", 
                         [(u <= S - 1, "u is an uplink of the round (0 .. S-1)")], "(15), any N", status="corrected",
                         reason="(15) assumes S divides N; for any N the FIFO rotation gives this value for the u-th "
                                "uplink once k S + u >= N (mean over a round exactly N/S - 1)",
-                        corrects="staleness_printed", tight=True)
+                        corrects="staleness_printed", tight=True,
+                        title="(15) for any N: the staleness of the u-th uplink of a round, ceil((N - u)/S) - 1")
 khat_idfl = _st("khat_idfl", r"\hat k_n", "==",
                 sp.Piecewise((0, k <= G - alpha), (k - G + alpha, k <= G), (k - G + alpha + 1, True)),
                 [(alpha <= G - 1, "0 <= alpha <= G - 1")], "(31)", title="(31): khat under intentional delay")
@@ -157,7 +158,8 @@ khat_idfl_corrected = _st("khat_idfl_corrected", r"\hat k_n", "==",
                           [(alpha <= G - 1, "0 <= alpha <= G - 1")], "(31)", status="corrected",
                           reason="the printed branches are one round off: group G - alpha + j (1-based) starts after "
                                  "round j - 1 on w_j, so khat = k - G + alpha + 1 from k = G - alpha on",
-                          corrects="khat_idfl", tight=True)
+                          corrects="khat_idfl", tight=True,
+                          title="(31) corrected: khat under intentional delay, one round later than printed")
 d_star_expr = sp.ceiling(tau / (r * (S + 1)))
 prop1_alpha = _st("prop1_alpha", r"\alpha^*", "==",
                   sp.Piecewise((0, tau / r >= (G_NS - 1) * (S + 1)), (G_NS - d_star_expr - 1, True)),
@@ -181,7 +183,8 @@ rounds_done = _st("rounds_done", r"K_{\rm done}(T)=\#\{k:E_k\le T\}", "==", roun
                   "Table I", status="corrected",
                   reason="the loop bound ignores the first tau_comp slots and the idle gap of every cycle; the rounds "
                          "completed by T follow from the exact end times (Table I lists this number plus one)",
-                  corrects="rounds_loop_bound", tight=True)
+                  corrects="rounds_loop_bound", tight=True,
+                  title="Table I: the rounds completed by time T, from the exact end times")
 
 # ============================================================================= assumption 1
 smoothness_descent = _st("smoothness_descent", r"f(\mathbf w')-f(\mathbf w)-\nabla f(\mathbf w)^\top(\mathbf w'-\mathbf w)",
@@ -196,7 +199,8 @@ assumption2_minibatch_corrected = _st(
     "assumption2_minibatch_corrected", r"\mathbb E\|\nabla f_n(\mathbf w;\mathcal B)\|^2", "<=",
     sigma**2 / B + (1 + (M - 1) / B) * grad_n, [(M >= 1, "M >= 1 (as (19) forces)")], "(20)",
     status="corrected", reason="averaging B independent samples divides the variance, not the squared mean, by B",
-    corrects="assumption2_minibatch", tight=True)
+    corrects="assumption2_minibatch", tight=True,
+    title="(20) corrected: second moment of a mini-batch gradient (B divides the variance only)")
 
 # ============================================================================= lemmas
 lemma1 = _st("lemma1", r"\mathbb E f(\mathbf w_{k+1})", "<=",
@@ -210,13 +214,15 @@ lemma1_corrected = _st("lemma1_corrected", r"\mathbb E f(\mathbf w_{k+1})", "<="
                        reason="(A.5)-(A.6) drop the factor of ||a + b||^2 <= 2||a||^2 + 2||b||^2 (here Young with "
                               "lambda) and (A.9) bounds ||(1/S) sum g_n||^2 by (1/S^2) sum ||g_n||^2, true only for "
                               "zero-mean terms; polarising per device gives H_k = sum_h / S instead",
-                       corrects="lemma1", tight=True)
+                       corrects="lemma1", tight=True,
+                       title="Lemma 1': one-round descent, with the Young factor and per-device polarisation")
 lemma2 = _st("lemma2", r"\sum_{n\in\mathcal S_k}\mathbb E\|\nabla f_n(\mathbf w_{\hat k_n})\|^2", "<=",
              Gamma**2 * S + sum_gf, [], "(23)", title="Lemma 2: local against global gradients")
 lemma2_corrected = _st("lemma2_corrected", r"\sum_{n\in\mathcal S_k}\mathbb E\|\nabla f_n(\mathbf w_{\hat k_n})\|^2",
                        "<=", (1 + 1 / lam) * Gamma**2 * S + (1 + lam) * sum_gf, [], "(23)", status="corrected",
                        reason="the proof drops the cross term 2<grad f, grad f_n - grad f>; Young's inequality with "
-                              "lambda > 0 restores it", corrects="lemma2")
+                              "lambda > 0 restores it", corrects="lemma2",
+                       title="Lemma 2': local against global gradients, with the cross term (Young, lambda > 0)")
 lemma3 = _st("lemma3", r"\sum_{n\in\mathcal S_k}\mathbb E\|\mathbf w_k-\mathbf w_{\hat k_n}\|^2", "<=",
              eta**2 * (sigma**2 + M * Gamma**2) / (S * B) * sum_d + eta**2 * M / (S**2 * B) * sum_window, [], "(24)",
              title="Lemma 3: model drift over the staleness window")
@@ -225,7 +231,8 @@ lemma3_corrected = _st("lemma3_corrected", r"\mathbb E\|\mathbf w_k-\mathbf w_{\
                        status="corrected",
                        reason="(B.1) uses ||sum_{i<=m} x_i||^2 <= sum ||x_i||^2 without the factor m = d S; splitting "
                               "mean and (orthogonal) noise gives this per-device bound",
-                       corrects="lemma3")
+                       corrects="lemma3",
+                       title="Lemma 3': model drift over the staleness window, per device")
 round_descent = _st("round_descent", r"\mathbb E f(\mathbf w_{k+1})", "<=",
                     f_k - eta / 2 * a_k + eta**2 * L * (Gamma**2 * M + sigma**2) / (2 * S * B)
                     + (eta**2 * M * L - eta * S * B) / (2 * S**2 * B) * sum_gf
@@ -248,7 +255,8 @@ lemma4_exact = _st("lemma4_exact", r"\sum_{k=0}^K\sum_{n\in\mathcal S_k}a_{\hat 
                    [(K >= 2 * N / S, "K >= 2G"), _DIV], "(C.1)", status="corrected",
                    reason="Appendix C's indices are loose (d for G, an empty sum); the exact re-indexing is this, so "
                           "(27) holds with room (N a_0 + S sum_{k=1}^{K-G+1} a_k <= (N - S) a_0 + S sum_k a_k)",
-                   corrects="lemma4_27", tight=True)
+                   corrects="lemma4_27", tight=True,
+                   title="Lemma 4, exact: the stale-gradient sum of (27) re-indexed (Appendix C)")
 staleness_sum = _st("staleness_sum", r"\sum_{k=0}^K\sum_{n\in\mathcal S_k}d_{n,k}", "==",
                     S * (G_NS - 1) * (K - G_NS / 2 + 1), [(K >= N / S - 1, "K >= G - 1"), _DIV], "(D.1)", tight=True,
                     title="the staleness sum in Q4")
@@ -282,7 +290,8 @@ theorem1_corrected = _st(
     [(x_cond <= 1, "eta L (1 + rho) + 2 (1 + lambda) dbar (dbar + rho) (eta L)^2 <= 1")], "Thm. 1", status="corrected",
     reason="summing Lemma 1' and Lemma 3' (each H_j lies in at most dbar windows); the heterogeneity term cannot be "
            "cancelled as in (25)/(D.1), whose coefficients have the wrong sign whenever eta < SB/(ML)",
-    corrects="theorem1")
+    corrects="theorem1",
+    title="Theorem 1': the average squared gradient norm, from Lemmas 1' and 3'")
 
 STATEMENTS = [s for s in (
     tau_async_printed, tau_async, staleness_printed, staleness, staleness_general, khat_idfl, khat_idfl_corrected,
