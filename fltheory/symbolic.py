@@ -341,6 +341,17 @@ class Condition:
 class Statement:
     """A numbered result as ``lhs relation expr`` under ``conditions``.
 
+    Evaluating
+    ----------
+    * ``st(**values)`` -- the usual call: arrays broadcast as NumPy's do, so equal-length 1-D
+      arrays are PAIRED (``st(eta=etas, L=Ls)`` gives ``len(etas)`` values, one per ``(etas[i], Ls[i])``);
+      shape them (``etas[:, None]``, ``Ls[None, :]``) for a table.  ``mask=True`` returns where the
+      conditions hold instead of raising.
+    * ``st.grid(outer=True, **axes)`` -- every combination of 1-D axes (the outer product: 40 values on
+      each of three axes are 64,000 points); refused with :class:`GridSizeError` past
+      :data:`GRID_POINTS_LIMIT` points unless ``max_points=`` allows more.
+    * ``st.evaluate(**numbers)`` -- one point, exactly, in SymPy.
+
     Parameters
     ----------
     name : identifier (``"theorem1_recursion"``).
@@ -353,17 +364,6 @@ class Statement:
     tight : True when the bound is attained on the stated class, False when not, None if unknown.
     corrects : for a corrected statement, the name of the printed one it stands beside.
     latex_names : LaTeX for symbols whose names SymPy would not render well.
-
-    Evaluating
-    ----------
-    * ``st(**values)`` -- the usual call: arrays broadcast as NumPy's do, so equal-length 1-D
-      arrays are PAIRED (``st(eta=etas, L=Ls)`` gives ``len(etas)`` values, one per ``(etas[i], Ls[i])``);
-      shape them (``etas[:, None]``, ``Ls[None, :]``) for a table.  ``mask=True`` returns where the
-      conditions hold instead of raising.
-    * ``st.grid(outer=True, **axes)`` -- every combination of 1-D axes (the outer product: 40 values on
-      each of three axes are 64,000 points); refused with :class:`GridSizeError` past
-      :data:`GRID_POINTS_LIMIT` points unless ``max_points=`` allows more.
-    * ``st.evaluate(**numbers)`` -- one point, exactly, in SymPy.
     """
 
     name: str

@@ -147,7 +147,7 @@ class Check:
         the statement's assumptions.
     expected : the verdict the registry expects.
     rtol, atol : slack for round-off (a bound is violated when value > bound (1 + rtol) + atol;
-        an identity when |value - bound| > atol + rtol |bound|).
+        an identity when ``|value - bound| > atol + rtol |bound|``).
     tight_tol : a bound that holds is ``tight`` when its worst ratio is >= 1 - tight_tol.
     falsifies : for a check expected ``violated``, WHICH printed object its counterexample
         refutes: one of ``FALSE_OBJECTS`` (a ``"proof step"`` is a line inside a proof, not the

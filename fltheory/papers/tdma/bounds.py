@@ -17,39 +17,39 @@ Per-round symbols (supplied from an exact computation, see ``exact.lemma_terms``
 ``sum_window`` = ``sum_n sum_{j=khat}^{k-1} sum_{n' in S_j} E||grad f(w_{jhat_n'})||^2``, and per device
 ``drift = E||w_k - w_khat||^2``, ``window_H = sum_{j=k-d}^{k-1} H_j`` with ``H_j = sum_h(j)/S``.
 
-=============================  =========  ====================================================
-statement                      status     note
-=============================  =========  ====================================================
-``tau_async_printed``          printed    (9)-(10) with G = ceil(N/S), any N -- FALSE when S does not divide N
-``tau_async``                  corrected  (9)-(10) with S | N added: exact as (E_{k+G}-E_k)/G
-``staleness_printed``          printed    (15)-(16) min(k, G-1), G = ceil(N/S), any N -- FALSE when S does not divide N
-``staleness``                  corrected  (15)-(16) with S | N added: exact
-``staleness_general``          corrected  any N: ceil((N-u)/S) - 1 once k S + u >= N
-``khat_idfl``                  printed    (31): one round off for G - alpha - 1 <= k <= G -- FALSE
-``khat_idfl_corrected``        corrected  0 for k <= G-alpha-1, else k - G + alpha + 1
-``prop1_alpha``                printed    (32)-(33): the largest alpha adding no slot: exact
-``prop1_condition``            printed    (34)-(36): alpha adds no slot iff r (G-alpha-1)(S+1) >= tau_comp
-``rounds_loop_bound``          printed    Algorithm 1's floor(T / tau_async) rounds -- FALSE
-``rounds_done``                corrected  #{k : E_k <= T} in closed form (Table I = this + 1)
-``smoothness_descent``         printed    (18): the descent inequality implied by (17)
-``assumption2_minibatch``      printed    (20) -- FALSE for B > 1
-``assumption2_minibatch_corr`` corrected  sigma^2/B + (1 + (M-1)/B) ||grad f_n||^2
-``lemma1``                     printed    (22) -- FALSE (0.405 > 0.4025 on f = w^2/2)
-``lemma1_corrected``           corrected  Lemma 1': per-device polarisation, Young (lambda)
-``lemma2``                     printed    (23) -- FALSE (drops the cross term)
-``lemma2_corrected``           corrected  (1 + 1/lambda) Gamma^2 S + (1 + lambda) sum ||grad f||^2
-``lemma3``                     printed    (24) -- FALSE (Cauchy-Schwarz factor lost)
-``lemma3_corrected``           corrected  Lemma 3': 2 eta^2 (d + rho) window_H + 2 eta^2 d sigma^2/(SB)
-``round_descent``              printed    (25): Lemmas 1-3 combined -- FALSE (0.405 > 0.4025 on f = w^2/2)
-``summed_descent``             printed    (26): (25) summed over k = 0..K -- FALSE (0.195 > 0.19 at K = 0)
-``lemma4_27``, ``lemma4_28``   printed    (27), (28): hold (valid re-indexing bounds)
-``lemma4_exact``               corrected  (C.1) exactly: N a_0 + S sum_{k=1}^{K-G+1} a_k
-``staleness_sum``              printed    sum_k sum_n d = S (G-1)(K - G/2 + 1), K >= G - 1
-``theorem1``                   printed    App. D: (Q2 + Q3 + Q4)/Q1 -- FALSE
-``theorem1_order``             printed    (30): sqrt(K+1) (Q2+Q3+Q4)/Q1 -> Delta/beta + beta L(...)/(2SB)
-``theorem1_rate``              printed    (30) as a rate for every eta of (29), with that constant -- FALSE
-``theorem1_corrected``         corrected  Theorem 1' (keeps the (1 + 1/lambda) Gamma^2 floor)
-=============================  =========  ====================================================
+==============================  =========  =============================================================================
+statement                       status     note
+==============================  =========  =============================================================================
+``tau_async_printed``           printed    (9)-(10) with G = ceil(N/S), any N -- FALSE when S does not divide N
+``tau_async``                   corrected  (9)-(10) with S | N added: exact as (E_{k+G}-E_k)/G
+``staleness_printed``           printed    (15)-(16) min(k, G-1), G = ceil(N/S), any N -- FALSE when S does not divide N
+``staleness``                   corrected  (15)-(16) with S | N added: exact
+``staleness_general``           corrected  any N: ceil((N-u)/S) - 1 once k S + u >= N
+``khat_idfl``                   printed    (31): one round off for G - alpha - 1 <= k <= G -- FALSE
+``khat_idfl_corrected``         corrected  0 for k <= G-alpha-1, else k - G + alpha + 1
+``prop1_alpha``                 printed    (32)-(33): the largest alpha adding no slot: exact
+``prop1_condition``             printed    (34)-(36): alpha adds no slot iff r (G-alpha-1)(S+1) >= tau_comp
+``rounds_loop_bound``           printed    Algorithm 1's floor(T / tau_async) rounds -- FALSE
+``rounds_done``                 corrected  #{k : E_k <= T} in closed form (Table I = this + 1)
+``smoothness_descent``          printed    (18): the descent inequality implied by (17)
+``assumption2_minibatch``       printed    (20) -- FALSE for B > 1
+``assumption2_minibatch_corr``  corrected  sigma^2/B + (1 + (M-1)/B) ||grad f_n||^2
+``lemma1``                      printed    (22) -- FALSE (0.405 > 0.4025 on f = w^2/2)
+``lemma1_corrected``            corrected  Lemma 1': per-device polarisation, Young (lambda)
+``lemma2``                      printed    (23) -- FALSE (drops the cross term)
+``lemma2_corrected``            corrected  (1 + 1/lambda) Gamma^2 S + (1 + lambda) sum ||grad f||^2
+``lemma3``                      printed    (24) -- FALSE (Cauchy-Schwarz factor lost)
+``lemma3_corrected``            corrected  Lemma 3': 2 eta^2 (d + rho) window_H + 2 eta^2 d sigma^2/(SB)
+``round_descent``               printed    (25): Lemmas 1-3 combined -- FALSE (0.405 > 0.4025 on f = w^2/2)
+``summed_descent``              printed    (26): (25) summed over k = 0..K -- FALSE (0.195 > 0.19 at K = 0)
+``lemma4_27``, ``lemma4_28``    printed    (27), (28): hold (valid re-indexing bounds)
+``lemma4_exact``                corrected  (C.1) exactly: N a_0 + S sum_{k=1}^{K-G+1} a_k
+``staleness_sum``               printed    sum_k sum_n d = S (G-1)(K - G/2 + 1), K >= G - 1
+``theorem1``                    printed    App. D: (Q2 + Q3 + Q4)/Q1 -- FALSE
+``theorem1_order``              printed    (30): sqrt(K+1) (Q2+Q3+Q4)/Q1 -> Delta/beta + beta L(...)/(2SB)
+``theorem1_rate``               printed    (30) as a rate for every eta of (29), with that constant -- FALSE
+``theorem1_corrected``          corrected  Theorem 1' (keeps the (1 + 1/lambda) Gamma^2 floor)
+==============================  =========  =============================================================================
 
 Example
 -------
