@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -176,11 +177,100 @@ def _tex_text(text: str) -> str:
     return "".join(out)
 
 
-def latex_document(papers=None) -> str:
-    """A LaTeX document (article class, amsmath and amssymb only) listing every statement of ``papers``:
-    its name, equation number, whether it is printed or corrected, and its formula with conditions.
+# the document's preamble: T1 font encoding (so that < > | in text are those characters), Latin Modern where it is
+# installed, and \fltline, one line of a long formula that is shrunk only where it is wider than the line
+_PREAMBLE = r"""\documentclass[10pt]{article}
+\usepackage[T1]{fontenc}
+\IfFileExists{lmodern.sty}{\usepackage{lmodern}}{}
+\usepackage{amsmath}
+\usepackage{amssymb}
+\usepackage{graphicx}
+\setlength{\parindent}{0pt}
+\newsavebox{\fltbox}
+\newlength{\fltwidth}
+\newcommand{\fltline}[2]{\par\noindent\hspace*{#1}\setlength{\fltwidth}{\dimexpr\linewidth-#1\relax}%
+  \sbox{\fltbox}{$\displaystyle #2$}%
+  \ifdim\wd\fltbox>\fltwidth\resizebox{\fltwidth}{!}{\usebox{\fltbox}}\else\usebox{\fltbox}\fi\par}"""
 
-    The document compiles with ``pdflatex``; a researcher copies the ``equation*`` bodies.
+LINE_UNITS = 56   # about what one line of the document holds, in the units of _tex_width
+
+
+def _tex_width(tex: str) -> int:
+    """A rough width of a LaTeX formula: a command counts as one character, layout commands and braces as none."""
+    tex = re.sub(r"\\(left|right|big|Big|bigl|bigr|Bigl|Bigr|frac|tfrac|dfrac|mathcal|mathbb|mathrm|text|quad)"
+                 r"(?![A-Za-z])", "", tex)
+    tex = re.sub(r"\\[A-Za-z]+", "x", tex)
+    return len(re.sub(r"[{}_^\s]|\\[,;:! ]", "", tex))
+
+
+def _top_level_pieces(tex: str) -> list[str]:
+    r"""``tex`` cut before each binary ``+``/``-`` and each relation outside braces and ``\left...\right``
+    groups (each piece keeps its operator), so that every piece balances its braces and delimiters."""
+    pieces, start, depth, i = [], 0, 0, 0
+    rel = re.compile(r" (\+|-|=|<|>|\\le|\\ge|\\leq|\\geq|\\ne|\\neq|\\approx|\\in) ")
+    while i < len(tex):
+        if tex.startswith("\\begin{", i) or tex.startswith("\\end{", i):   # an environment (cases): a group
+            depth += 1 if tex[i + 1] == "b" else -1
+            i = tex.index("}", i) + 1
+            continue
+        if tex.startswith("\\left", i) and not tex[i + 5: i + 6].isalpha():
+            depth, i = depth + 1, i + 5
+            continue
+        if tex.startswith("\\right", i) and not tex[i + 6: i + 7].isalpha():
+            depth, i = depth - 1, i + 6
+            continue
+        ch = tex[i]
+        if ch == "\\":                      # an escaped character or a command: step over its name
+            i += 2
+            while i < len(tex) and tex[i].isalpha():
+                i += 1
+            continue
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        m = rel.match(tex, i) if depth == 0 and ch == " " else None
+        if m and i > start:
+            pieces.append(tex[start:i].strip())
+            start = i + 1
+            i = m.end()
+            continue
+        i += 1
+    pieces.append(tex[start:].strip())
+    return [q for q in pieces if q]
+
+
+def _packed(pieces: list[str], units: int) -> list[str]:
+    """Pieces joined into lines of at most about ``units`` (a piece wider than that is a line of its own)."""
+    lines: list[str] = []
+    for piece in pieces:
+        if lines and _tex_width(lines[-1]) + _tex_width(piece) <= units:
+            lines[-1] += " " + piece
+        else:
+            lines.append(piece)
+    return lines
+
+
+def _formula_lines(st) -> list[str]:
+    r"""A statement as ``\fltline`` lines: the formula cut at its top-level sums and relations, then
+    ``if`` and its conditions, a few to a line; a continuation line is indented."""
+    out = []
+    for k, line in enumerate(_packed(_top_level_pieces(st.latex(conditions=False)), LINE_UNITS)):
+        out.append(f"\\fltline{{{'2em' if k else '0pt'}}}{{{line}}}")
+    conditions = st.latex_conditions()
+    if conditions:
+        items = [c + ("," if k < len(conditions) - 1 else "") for k, c in enumerate(conditions)]
+        for k, line in enumerate(_packed(items, LINE_UNITS - 4)):
+            out.append(f"\\fltline{{{'2em' if k else '0pt'}}}{{{'' if k else chr(92) + 'text{if } '}{line}}}")
+    return out
+
+
+def latex_document(papers=None) -> str:
+    """A LaTeX document listing every statement of ``papers``: its name, equation number, title, whether
+    it is printed or corrected, and its formula with conditions.
+
+    The document uses the T1 font encoding and needs only the packages of a basic TeX installation
+    (amsmath, amssymb, graphicx; Latin Modern where installed).  Long formulas are cut at their top-level
+    sums and relations and the conditions set a few to a line; a piece still wider than the line is
+    shrunk to fit it, so that ``pdflatex`` reports no overfull line (the test suite compiles it).  Each
+    statement's formula is also written whole, on one line, in a comment above it, to copy.
     """
     from .plotting import paper_title  # noqa: PLC0415 - only reads the package docstring (no matplotlib)
 
@@ -188,16 +278,15 @@ def latex_document(papers=None) -> str:
         raise InputTypeError(f"papers must be a list of paper names or None; got {shown(papers)}")
     papers = list(papers or _verify.PAPERS)
     statements = {p: paper_statements(p) for p in papers}  # every name checked before any work
-    lines = [r"\documentclass[10pt]{article}", r"\usepackage{amsmath}", r"\usepackage{amssymb}",
-             r"\allowdisplaybreaks", r"\setlength{\parindent}{0pt}", r"\begin{document}",
-             r"\section*{Statements checked by fltheory}"]
+    lines = [_PREAMBLE, r"\begin{document}", r"\raggedright", r"\section*{Statements checked by fltheory}"]
     for p in papers:
         lines.append(f"\\subsection*{{{_tex_text(paper_title(p))}}}")
         for st in statements[p]:
             tag = st.status if st.status == "printed" else f"corrected: {st.reason}"
             head = f"{p}.{st.name}" + (f" {st.equation}" if st.equation else "")
             lines.append(f"\\paragraph{{{_tex_text(head)}}} {_tex_text(st.title or '')} ({_tex_text(tag)})")
-            lines += [r"{\small", r"\begin{equation*}", st.latex(), r"\end{equation*}}", ""]
+            lines += ["% " + " ".join(st.latex().split()), r"{\small\smallskip", *_formula_lines(st),
+                      r"\medskip}", ""]
     lines.append(r"\end{document}")
     return "\n".join(lines) + "\n"
 
@@ -237,9 +326,9 @@ def _cmd_figures(args) -> int:
 
     out = check_out_folder(args.out, "figures", FIGURE_FILES, force=args.force)   # before any figure is drawn
     try:
-        import matplotlib  # noqa: F401, PLC0415 - an optional extra
+        import matplotlib  # noqa: F401, PLC0415 - a dependency, but an environment may lack it
     except ImportError:
-        print("fltheory figures: no figure drawn: matplotlib is not installed (pip install 'fltheory[plot]')",
+        print("fltheory figures: no figure drawn: matplotlib is not installed (pip install matplotlib)",
               file=sys.stderr)
         return 1
     from . import plotting, problems  # noqa: PLC0415
@@ -278,10 +367,17 @@ def _cmd_figures(args) -> int:
     return 0
 
 
+def plain_text(rst: str) -> str:
+    """reStructuredText as the plain text a terminal shows (``--help``): inline literals and roles lose their
+    markup (``x`` and :func:`f` read x and f)."""
+    text = re.sub(r":[a-z]+(?::[a-z]+)?:`~?([^`]*)`", r"\1", rst)
+    return re.sub(r"``([^`]*)``", r"\1", text).replace("**", "")
+
+
 def main(argv=None) -> int:
     if hasattr(signal, "SIGPIPE"):  # `fltheory bounds | head` should end quietly
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    parser = argparse.ArgumentParser(prog="fltheory", description=__doc__)
+    parser = argparse.ArgumentParser(prog="fltheory", description=plain_text(__doc__))
     sub = parser.add_subparsers(dest="command", required=True)
     v = sub.add_parser("verify", help="run every registered check and write a report")
     v.add_argument("--quick", action="store_true", help="fewer instances per check (a first look)")

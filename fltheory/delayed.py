@@ -220,7 +220,7 @@ class RegisterMoments:
         return (regs[..., None] * self.d + np.arange(self.d)).reshape(regs.shape[:-1] + (-1,))
 
     def block(self, a: int, b: int):
-        """``E[y_a y_b^T]`` (*batch, d, d)."""
+        """``E[y_a y_b^T]`` ``(*batch, d, d)``."""
         d = self.d
         return self.second[..., a * d:(a + 1) * d, b * d:(b + 1) * d]
 
@@ -231,9 +231,9 @@ class RegisterMoments:
         """Simultaneously ``y_{dst[w]} <- sum_j mats[..., w, j] y_{src[w][j]} + offset[..., w] + nu_w``.
 
         ``src`` is (W, k) register indices (repeat a source with a zero matrix to pad), ``mats`` is
-        (*batch, W, k, d, d), ``offset`` (*batch, W, d), ``noise`` (*batch, W, d, d) the
+        ``(*batch, W, k, d, d)``, ``offset`` ``(*batch, W, d)``, ``noise`` ``(*batch, W, d, d)`` the
         covariances of independent zero-mean noises.  Sources are read before any write.
-        ``extra_second`` (*batch, W*d, W*d) is added to the new registers' second-moment block
+        ``extra_second`` ``(*batch, W*d, W*d)`` is added to the new registers' second-moment block
         (a zero-mean term uncorrelated with every old register, see :meth:`assign_random`).
         """
         xp, d = self.xp, self.d
@@ -297,7 +297,7 @@ class RegisterMoments:
         over the random coefficients ``c`` (:class:`RandomParticipation`), the delays ``D_i`` (drawn
         i.i.d. per client with ``delay_probs`` (L,) or (N, L)) and the noise (``Cov nu_i = Q_i``).
 
-        ``runs_P`` (*batch, N, d, d), ``runs_r`` (*batch, N, d), ``runs_Q`` (*batch, N, d, d).
+        ``runs_P`` ``(*batch, N, d, d)``, ``runs_r`` ``(*batch, N, d)``, ``runs_Q`` ``(*batch, N, d, d)``.
 
         With ``E[c] = u``, ``E[c c^T] = kappa u u^T + diag(v)`` and ``ybar_i = P_i E_D[y_D] + r_i``:
         the new register's mean and its cross moments with every old register are those of the
@@ -410,11 +410,11 @@ class RandomParticipation:
 # ======================================================================================
 @dataclass(frozen=True)
 class DelayedMoments:
-    """Exact moments along a schedule: ``mean`` (T+1, *batch, d) of ``x_t``; ``mse``, ``grad_sq``
-    and ``gap`` (T+1, *batch) are ``E||x_t - x*||^2``, ``E||grad F(x_t)||^2`` and ``E F(x_t) - F*``;
-    ``cov`` (T+1, *batch, d, d) when recorded; ``lag_msd`` (T+1, *batch, R) when recorded is
+    """Exact moments along a schedule: ``mean`` ``(T+1, *batch, d)`` of ``x_t``; ``mse``, ``grad_sq``
+    and ``gap`` ``(T+1, *batch)`` are ``E||x_t - x*||^2``, ``E||grad F(x_t)||^2`` and ``E F(x_t) - F*``;
+    ``cov`` ``(T+1, *batch, d, d)`` when recorded; ``lag_msd`` ``(T+1, *batch, R)`` when recorded is
     ``E||x_t - x_{t-l}||^2`` for the lags ``l = 0..R-1`` of the ring (the drift of a stale model,
-    with ``x_j = x_0`` for ``j < 0``).  ``diverged`` (*batch) marks the configurations whose moments left
+    with ``x_j = x_0`` for ``j < 0``).  ``diverged`` ``(*batch)`` marks the configurations whose moments left
     the floating-point range (the step size makes the method diverge there; their numbers are not
     moments); when every configuration diverges the call raises instead."""
 
@@ -567,7 +567,7 @@ def schedule_moments(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0
 def _ring_moments(fed, x0, cov0, R: int, batch: tuple, T: int, step, lag_msd=None):
     """Run ``step(engine, t, current_slot, new_slot)`` for t < T on a ring of ``R`` server models that
     all start at ``x0`` (y = x - x*, plus ``cov0``); return the means and second moments of x_t.
-    A given ``lag_msd`` (T+1, *batch, R) is filled with ``E||x_t - x_{t-l}||^2``."""
+    A given ``lag_msd`` ``(T+1, *batch, R)`` is filled with ``E||x_t - x_{t-l}||^2``."""
     xp, d = fed.xp, fed.d
     y0 = xp.broadcast_to(V.array(x0, "x0", xp=xp, ndim=1, shape=(d,)) - fed.x_star, batch + (d,))
     second0 = y0[..., :, None] * y0[..., None, :]

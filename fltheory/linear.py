@@ -110,7 +110,7 @@ class Moments:
 
 
 def spectral_radius(A):
-    """max |lambda(A)| for a batch of square matrices ``(..., n, n)`` (eigenvalues by :func:`fltheory.backend.eigvals`)."""
+    """``max |lambda(A)|`` for a batch of square matrices ``(..., n, n)`` (eigenvalues by :func:`fltheory.backend.eigvals`)."""
     A = V.array(A, "A", min_ndim=2)
     if A.shape[-1] != A.shape[-2]:
         raise V.InputError(f"A must be a square matrix or a batch of them, shape (..., n, n); got {tuple(A.shape)}")

@@ -1,6 +1,6 @@
 """Figures: statements against the quantities they bound, bias against eta, sweeps, the best step size.
 
-matplotlib is an optional extra (``pip install 'fltheory[plot]'``); it is imported here only.  The helpers
+matplotlib is a dependency of the package; it is imported here only (on first use).  The helpers
 build :class:`matplotlib.figure.Figure` objects directly, never through ``pyplot``: they leave the session's
 backend and pyplot's list of open figures alone, write a file when given a ``path`` and otherwise return the
 Figure, which a notebook shows when it is a cell's last value (or ``display(fig)``).
@@ -81,7 +81,7 @@ def verdict_figure(verdicts, path: str | Path | None = None, *, title: str | Non
     """One paper's page: for every check, the ratio of each instance and the worst one.
 
     The ratio is value/bound for an upper bound, bound/value for a lower bound and
-    |error|/tolerance for an identity, so that every row reads the same way round: a point right
+    ``|error|/tolerance`` for an identity, so that every row reads the same way round: a point right
     of the line ``ratio = 1`` breaks the statement.  Large markers are each check's worst
     instance, coloured by verdict (a black edge where the verdict is not the expected one);
     ratios below ``RATIO_FLOOR`` (exact zeros included) sit on the left edge as ``<``, those above

@@ -342,6 +342,17 @@ class Condition:
 class Statement:
     """A numbered result as ``lhs relation expr`` under ``conditions``.
 
+    Evaluating
+    ----------
+    * ``st(**values)`` -- the usual call: arrays broadcast as NumPy's do, so equal-length 1-D
+      arrays are PAIRED (``st(eta=etas, L=Ls)`` gives ``len(etas)`` values, one per ``(etas[i], Ls[i])``);
+      shape them (``etas[:, None]``, ``Ls[None, :]``) for a table.  ``mask=True`` returns where the
+      conditions hold instead of raising.
+    * ``st.grid(outer=True, **axes)`` -- every combination of 1-D axes (the outer product: 40 values on
+      each of three axes are 64,000 points); refused with :class:`GridSizeError` past
+      :data:`GRID_POINTS_LIMIT` points unless ``max_points=`` allows more.
+    * ``st.evaluate(**numbers)`` -- one point, exactly, in SymPy.
+
     Parameters
     ----------
     name : identifier (``"theorem1_recursion"``).
@@ -354,17 +365,6 @@ class Statement:
     tight : True when the bound is attained on the stated class, False when not, None if unknown.
     corrects : for a corrected statement, the name of the printed one it stands beside.
     latex_names : LaTeX for symbols whose names SymPy would not render well.
-
-    Evaluating
-    ----------
-    * ``st(**values)`` -- the usual call: arrays broadcast as NumPy's do, so equal-length 1-D
-      arrays are PAIRED (``st(eta=etas, L=Ls)`` gives ``len(etas)`` values, one per ``(etas[i], Ls[i])``);
-      shape them (``etas[:, None]``, ``Ls[None, :]``) for a table.  ``mask=True`` returns where the
-      conditions hold instead of raising.
-    * ``st.grid(outer=True, **axes)`` -- every combination of 1-D axes (the outer product: 40 values on
-      each of three axes are 64,000 points); refused with :class:`GridSizeError` past
-      :data:`GRID_POINTS_LIMIT` points unless ``max_points=`` allows more.
-    * ``st.evaluate(**numbers)`` -- one point, exactly, in SymPy.
     """
 
     name: str
@@ -456,10 +456,16 @@ class Statement:
         nonneg = self._nonnegative_symbols()
         body = f"{self.lhs} {_RELATIONS[self.relation]} {_tex(_drop_abs(self.expr, nonneg), names)}"
         if conditions:
-            conds = [_tex_condition(c, names, nonneg) for c in self._shown_conditions(nonneg)]
+            conds = self.latex_conditions()
             if conds:
                 body += "\\quad\\text{if } " + ",\\ ".join(conds)
         return body
+
+    def latex_conditions(self) -> list[str]:
+        """The LaTeX of each condition :meth:`latex` prints after ``if`` (the same ones, in its order)."""
+        names = {s: self.latex_names[s.name] for s in self.symbols if s.name in self.latex_names}
+        nonneg = self._nonnegative_symbols()
+        return [_tex_condition(c, names, nonneg) for c in self._shown_conditions(nonneg)]
 
     def _repr_latex_(self) -> str:
         """Jupyter renders a statement as its LaTeX."""

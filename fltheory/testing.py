@@ -476,6 +476,19 @@ def assert_statement(statement: Statement, quantity: Callable[[Any], tuple], cas
                      search_budget: int = 100) -> int:
     """Assert ``statement`` on every case drawn from ``cases``; push towards the worst; shrink and report a failure.
 
+    The ratio of every case (value/bound for an upper bound) is a ``hypothesis.target``: after
+    the random cases, hypothesis's targeted phase mutates the worst ones towards a larger ratio.
+    When ``cases`` is a family, the worst draws then start the package's search (random
+    instances, Nelder-Mead on the reals, neighbourhood moves on the integers, the ends of every
+    interval), so a nearly tight or slightly loosened bound is found far more often than by
+    random cases alone.
+
+    A case whose parameters fail one of the statement's conditions is not a counterexample; it
+    is discarded (hypothesis reports an error if nearly every case is).  On failure, after
+    shrinking, :class:`BoundViolated` is raised with the smallest case found: the value, the
+    bound, their ratio, the parameters and the calls that rebuild the case.  Returns the number
+    of cases checked (draws plus searched instances) when the statement held on all of them.
+
     Parameters
     ----------
     statement : the bound or identity (``relation`` ``<=``, ``>=`` or ``==``).
@@ -493,19 +506,6 @@ def assert_statement(statement: Statement, quantity: Callable[[Any], tuple], cas
         an integer draws from that seed.
     search_budget : with a family as ``cases``: the evaluations of the adversarial search
         (:func:`fltheory.search.worst_case`) that starts from the best hypothesis draws.
-
-    The ratio of every case (value/bound for an upper bound) is a ``hypothesis.target``: after
-    the random cases, hypothesis's targeted phase mutates the worst ones towards a larger ratio.
-    When ``cases`` is a family, the worst draws then start the package's search (random
-    instances, Nelder-Mead on the reals, neighbourhood moves on the integers, the ends of every
-    interval), so a nearly tight or slightly loosened bound is found far more often than by
-    random cases alone.
-
-    A case whose parameters fail one of the statement's conditions is not a counterexample; it
-    is discarded (hypothesis reports an error if nearly every case is).  On failure, after
-    shrinking, :class:`BoundViolated` is raised with the smallest case found: the value, the
-    bound, their ratio, the parameters and the calls that rebuild the case.  Returns the number
-    of cases checked (draws plus searched instances) when the statement held on all of them.
     """
     from .search import Family, worst_case  # noqa: PLC0415
 

@@ -43,6 +43,7 @@ import json
 import os
 import math
 import platform
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -146,7 +147,7 @@ class Check:
         the statement's assumptions.
     expected : the verdict the registry expects.
     rtol, atol : slack for round-off (a bound is violated when value > bound (1 + rtol) + atol;
-        an identity when |value - bound| > atol + rtol |bound|).
+        an identity when ``|value - bound| > atol + rtol |bound|``).
     tight_tol : a bound that holds is ``tight`` when its worst ratio is >= 1 - tight_tol.
     falsifies : for a check expected ``violated``, WHICH printed object its counterexample
         refutes: one of ``FALSE_OBJECTS`` (a ``"proof step"`` is a line inside a proof, not the
@@ -563,21 +564,35 @@ class Report:
         return all(v.ok for v in self.verdicts)
 
     def table(self) -> str:
-        head = ("paper", "statement", "variant", "instances", "search", "worst ratio", "verdict", "expected")
-        rows = [
-            (v.paper, v.statement, v.variant, str(v.instances), str(v.budget) if v.search else "-",
-             f"{v.worst_ratio:.4g} ({v.metric})",
-             _status_cell(v),
-             v.expected + ("" if v.ok else "  <-- MISMATCH"))
-            for v in self.verdicts
-        ]
-        widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
-        fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+        """The console table: a block of rows per paper, one row per check, at most about 100 characters wide.
+
+        Columns: the check (its name less the paper's prefix), the variant (printed, corrected, identity), the
+        instances drawn, the adversarial search's evaluations, the worst ratio, the verdict (for a violated
+        check, which printed object its counterexample refutes) and ``ok``, whether the verdict is the
+        expected one (``holds`` expects holds or tight); the lines below the table name each unexpected
+        verdict and say what each column means.
+        """
+        head = ("check", "variant", "n", "search", "ratio", "verdict", "ok")
+        rows, papers = [], []
+        for v in self.verdicts:
+            if v.paper not in papers:
+                papers.append(v.paper)
+            name = v.check[len(v.paper) + 1:] if v.check.startswith(v.paper + ".") else v.check
+            verdict = v.status + (f" ({v.falsifies})" if v.falsifies and v.status == "violated" else "")
+            rows.append((v.paper, (name, v.variant, str(v.instances), str(v.budget) if v.search else "-",
+                                   f"{v.worst_ratio:.4g}", verdict,
+                                   "yes" if v.ok else "NO")))
+        cells = [r for _, r in rows]
+        widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(head)]
+        fmt = "  ".join(f"{{:<{w}}}" for w in widths[:-1]) + "  {}"
         lines = [fmt.format(*head), fmt.format(*("-" * w for w in widths))]
-        lines += [fmt.format(*r) for r in rows]
+        for paper in papers:
+            lines.append(f"[{paper}]")
+            lines += [fmt.format(*r) for p, r in rows if p == paper]
         n_ok = sum(v.ok for v in self.verdicts)
         lines.append(f"\n{n_ok}/{len(self.verdicts)} verdicts as expected ({self.seconds:.1f} s)")
-        lines.append(HOLDS_MEANS)
+        lines += [f"NO: {v.check} is {v.status}, {_expected_words(v.expected)}" for v in self.verdicts if not v.ok]
+        lines += TABLE_LEGEND
         return "\n".join(lines)
 
     def to_markdown(self) -> str:
@@ -644,9 +659,9 @@ class Report:
         self.figures_skipped = ""
         if figures:
             try:
-                import matplotlib  # noqa: F401, PLC0415 - an optional extra
+                import matplotlib  # noqa: F401, PLC0415 - a dependency, but an environment may lack it
             except ImportError:
-                self.figures_skipped = "matplotlib is not installed (pip install 'fltheory[plot]')"
+                self.figures_skipped = "matplotlib is not installed (pip install matplotlib)"
             else:
                 from .plotting import verdict_figures  # noqa: PLC0415
 
@@ -666,9 +681,21 @@ HOLDS_MEANS = ("holds = not refuted: the worst ratio over the instances drawn an
                "given budget stays below 1; it is evidence, not a proof.")
 
 
-def _status_cell(v) -> str:
-    return v.status + (" (not refuted)" if v.status == "holds" else "") + (
-        f" (false {v.falsifies})" if v.falsifies else "")
+# the console table's legend (lines of at most 100 characters)
+TABLE_LEGEND = (
+    "n: instances drawn; search: evaluations of the adversarial search (- : none); ratio: the worst",
+    "  value/bound (upper bound), bound/value (lower bound) or error/tolerance (identity); above 1 the",
+    "  statement fails.",
+    "verdict: holds = not refuted (the worst ratio stays below 1; evidence, not a proof); tight = not",
+    "  refuted and the ratio reaches 1; violated (lemma) = a counterexample refutes the printed lemma.",
+    "ok: the verdict is the expected one: a check expected to hold is ok with holds or tight; a check of",
+    "  a printed statement known to be false is ok only when violated. report.md gives the details.",
+)
+
+
+def _expected_words(expected: str) -> str:
+    """What a verdict had to be, in the table's words (``holds`` accepts ``tight``)."""
+    return "expected holds or tight" if expected == "holds" else f"expected {expected}"
 
 
 def _environment(seed: int) -> dict:
@@ -729,9 +756,7 @@ def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int =
     t0 = time.perf_counter()
     bar = None
     if progress:
-        from tqdm import tqdm  # noqa: PLC0415
-
-        bar = tqdm(total=len(checks), desc="verify", unit="check")
+        bar = _progress(len(checks))
     verdicts: list = [None] * len(checks)
     if jobs > 1 and len(checks) > 1:
         _run_pool(checks, verdicts, quick=quick, seed=seed, search=search, jobs=jobs, bar=bar)
@@ -746,6 +771,37 @@ def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int =
         bar.close()
     return Report(verdicts, quick, seed, time.perf_counter() - t0, _environment(seed), search=search,
                   jobs=jobs)
+
+
+class _Lines:
+    """Progress for a stream that is not a terminal (a log, a pipe): a plain line at every tenth of the work,
+    never the carriage-return frames of a bar."""
+
+    def __init__(self, total: int, stream):
+        self.total, self.done, self.shown, self.stream = total, 0, 0, stream
+
+    def set_postfix_str(self, text: str) -> None:
+        pass
+
+    def update(self, n: int = 1) -> None:
+        self.done += n
+        tenth = self.done * 10 // max(self.total, 1)
+        if self.stream is not None and (tenth > self.shown or self.done == self.total):
+            self.shown = tenth
+            print(f"verify: {self.done}/{self.total} checks done", file=self.stream, flush=True)
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(total: int):
+    """A tqdm bar on stderr when stderr is a terminal, else plain lines (:class:`_Lines`)."""
+    stream = sys.stderr
+    if stream is not None and getattr(stream, "isatty", lambda: False)():
+        from tqdm import tqdm  # noqa: PLC0415
+
+        return tqdm(total=total, desc="verify", unit="check", file=stream)
+    return _Lines(total, stream)
 
 
 def usable_cpus() -> int:

@@ -1,5 +1,6 @@
 """The ``fltheory`` command: exit status, report folder, statement listing, LaTeX, figures."""
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -37,6 +38,19 @@ def test_bounds_lists_every_statement(capsys):
     assert r"\le" in out and "corrected (" in out and "== feddelavg" in out
 
 
+@pytest.mark.parametrize("command", [[], ["verify"], ["bounds"], ["figures"]])
+def test_help_shows_no_rst_markup(command, capsys):
+    """Issue 23: `fltheory --help` printed the module docstring's ``literals``."""
+    with pytest.raises(SystemExit) as stop:
+        main([*command, "--help"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    assert "usage: fltheory" in out
+    assert "`" not in out and ":func:" not in out and "**" not in out, out
+    if not command:
+        assert "verify runs every registered check" in out
+
+
 def test_figures(tmp_path):
     assert main(["figures", "--out", str(tmp_path)]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == [
@@ -53,7 +67,58 @@ def test_a_violated_row_says_which_object_is_false(tmp_path):
     assert "(100)" in v.still_stands and "not refuted" in v.still_stands
     md = report.to_markdown()
     assert "false proof step" in md and "Still stands:" in md
-    assert "false proof step" in report.table()
+    assert "violated (proof step)" in report.table()
+
+
+def _verdicts_of_every_check(status=None, instances=999):
+    """A verdict for every registered check, as wide as a deep search makes it (no check is run)."""
+    out = []
+    for c in verify.registry():
+        st = status or ("violated" if c.expected == "violated" else "tight")
+        out.append(verify.Verdict(check=c.name, paper=c.paper, statement=c.name, variant=c.variant,
+                                  relation=c.relation, status=st, expected=c.expected, instances=instances,
+                                  worst_ratio=1.234e-05, metric="value/bound", falsifies=c.falsifies,
+                                  search={"evaluations": c.search_budget[2]} if c.family is not None else None))
+    return out
+
+
+def test_the_console_table_has_a_check_column_and_fits_100_characters():
+    """Issue 23: every check is named (the same statement checked twice is two names), no line is wider
+    than 100 characters, and `tight` where `holds` is expected is as expected (the legend says why)."""
+    verdicts = _verdicts_of_every_check()
+    table = verify.Report(verdicts, quick=False, seed=0, seconds=1.0, environment={}).table()
+    lines = table.splitlines()
+    assert max(map(len, lines)) <= 100, max(lines, key=len)
+    assert lines[0].split()[:2] == ["check", "variant"] and lines[0].split()[-1] == "ok"
+    for paper in verify.all_papers():
+        block = table.split(f"[{paper}]\n")[1].split("\n[")[0].split("\n\n")[0].splitlines()
+        names = [line.split()[0] for line in block]
+        assert len(names) == len(set(names)) == len(verify.registry([paper])), paper
+    assert "MISMATCH" not in table and " NO" not in table and f"{len(verdicts)}/{len(verdicts)} verdicts" in table
+    tight = [line for line in lines if "  tight  " in line]
+    assert tight and all(line.rstrip().endswith("yes") for line in tight)
+    assert "ok with holds or tight" in table
+    assert "violated (proof step)" in table
+
+
+def test_the_console_table_names_an_unexpected_verdict_below_it():
+    verdicts = _verdicts_of_every_check(status="holds")
+    table = verify.Report(verdicts, quick=False, seed=0, seconds=1.0, environment={}).table()
+    bad = [v for v in verdicts if v.expected != "holds"]   # expected violated (or tight), found holds
+    assert bad and sum(line.endswith("  NO") for line in table.splitlines()) == len(bad)
+    for v in bad:
+        assert f"NO: {v.check} is holds, expected {v.expected}" in table
+    assert max(map(len, table.splitlines())) <= 100
+
+
+def test_progress_writes_no_carriage_return_frames_to_a_log(tmp_path, capsys):
+    """Issue 23: without a terminal the progress is plain lines (the bar's \\r frames filled logs)."""
+    assert main(["verify", "--quick", "--paper", "tdma", "--only", "staleness", "--no-figures", "--jobs", "1",
+                 "--out", str(tmp_path / "rep")]) == 0
+    captured = capsys.readouterr()
+    assert "\r" not in captured.err and "\r" not in captured.out
+    n = len([c for c in verify.registry(["tdma"]) if "staleness" in c.name])
+    assert f"verify: {n}/{n} checks done" in captured.err.splitlines()
 
 
 def test_every_check_expected_violated_names_the_false_object_and_what_stands():
@@ -100,9 +165,11 @@ def test_bounds_prints_every_statement_by_name(capsys):
             assert f"- {paper}.{name}: " in out, (paper, name)
 
 
-# control words the document may use: the LaTeX kernel, the article class, amsmath and amssymb
+# control words the document may use: the LaTeX kernel, the article class, amsmath, amssymb and graphicx
 KNOWN_MACROS = set("""
 documentclass usepackage allowdisplaybreaks setlength parindent begin end section subsection paragraph small
+IfFileExists newsavebox newlength newcommand fltline fltbox fltwidth par noindent dimexpr linewidth relax sbox
+ifdim wd resizebox usebox else fi raggedright smallskip medskip cases for otherwise
 textbackslash textit textbf textrm emph text mathrm mathbf mathbb mathcal mathit mathsf mathfrak boldsymbol
 operatorname rm bf it displaystyle textstyle scriptstyle
 alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi pi rho varrho sigma
@@ -143,7 +210,7 @@ def latex_problems(tex: str) -> list:
             problems.append(f"\\end{{{env}}} does not close the open environment")
     if stack:
         problems.append(f"unclosed environments {stack}")
-    for eq in re.findall(r"\\begin\{equation\*\}(.*?)\\end\{equation\*\}", body, flags=re.S):
+    for eq in re.findall(r"^\\fltline\{[^}]*\}\{(.*)\}$", body, flags=re.M):   # one line of a formula each
         if len(re.findall(r"\\left(?![a-zA-Z])", eq)) != len(re.findall(r"\\right(?![a-zA-Z])", eq)):
             problems.append(f"unbalanced \\left/\\right in {eq[:60]!r}")
         if re.search(r"(?<!\\)\$", eq):
@@ -155,12 +222,13 @@ def latex_problems(tex: str) -> list:
 
 
 def test_the_latex_checker_finds_what_breaks_a_document():
-    good = "\\begin{document}\\begin{equation*}\\left(\\frac{1}{2}\\right)\\end{equation*}\\end{document}"
+    good = "\\begin{document}\n\\fltline{0pt}{\\left(\\frac{1}{2}\\right)}\n\\end{document}"
     assert latex_problems(good) == []
     assert any("unknown" in p for p in latex_problems(good.replace("\\frac", "\\fra81")))
     assert any("unclosed" in p for p in latex_problems(good.replace("{2}", "{2")))
     assert any("left" in p for p in latex_problems(good.replace("\\right)", ")")))
-    assert any("close" in p for p in latex_problems(good.replace("\\end{equation*}", "\\end{align*}")))
+    assert any("close" in p for p in latex_problems(good.replace("\\end{document}", "\\end{align*}")))
+    assert any("$" in p for p in latex_problems(good.replace("{2}", "{$2$}")))
 
 
 @pytest.mark.parametrize("paper", verify.PAPERS)
@@ -170,7 +238,8 @@ def test_bounds_latex_file_parses_and_compiles(paper, tmp_path, capsys):
     assert f"written to {tex}" in capsys.readouterr().out
     text = tex.read_text()
     n = len(paper_statements(paper))
-    assert text.count("\\begin{equation*}") == n and text.count("\\paragraph{") == n
+    assert text.count("{\\small\\smallskip") == n and text.count("\\paragraph{") == n
+    assert "\\usepackage[T1]{fontenc}" in text   # < > | in the titles are those characters, not ¡ ¿ —
     assert latex_problems(text) == []
     if shutil.which("pdflatex") is None:
         pytest.skip("pdflatex is not installed (apt-get install texlive-latex-base texlive-latex-recommended); "
@@ -180,6 +249,9 @@ def test_bounds_latex_file_parses_and_compiles(paper, tmp_path, capsys):
                          text=True, timeout=120)
     assert run.returncode == 0, run.stdout[-3000:]
     assert (tmp_path / f"{paper}.pdf").stat().st_size > 1000
+    log = (tmp_path / f"{paper}.log").read_text(errors="replace")
+    overfull = re.findall(r"^Overfull \\hbox.*$", log, re.M)
+    assert overfull == [], overfull[:5]   # no formula or condition runs past the margin
 
 
 def test_latex_document_refuses_unknown_papers():
@@ -190,7 +262,27 @@ def test_latex_document_refuses_unknown_papers():
         latex_document(["feddelavg", "nope"])
     with pytest.raises(InputTypeError, match="papers"):
         latex_document("feddelavg")
-    assert latex_document(["feddelavg"]).count("\\begin{equation*}") == len(paper_statements("feddelavg"))
+    assert latex_document(["feddelavg"]).count("{\\small\\smallskip") == len(paper_statements("feddelavg"))
+
+
+@pytest.mark.parametrize("paper", verify.PAPERS)
+def test_latex_lines_cut_long_formulas_where_they_balance(paper):
+    """Issue 23: a formula is cut at its top-level sums and relations (never inside braces, an environment
+    or \\left...\\right), the pieces join back to the formula, and every long formula is cut."""
+    from fltheory.cli import LINE_UNITS, _formula_lines, _tex_width, _top_level_pieces
+
+    for st in paper_statements(paper):
+        tex = st.latex(conditions=False)
+        pieces = _top_level_pieces(tex)
+        assert " ".join(pieces).split() == tex.split(), st.name
+        for piece in pieces:
+            assert piece.count("{") == piece.count("}"), (st.name, piece)
+            assert len(re.findall(r"\\left(?![a-z])", piece)) == len(re.findall(r"\\right(?![a-z])", piece))
+            assert piece.count("\\begin{") == piece.count("\\end{"), (st.name, piece)
+        lines = _formula_lines(st)
+        assert len(lines) >= 1 + bool(st.latex_conditions())
+        if _tex_width(tex) > 2 * LINE_UNITS and len(pieces) > 2:
+            assert len(lines) > 1 + bool(st.latex_conditions()), st.name
 
 
 # ----------------------------------------------------------------------------- output paths (issue 19, part B)

@@ -71,7 +71,9 @@ def test_fltheory_verify_runs_a_registered_paper(mine, tmp_path, capsys):
     out = tmp_path / "report"
     assert cli.main(["verify", "--paper", "mine", "--quick", "--no-progress", "--no-figures", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "gd_contraction" in printed and "too_good" in printed and "2/2 verdicts as expected" in printed
+    # the console table names the checks (mine.gd, mine.too_good) in the paper's block; report.md their statements
+    assert "[mine]\ngd " in printed and "\ntoo_good " in printed and "2/2 verdicts as expected" in printed
+    assert "gd_contraction" in (out / "report.md").read_text()
     assert "mine.too_good" in (out / "report.md").read_text()
 
 

@@ -93,7 +93,7 @@ def _check_part(part, fed=None):
 
 
 def _setup(fed, part, eta, w0, runs, record=False):
-    """Validated (fed, part, eta (*batch), w0 (*batch, d), batch shape)."""
+    """Validated (fed, part, eta ``(*batch)``, w0 ``(*batch, d)``, batch shape)."""
     fed = _check_fed(fed)
     part = _check_part(part, fed)
     xp = fed.xp
@@ -156,7 +156,7 @@ def _noise_root(fed, xp):
 
 
 def _noise(root, stream, cfg_index, r, N, d, k, xp):
-    """Noise of round ``r``, local iteration ``k`` of every client: (*batch, N, d)."""
+    """Noise of round ``r``, local iteration ``k`` of every client: ``(*batch, N, d)``."""
     z = stream.normal(config=cfg_index[..., None], round=r, client=np.arange(N), size=(k + 1, d))[..., k, :]
     z = xp.asarray(z)
     return matvec(root, z)
@@ -184,9 +184,9 @@ class AFLDGARecord:
 
 @dataclass(frozen=True)
 class AFLDGAResult:
-    """``w`` (*batch, T+1, d) server models; ``gbar`` (*batch, T, d) global gradients; ``clients``
-    (*batch, N, d) the client models at the end (pending corrections not yet applied);
-    ``client_start`` (*batch, T, N, d) each client's model right before its first local iteration
+    """``w`` ``(*batch, T+1, d)`` server models; ``gbar`` ``(*batch, T, d)`` global gradients; ``clients``
+    ``(*batch, N, d)`` the client models at the end (pending corrections not yet applied);
+    ``client_start`` ``(*batch, T, N, d)`` each client's model right before its first local iteration
     of round ``r`` (NaN where it is idle); ``record`` (or None); ``mode``, ``eta``."""
 
     w: Any
@@ -204,7 +204,7 @@ class AFLDGAResult:
 
     @property
     def diverged(self):
-        """(*batch) True for the configurations whose server models left the floating-point range (a step size
+        """``(*batch)`` True for the configurations whose server models left the floating-point range (a step size
         eta too large for them; :func:`afl_dga` refuses a run where every configuration did)."""
         xp = namespace(self.w)
         with np.errstate(invalid="ignore"):
@@ -221,7 +221,7 @@ def afl_dga(fed, part: Participation, *, eta, w0, mode: str = "analysis", runs: 
     fed : a federation (its ``weights`` are the server weights and must equal ``part.weights``).
     part : the participation, local iterations ``K`` and global-gradient delays ``D``.
     eta : step size (local, correction and server), scalar or per configuration.
-    w0 : initial model (d,) or (*batch, d).
+    w0 : initial model (d,) or ``(*batch, d)``.
     mode : ``"analysis"`` (default; the proofs), ``"paper_text"`` or ``"alg1_literal"``.
     runs : number of independent noise realisations (a leading axis); noise is added when the
         federation has ``noise_cov``.
@@ -241,7 +241,7 @@ def afl_dga(fed, part: Participation, *, eta, w0, mode: str = "analysis", runs: 
     alpha, beta = correction_coefficients(part, mode)
     alpha, beta = xp.asarray(alpha), xp.asarray(beta)
     p = asarray(fed.weights, xp)
-    eta_b = xp.broadcast_to(eta, batch)[..., None]                 # (*batch, 1)
+    eta_b = xp.broadcast_to(eta, batch)[..., None]                 # ``(*batch, 1)``
     root = _noise_root(fed, xp)
     stream = KeyedStream(seed, _NOISE_PURPOSE)
     cfg_index = np.arange(int(np.prod(batch, dtype=np.int64))).reshape(batch)
@@ -281,7 +281,7 @@ def afl_dga(fed, part: Participation, *, eta, w0, mode: str = "analysis", runs: 
                 ii = idx[ch] if xp is np else idx
                 dG = gather(Gc, ii, new[ii] + 1) - gather(Gc, ii, applied[ii] + 1)   # (n_ch, *batch, d)
                 dS = gather(Sc, ii, new[ii] + 1) - gather(Sc, ii, applied[ii] + 1)
-                delta = xp.moveaxis(-dG + dS, 0, -2)                        # (*batch, n_ch, d)
+                delta = xp.moveaxis(-dG + dS, 0, -2)                        # ``(*batch, n_ch, d)``
                 if xp is np:
                     clients[..., ii, :] = clients[..., ii, :] + eta_b[..., None] * delta
                 else:
@@ -325,11 +325,11 @@ def afl_dga(fed, part: Participation, *, eta, w0, mode: str = "analysis", runs: 
 class AFLDGADiagnostics:
     r"""What the proofs bound, at every server step ``t`` (``analysis`` mode; Sections 4 and App. A-B).
 
-    Per step (*batch, T): ``f`` (:math:`f(w^t)`, T+1), ``grad2`` (:math:`\|\nabla f(w^t)\|^2`, T+1),
+    Per step ``(*batch, T)``: ``f`` (:math:`f(w^t)`, T+1), ``grad2`` (:math:`\|\nabla f(w^t)\|^2`, T+1),
     ``gbar2`` (:math:`\|\bar g^t\|^2`), ``m`` (the mean part :math:`m^t`), ``e2`` (:math:`\|e^t\|^2`,
     ``e = gbar - m``), ``bias2`` (:math:`\|\nabla f(w^t)-m^t\|^2`), ``Xi``
     (:math:`\sum_ip_i\frac1{K_i}\sum_j\|w^t-w^{\lambda}_{i,j}\|^2`).
-    Per (t, i, j) with ``lam = lambda_i(t)`` (*batch, T, N, Kmax): ``dist2``
+    Per (t, i, j) with ``lam = lambda_i(t)`` ``(*batch, T, N, Kmax)``: ``dist2``
     (:math:`\|w^t-w^{\lambda}_{i,j}\|^2`), ``since_anchor`` (:math:`\sum_{h=a+1}^{t-1}\|\bar g^h\|^2`),
     ``local2`` (:math:`\sum_{u\in U}\|g_u\|^2` over the ``n`` uncorrected local gradients),
     ``printed_sum`` (:math:`\sum_{h=t-2\tau}^{t-\tau}\|\bar g^h\|^2`, the printed Lemma 1's range);
@@ -356,7 +356,7 @@ class AFLDGADiagnostics:
     mask: np.ndarray
 
     def average_grad2(self):
-        """The left-hand side of Theorem 1: :math:`\\frac1T\\sum_{t<T}\\|\\nabla f(w^t)\\|^2` (*batch)."""
+        """The left-hand side of Theorem 1: :math:`\\frac1T\\sum_{t<T}\\|\\nabla f(w^t)\\|^2` ``(*batch)``."""
         return self.grad2[..., :-1].mean(axis=-1)
 
 
@@ -385,7 +385,7 @@ def diagnostics(fed, res: AFLDGAResult) -> AFLDGADiagnostics:
     Kmax = rec.mask.shape[-1]
     lam, tau, S = part.lam, part.tau, part.delay_sum           # (N, T)
     t_ax = np.arange(T)
-    # stored iterates of round lam_i(t): (*batch, T, N, Kmax, d)
+    # stored iterates of round lam_i(t): ``(*batch, T, N, Kmax, d)``
     its = rec.iterates[..., lam.T, np.arange(N)[None, :], :, :]
     grs = rec.grads[..., lam.T, np.arange(N)[None, :], :, :]
     mask = rec.mask[lam.T, np.arange(N)[None, :], :]            # (T, N, Kmax)
@@ -393,22 +393,22 @@ def diagnostics(fed, res: AFLDGAResult) -> AFLDGADiagnostics:
     n = rec.n[lam.T, np.arange(N)[None, :], :]
     cnt = rec.count[lam.T, np.arange(N)[None, :], :]
     rho = np.where(mask, t_ax[:, None, None] - 1 - a, 0)
-    wt = res.w[..., :T, :]                                       # (*batch, T, d)
+    wt = res.w[..., :T, :]                                       # ``(*batch, T, d)``
     diff = wt[..., :, None, None, :] - its
     dist2 = xp.where(xp.asarray(mask)[..., None], diff, 0.0)
     dist2 = (dist2 * dist2).sum(axis=-1)
     K_lam = np.take_along_axis(part.K, lam, axis=1).T            # (T, N)
     p = asarray(fed.weights, xp)
-    pK = p[..., None, :] / xp.asarray(K_lam, dtype=dist2.dtype)  # (*batch?, T, N)
+    pK = p[..., None, :] / xp.asarray(K_lam, dtype=dist2.dtype)  # ``(*batch?, T, N)``
     Xi = (pK * dist2.sum(axis=-1)).sum(axis=-1)
     # true gradients at the stored iterates: m^t
     safe = xp.where(xp.asarray(mask)[..., None], its, 0.0)
-    tg = fed.grad_clients(xp.swapaxes(safe, -2, -3))            # (*batch, T, Kmax, N, d)
+    tg = fed.grad_clients(xp.swapaxes(safe, -2, -3))            # ``(*batch, T, Kmax, N, d)``
     tg = xp.swapaxes(tg, -2, -3) * xp.asarray(mask, dtype=dist2.dtype)[..., None]
-    m = (pK[..., None] * tg.sum(axis=-2)).sum(axis=-2)           # (*batch, T, d)
+    m = (pK[..., None] * tg.sum(axis=-2)).sum(axis=-2)           # ``(*batch, T, d)``
     gbar = res.gbar
     e = gbar - m
-    g_true = fed.grad(res.w)                                     # (*batch, T+1, d)
+    g_true = fed.grad(res.w)                                     # ``(*batch, T+1, d)``
     grad2 = (g_true * g_true).sum(-1)
     f = fed.loss(res.w)
     bias = g_true[..., :T, :] - m
@@ -420,11 +420,11 @@ def diagnostics(fed, res: AFLDGAResult) -> AFLDGADiagnostics:
     since = xp.where(xp.asarray(mask & (hi > lo)), PG[..., hi] - PG[..., lo], 0.0)
     plo = np.clip(t_ax[:, None] - 2 * tau.T, 0, None)            # printed range [t - 2 tau, t - tau], h >= 0
     phi = np.clip(t_ax[:, None] - tau.T + 1, 0, None)
-    printed = PG[..., phi] - PG[..., plo]                          # (*batch, T, N)
+    printed = PG[..., phi] - PG[..., plo]                          # ``(*batch, T, N)``
     printed = xp.broadcast_to(printed[..., None], dist2.shape)
     # local gradient norms by running count: LG[i, c] = sum_{c' < c} ||g_{i, c'}||^2
     g2 = xp.where(xp.asarray(rec.mask)[..., None], rec.grads, 0.0)
-    g2 = (g2 * g2).sum(-1)                                       # (*batch, T, N, Kmax)
+    g2 = (g2 * g2).sum(-1)                                       # ``(*batch, T, N, Kmax)``
     Cmax = int(part.C[:, -1].max())
     flat = xp.zeros(g2.shape[:-3] + (N, Cmax + 1))
     rr, ii, jj = np.nonzero(rec.mask)
@@ -524,7 +524,7 @@ def afl_dga_loop(fed: QuadraticFederation, part: Participation, *, eta: float, w
 
 # ============================================================================= baselines
 def _diverging(traj, eta, what, xp):
-    """A baseline's trajectory (*batch, T+1, d), refused when it left the floating-point range in every run (a bare
+    """A baseline's trajectory ``(*batch, T+1, d)``, refused when it left the floating-point range in every run (a bare
     array has no ``diverged`` field to say so; an error naming eta, as the exact moments do), with a warning when
     only some runs did."""
     with np.errstate(invalid="ignore"):
@@ -565,7 +565,7 @@ def _grad(fed, X, root, stream, cfg_index, r, j, xp):
 def fedavg(fed, *, eta, K: int, T: int, w0, runs: int | None = None, seed: int = 0):
     """FedAvg (McMahan et al.): every round each client runs ``K`` local SGD steps from the server
     model ``x^r`` and the server averages, :math:`x^{r+1}=\\sum_ip_ix^r_{i,K}`.  Returns
-    ``x^0..x^T`` (*batch, T+1, d).  Noise: the same keyed samples as :func:`afl_dga`.
+    ``x^0..x^T`` ``(*batch, T+1, d)``.  Noise: the same keyed samples as :func:`afl_dga`.
 
     >>> import numpy as np, fltheory as flt
     >>> fed = flt.random_quadratic_federation(M=3, d=2, seed=0)
@@ -578,7 +578,7 @@ def fedavg(fed, *, eta, K: int, T: int, w0, runs: int | None = None, seed: int =
 def normalized_averaging(fed, *, eta, K, T: int, w0, runs: int | None = None, seed: int = 0):
     """Normalised local averaging (FedNova-type, server and local learning rate ``eta``):
     :math:`w^{t+1}=w^t-\\eta\\sum_ip_i\\frac1{K_i^t}\\sum_jg_{i,j}` with local SGD from ``w^t``.
-    ``K`` is an int or (N, T).  Returns (*batch, T+1, d).
+    ``K`` is an int or (N, T).  Returns ``(*batch, T+1, d)``.
 
     >>> import numpy as np, fltheory as flt
     >>> fed = flt.random_quadratic_federation(M=2, d=2, seed=0)
@@ -617,7 +617,7 @@ def _local_average(fed, *, eta, K, T, w0, runs, seed, normalized):
 
 
 def minibatch_sgd(fed, *, eta, T: int, w0, runs: int | None = None, seed: int = 0):
-    """Parallel mini-batch SGD :math:`w^{t+1}=w^t-\\eta\\sum_ip_ig_i(w^t)` (*batch, T+1, d).
+    """Parallel mini-batch SGD :math:`w^{t+1}=w^t-\\eta\\sum_ip_ig_i(w^t)` ``(*batch, T+1, d)``.
 
     >>> import numpy as np, fltheory as flt
     >>> fed = flt.random_quadratic_federation(M=3, d=2, seed=0)
@@ -662,8 +662,8 @@ def dga(fed, *, eta, K: int, D: int, T: int, w0, runs: int | None = None, seed: 
     The average :math:`\\bar g^h=\\sum_ip_iS_i^h/K` of round ``h`` arrives ``D`` iterations after the
     round ended, i.e. right before the client's iteration number ``(h+1)K + D`` (0-based), and then
     replaces the round's local sum: :math:`w_i\\leftarrow w_i-\\eta K\\bar g^h+\\eta S_i^h`.
-    Returns the client models at the start of each round (*batch, T, N, d) (after the corrections
-    due there) and the final client models (*batch, N, d).
+    Returns the client models at the start of each round ``(*batch, T, N, d)`` (after the corrections
+    due there) and the final client models ``(*batch, N, d)``.
 
     >>> import numpy as np, fltheory as flt
     >>> fed = flt.random_quadratic_federation(M=2, d=2, seed=0)

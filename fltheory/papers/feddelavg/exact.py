@@ -239,7 +239,7 @@ class StructuredPeriod:
         return clients, rho @ clients
 
     def spectral_radius(self, tol: float = 1e-10) -> float:
-        """The exact asymptotic contraction per period (largest |eigenvalue|, ARPACK to ``tol``).
+        """The exact asymptotic contraction per period (largest ``|eigenvalue|``, ARPACK to ``tol``).
 
         The per-client matrices are kept in float64 while both fit in about 400 MB, else in
         float32 (products are still computed in float64): M = 1000, d = 200 then needs 320 MB and

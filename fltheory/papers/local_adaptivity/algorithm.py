@@ -98,11 +98,16 @@ class ClientUpdate:
     """One round of restarted local runs for every client.
 
     delta : (..., M, d) ``x - y^(tau_i)`` (uncorrected local change, sign of a gradient).
+
     N : correction matrices, (..., M, d) diagonals, or (..., M, d, d) for ``"precond"``.
+
     y : (tau_max + 1, ..., M, d) local iterates (only with ``record=True``, else None).
+
     g : (tau_max, ..., M, d) gradients used at each local step, noise included (record only).
+
     P : (tau_max, ..., M, d) diagonal preconditioners P^(k) (record only; None for "precond",
         whose P_i is fixed, and ones for sgd / momentum).
+
     active : (tau_max, ..., M) bool, ``k < tau_i`` (record only).
     """
 
@@ -119,12 +124,19 @@ class FedOptResult:
     """What ``fedopt`` returns.
 
     x : (..., d) final global model.
+
     trajectory : (R, ..., d) global models at rounds ``rounds_recorded`` (R entries).
+
     rounds_recorded : (R,) int, the recorded round indices (0, record_every, ..., and ``rounds``).
+
     N : last round's correction matrices (as ``ClientUpdate.N``).
+
     Delta : (..., d) last round's aggregate pseudo-gradient, after corrections.
+
     omega : (..., M) last round's aggregation weights (zero for clients not sampled).
+
     seed : the seed of the keyed streams.
+
     diverged : (...) True for the configurations whose model left the floating-point range (their
         numbers are meaningless; the others are unaffected, and a warning names the likely cause).
     """
@@ -448,11 +460,11 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
         "adagrad" (v += Delta^2) | "adam" | "yogi" (m, v EMAs, no bias correction), all with
         x -= alpha m / (sqrt(v) + server_eps); v starts at ``server_v0`` (default server_eps^2, as [6]).
     alpha : server learning rate > 0, scalar or an array of configuration axes (never per client).
-    sampling : None (full participation) or |S| in [1, M] clients per round, drawn by
+    sampling : None (full participation) or ``|S|`` in [1, M] clients per round, drawn by
         ``sampling_scheme``: "uniform" (distinct clients, uniformly without replacement) or
         "weighted" (i.i.d. proportional to w_i, with replacement; repeats count).
     aggregation : "weights" (omega_i = w_i renormalised over the sampled clients; eq. (5)) or
-        "uniform" (omega_i = multiplicity / |S|; Alg. 1).  Uniform aggregation
+        "uniform" (``omega_i = multiplicity / |S|``; Alg. 1).  Uniform aggregation
         is unbiased for (5) under "weighted" sampling, "weights" is the analysis choice.
     seed, noise, config, client_ids : keyed randomness (module docstring); ``noise=False``
         gives deterministic gradients even when the problem has ``noise_cov``.

@@ -65,6 +65,7 @@ broke (ratios 671 and ~1900): the paper claims a LIMIT as eta -> 0, and at a fin
 cross x*, and the first-order terms of two clients may cancel.  They now compare with the exact limit
 (8) and the exact first-order coefficient, with remainders bounded by derivation (the two
 counterexamples stay in tests/test_worst_case_local_adaptivity.py, inside the families).
+
 * ``adaptive_bias_shrinks``: our claim that local correction brings the limit of AdaGrad clients
   closer to x*, at the exact limits: violated (a two-client federation whose uncorrected limit is x*).
 """

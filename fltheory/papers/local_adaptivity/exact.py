@@ -16,13 +16,13 @@ client from an eigen-decomposition with elementwise powers ``(1 - eta_i lambda)^
 (heterogeneous ``tau_i`` cost nothing extra).  One round is then ``x+ = (I - alpha C) x + alpha c``
 with
 
-===========  ==========================================  ===================================
-correction   ``C``                                        fixed point
-===========  ==========================================  ===================================
-``none``     ``C_0 = sum_i w_i (I - K_i)``                ``x~ = C_0^{-1} sum w_i (I-K_i) x_i*`` (Thm 2)
-``local``    ``C_L = sum_i w_i N_i^{-1} (I - K_i)``        ``x^ = C_L^{-1} sum w_i N_i^{-1}(I-K_i) x_i*``
-``joint``    ``N_s^{-1} C_L``, ``N_s = sum w_i N_i^{-1}``  ``x^`` (unchanged by ``N_s``)
-===========  ==========================================  ===================================
+==========  ============================================  ==============================================
+correction  ``C``                                         fixed point
+==========  ============================================  ==============================================
+``none``    ``C_0 = sum_i w_i (I - K_i)``                 ``x~ = C_0^{-1} sum w_i (I-K_i) x_i*`` (Thm 2)
+``local``   ``C_L = sum_i w_i N_i^{-1} (I - K_i)``        ``x^ = C_L^{-1} sum w_i N_i^{-1}(I-K_i) x_i*``
+``joint``   ``N_s^{-1} C_L``, ``N_s = sum w_i N_i^{-1}``  ``x^`` (unchanged by ``N_s``)
+==========  ============================================  ==============================================
 
 with the local correction matrix ``N_i = eta_i tau_i P_i``.  With additive gradient noise the mean
 follows the same map and the covariance ``Sigma+ = R Sigma R^T + Q`` (:func:`noise_moments`), so

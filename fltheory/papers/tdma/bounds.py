@@ -17,39 +17,39 @@ Per-round symbols (supplied from an exact computation, see ``exact.lemma_terms``
 ``sum_window`` = ``sum_n sum_{j=khat}^{k-1} sum_{n' in S_j} E||grad f(w_{jhat_n'})||^2``, and per device
 ``drift = E||w_k - w_khat||^2``, ``window_H = sum_{j=k-d}^{k-1} H_j`` with ``H_j = sum_h(j)/S``.
 
-=============================  =========  ====================================================
-statement                      status     note
-=============================  =========  ====================================================
-``tau_async_printed``          printed    (9)-(10) with G = ceil(N/S), any N -- FALSE when S does not divide N
-``tau_async``                  corrected  (9)-(10) with S | N added: exact as (E_{k+G}-E_k)/G
-``staleness_printed``          printed    (15)-(16) min(k, G-1), G = ceil(N/S), any N -- FALSE when S does not divide N
-``staleness``                  corrected  (15)-(16) with S | N added: exact
-``staleness_general``          corrected  any N: ceil((N-u)/S) - 1 once k S + u >= N
-``khat_idfl``                  printed    (31): one round off for G - alpha - 1 <= k <= G -- FALSE
-``khat_idfl_corrected``        corrected  0 for k <= G-alpha-1, else k - G + alpha + 1
-``prop1_alpha``                printed    (32)-(33): the largest alpha adding no slot: exact
-``prop1_condition``            printed    (34)-(36): alpha adds no slot iff r (G-alpha-1)(S+1) >= tau_comp
-``rounds_loop_bound``          printed    Algorithm 1's floor(T / tau_async) rounds -- FALSE
-``rounds_done``                corrected  #{k : E_k <= T} in closed form (Table I = this + 1)
-``smoothness_descent``         printed    (18): the descent inequality implied by (17)
-``assumption2_minibatch``      printed    (20) -- FALSE for B > 1
-``assumption2_minibatch_corr`` corrected  sigma^2/B + (1 + (M-1)/B) ||grad f_n||^2
-``lemma1``                     printed    (22) -- FALSE (0.405 > 0.4025 on f = w^2/2)
-``lemma1_corrected``           corrected  Lemma 1': per-device polarisation, Young (lambda)
-``lemma2``                     printed    (23) -- FALSE (drops the cross term)
-``lemma2_corrected``           corrected  (1 + 1/lambda) Gamma^2 S + (1 + lambda) sum ||grad f||^2
-``lemma3``                     printed    (24) -- FALSE (Cauchy-Schwarz factor lost)
-``lemma3_corrected``           corrected  Lemma 3': 2 eta^2 (d + rho) window_H + 2 eta^2 d sigma^2/(SB)
-``round_descent``              printed    (25): Lemmas 1-3 combined -- FALSE (0.405 > 0.4025 on f = w^2/2)
-``summed_descent``             printed    (26): (25) summed over k = 0..K -- FALSE (0.195 > 0.19 at K = 0)
-``lemma4_27``, ``lemma4_28``   printed    (27), (28): hold (valid re-indexing bounds)
-``lemma4_exact``               corrected  (C.1) exactly: N a_0 + S sum_{k=1}^{K-G+1} a_k
-``staleness_sum``              printed    sum_k sum_n d = S (G-1)(K - G/2 + 1), K >= G - 1
-``theorem1``                   printed    App. D: (Q2 + Q3 + Q4)/Q1 -- FALSE
-``theorem1_order``             printed    (30): sqrt(K+1) (Q2+Q3+Q4)/Q1 -> Delta/beta + beta L(...)/(2SB)
-``theorem1_rate``              printed    (30) as a rate for every eta of (29), with that constant -- FALSE
-``theorem1_corrected``         corrected  Theorem 1' (keeps the (1 + 1/lambda) Gamma^2 floor)
-=============================  =========  ====================================================
+==============================  =========  =============================================================================
+statement                       status     note
+==============================  =========  =============================================================================
+``tau_async_printed``           printed    (9)-(10) with G = ceil(N/S), any N -- FALSE when S does not divide N
+``tau_async``                   corrected  (9)-(10) with S | N added: exact as (E_{k+G}-E_k)/G
+``staleness_printed``           printed    (15)-(16) min(k, G-1), G = ceil(N/S), any N -- FALSE when S does not divide N
+``staleness``                   corrected  (15)-(16) with S | N added: exact
+``staleness_general``           corrected  any N: ceil((N-u)/S) - 1 once k S + u >= N
+``khat_idfl``                   printed    (31): one round off for G - alpha - 1 <= k <= G -- FALSE
+``khat_idfl_corrected``         corrected  0 for k <= G-alpha-1, else k - G + alpha + 1
+``prop1_alpha``                 printed    (32)-(33): the largest alpha adding no slot: exact
+``prop1_condition``             printed    (34)-(36): alpha adds no slot iff r (G-alpha-1)(S+1) >= tau_comp
+``rounds_loop_bound``           printed    Algorithm 1's floor(T / tau_async) rounds -- FALSE
+``rounds_done``                 corrected  #{k : E_k <= T} in closed form (Table I = this + 1)
+``smoothness_descent``          printed    (18): the descent inequality implied by (17)
+``assumption2_minibatch``       printed    (20) -- FALSE for B > 1
+``assumption2_minibatch_corr``  corrected  sigma^2/B + (1 + (M-1)/B) ||grad f_n||^2
+``lemma1``                      printed    (22) -- FALSE (0.405 > 0.4025 on f = w^2/2)
+``lemma1_corrected``            corrected  Lemma 1': per-device polarisation, Young (lambda)
+``lemma2``                      printed    (23) -- FALSE (drops the cross term)
+``lemma2_corrected``            corrected  (1 + 1/lambda) Gamma^2 S + (1 + lambda) sum ||grad f||^2
+``lemma3``                      printed    (24) -- FALSE (Cauchy-Schwarz factor lost)
+``lemma3_corrected``            corrected  Lemma 3': 2 eta^2 (d + rho) window_H + 2 eta^2 d sigma^2/(SB)
+``round_descent``               printed    (25): Lemmas 1-3 combined -- FALSE (0.405 > 0.4025 on f = w^2/2)
+``summed_descent``              printed    (26): (25) summed over k = 0..K -- FALSE (0.195 > 0.19 at K = 0)
+``lemma4_27``, ``lemma4_28``    printed    (27), (28): hold (valid re-indexing bounds)
+``lemma4_exact``                corrected  (C.1) exactly: N a_0 + S sum_{k=1}^{K-G+1} a_k
+``staleness_sum``               printed    sum_k sum_n d = S (G-1)(K - G/2 + 1), K >= G - 1
+``theorem1``                    printed    App. D: (Q2 + Q3 + Q4)/Q1 -- FALSE
+``theorem1_order``              printed    (30): sqrt(K+1) (Q2+Q3+Q4)/Q1 -> Delta/beta + beta L(...)/(2SB)
+``theorem1_rate``               printed    (30) as a rate for every eta of (29), with that constant -- FALSE
+``theorem1_corrected``          corrected  Theorem 1' (keeps the (1 + 1/lambda) Gamma^2 floor)
+==============================  =========  =============================================================================
 
 Example
 -------
@@ -148,7 +148,8 @@ staleness_general = _st("staleness_general", r"d_{n,k}\ (k S + u \ge N)", "==", 
                         [(u <= S - 1, "u is an uplink of the round (0 .. S-1)")], "(15), any N", status="corrected",
                         reason="(15) assumes S divides N; for any N the FIFO rotation gives this value for the u-th "
                                "uplink once k S + u >= N (mean over a round exactly N/S - 1)",
-                        corrects="staleness_printed", tight=True)
+                        corrects="staleness_printed", tight=True,
+                        title="(15) for any N: the staleness of the u-th uplink of a round, ceil((N - u)/S) - 1")
 khat_idfl = _st("khat_idfl", r"\hat k_n", "==",
                 sp.Piecewise((0, k <= G - alpha), (k - G + alpha, k <= G), (k - G + alpha + 1, True)),
                 [(alpha <= G - 1, "0 <= alpha <= G - 1")], "(31)", title="(31): khat under intentional delay")
@@ -157,7 +158,8 @@ khat_idfl_corrected = _st("khat_idfl_corrected", r"\hat k_n", "==",
                           [(alpha <= G - 1, "0 <= alpha <= G - 1")], "(31)", status="corrected",
                           reason="the printed branches are one round off: group G - alpha + j (1-based) starts after "
                                  "round j - 1 on w_j, so khat = k - G + alpha + 1 from k = G - alpha on",
-                          corrects="khat_idfl", tight=True)
+                          corrects="khat_idfl", tight=True,
+                          title="(31) corrected: khat under intentional delay, one round later than printed")
 d_star_expr = sp.ceiling(tau / (r * (S + 1)))
 prop1_alpha = _st("prop1_alpha", r"\alpha^*", "==",
                   sp.Piecewise((0, tau / r >= (G_NS - 1) * (S + 1)), (G_NS - d_star_expr - 1, True)),
@@ -181,7 +183,8 @@ rounds_done = _st("rounds_done", r"K_{\rm done}(T)=\#\{k:E_k\le T\}", "==", roun
                   "Table I", status="corrected",
                   reason="the loop bound ignores the first tau_comp slots and the idle gap of every cycle; the rounds "
                          "completed by T follow from the exact end times (Table I lists this number plus one)",
-                  corrects="rounds_loop_bound", tight=True)
+                  corrects="rounds_loop_bound", tight=True,
+                  title="Table I: the rounds completed by time T, from the exact end times")
 
 # ============================================================================= assumption 1
 smoothness_descent = _st("smoothness_descent", r"f(\mathbf w')-f(\mathbf w)-\nabla f(\mathbf w)^\top(\mathbf w'-\mathbf w)",
@@ -196,7 +199,8 @@ assumption2_minibatch_corrected = _st(
     "assumption2_minibatch_corrected", r"\mathbb E\|\nabla f_n(\mathbf w;\mathcal B)\|^2", "<=",
     sigma**2 / B + (1 + (M - 1) / B) * grad_n, [(M >= 1, "M >= 1 (as (19) forces)")], "(20)",
     status="corrected", reason="averaging B independent samples divides the variance, not the squared mean, by B",
-    corrects="assumption2_minibatch", tight=True)
+    corrects="assumption2_minibatch", tight=True,
+    title="(20) corrected: second moment of a mini-batch gradient (B divides the variance only)")
 
 # ============================================================================= lemmas
 lemma1 = _st("lemma1", r"\mathbb E f(\mathbf w_{k+1})", "<=",
@@ -210,13 +214,15 @@ lemma1_corrected = _st("lemma1_corrected", r"\mathbb E f(\mathbf w_{k+1})", "<="
                        reason="(A.5)-(A.6) drop the factor of ||a + b||^2 <= 2||a||^2 + 2||b||^2 (here Young with "
                               "lambda) and (A.9) bounds ||(1/S) sum g_n||^2 by (1/S^2) sum ||g_n||^2, true only for "
                               "zero-mean terms; polarising per device gives H_k = sum_h / S instead",
-                       corrects="lemma1", tight=True)
+                       corrects="lemma1", tight=True,
+                       title="Lemma 1': one-round descent, with the Young factor and per-device polarisation")
 lemma2 = _st("lemma2", r"\sum_{n\in\mathcal S_k}\mathbb E\|\nabla f_n(\mathbf w_{\hat k_n})\|^2", "<=",
              Gamma**2 * S + sum_gf, [], "(23)", title="Lemma 2: local against global gradients")
 lemma2_corrected = _st("lemma2_corrected", r"\sum_{n\in\mathcal S_k}\mathbb E\|\nabla f_n(\mathbf w_{\hat k_n})\|^2",
                        "<=", (1 + 1 / lam) * Gamma**2 * S + (1 + lam) * sum_gf, [], "(23)", status="corrected",
                        reason="the proof drops the cross term 2<grad f, grad f_n - grad f>; Young's inequality with "
-                              "lambda > 0 restores it", corrects="lemma2")
+                              "lambda > 0 restores it", corrects="lemma2",
+                       title="Lemma 2': local against global gradients, with the cross term (Young, lambda > 0)")
 lemma3 = _st("lemma3", r"\sum_{n\in\mathcal S_k}\mathbb E\|\mathbf w_k-\mathbf w_{\hat k_n}\|^2", "<=",
              eta**2 * (sigma**2 + M * Gamma**2) / (S * B) * sum_d + eta**2 * M / (S**2 * B) * sum_window, [], "(24)",
              title="Lemma 3: model drift over the staleness window")
@@ -225,7 +231,8 @@ lemma3_corrected = _st("lemma3_corrected", r"\mathbb E\|\mathbf w_k-\mathbf w_{\
                        status="corrected",
                        reason="(B.1) uses ||sum_{i<=m} x_i||^2 <= sum ||x_i||^2 without the factor m = d S; splitting "
                               "mean and (orthogonal) noise gives this per-device bound",
-                       corrects="lemma3")
+                       corrects="lemma3",
+                       title="Lemma 3': model drift over the staleness window, per device")
 round_descent = _st("round_descent", r"\mathbb E f(\mathbf w_{k+1})", "<=",
                     f_k - eta / 2 * a_k + eta**2 * L * (Gamma**2 * M + sigma**2) / (2 * S * B)
                     + (eta**2 * M * L - eta * S * B) / (2 * S**2 * B) * sum_gf
@@ -248,7 +255,8 @@ lemma4_exact = _st("lemma4_exact", r"\sum_{k=0}^K\sum_{n\in\mathcal S_k}a_{\hat 
                    [(K >= 2 * N / S, "K >= 2G"), _DIV], "(C.1)", status="corrected",
                    reason="Appendix C's indices are loose (d for G, an empty sum); the exact re-indexing is this, so "
                           "(27) holds with room (N a_0 + S sum_{k=1}^{K-G+1} a_k <= (N - S) a_0 + S sum_k a_k)",
-                   corrects="lemma4_27", tight=True)
+                   corrects="lemma4_27", tight=True,
+                   title="Lemma 4, exact: the stale-gradient sum of (27) re-indexed (Appendix C)")
 staleness_sum = _st("staleness_sum", r"\sum_{k=0}^K\sum_{n\in\mathcal S_k}d_{n,k}", "==",
                     S * (G_NS - 1) * (K - G_NS / 2 + 1), [(K >= N / S - 1, "K >= G - 1"), _DIV], "(D.1)", tight=True,
                     title="the staleness sum in Q4")
@@ -282,7 +290,8 @@ theorem1_corrected = _st(
     [(x_cond <= 1, "eta L (1 + rho) + 2 (1 + lambda) dbar (dbar + rho) (eta L)^2 <= 1")], "Thm. 1", status="corrected",
     reason="summing Lemma 1' and Lemma 3' (each H_j lies in at most dbar windows); the heterogeneity term cannot be "
            "cancelled as in (25)/(D.1), whose coefficients have the wrong sign whenever eta < SB/(ML)",
-    corrects="theorem1")
+    corrects="theorem1",
+    title="Theorem 1': the average squared gradient norm, from Lemmas 1' and 3'")
 
 STATEMENTS = [s for s in (
     tau_async_printed, tau_async, staleness_printed, staleness, staleness_general, khat_idfl, khat_idfl_corrected,
