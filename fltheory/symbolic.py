@@ -185,9 +185,13 @@ def _check_exact_cost(expr, subs, name: str):
             continue
         pows |= body.atoms(sp.Pow)
         todo += list(body.atoms(sp.Function))
-    for p in pows:
+    # inner powers first: substituting into a power whose base holds another power evaluates that one (a power
+    # inside a base or exponent has fewer nodes than the power around it)
+    for p in sorted(pows, key=lambda q: (sum(1 for _ in sp.preorder_traversal(q)), sp.default_sort_key(q))):
+        if any(hasattr(f, "explicit") for f in p.atoms(sp.Function)):
+            continue   # substituting would evaluate a named quantity: its definition's powers are checked on their own
         base, ex = p.base.xreplace(subs), p.exp.xreplace(subs)
-        if not (base.is_Rational and ex.is_Integer):
+        if not (base.is_Rational and ex.is_Rational):   # b**(p/q) takes b**(p//q) exactly: the integer part counts
             continue
         if base in (0, 1, -1) or abs(int(ex)) < 64:
             continue

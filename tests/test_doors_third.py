@@ -74,3 +74,35 @@ def test_first_crossing_any_shape(avg):
 def test_markers_refuse_never_valid_values(mark, bad):
     with pytest.raises(flt.FLTheoryError, match=r"\(values\)"):
         mark(bad)
+
+
+def test_exact_mode_refuses_huge_powers_before_building_them():
+    """Every statement, each parameter in turn at 10**30 and 10**30/7 (the others 3 or 1/3): the exact value, or a
+    named refusal, never a number of 10**30 digits in the making.  The missed cases were a power inside another
+    power's base (substituting the outer one evaluated the inner), a fractional exponent (b**(p/q) takes
+    b**(p//q) exactly) and a power around one of FedDelAvg's named quantities (substituting evaluated it)."""
+    import signal
+    from fractions import Fraction
+
+    from fltheory.symbolic import ConditionError, StatementError
+
+    def stuck(*_):
+        raise AssertionError("exact evaluation did not finish within 60 s (a huge power was built)")
+
+    old = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(60)   # a liveness guard for the whole loop (about 7 s), not a timing claim
+    outcomes = {"value": 0, "refused": 0}
+    try:
+        for big in (10**30, Fraction(10**30, 7)):
+            for st in flt.statements().values():
+                for sym in st.symbols:
+                    vals = {s.name: big if s is sym else (3 if s.is_integer else Fraction(1, 3)) for s in st.symbols}
+                    try:
+                        st.evaluate(**vals)
+                        outcomes["value"] += 1
+                    except (StatementError, ConditionError):
+                        outcomes["refused"] += 1
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert outcomes["value"] > 100 and outcomes["refused"] > 100
