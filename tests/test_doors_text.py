@@ -142,7 +142,7 @@ def test_theorem2_refuses_a_symbolic_size_past_its_bound_at_once():
     start = time.perf_counter()
     with pytest.raises(InputError, match=r"M=4.*d=4.*estimated") as err:
         la_bounds.theorem2_fixed_point_symbolic(4, 4, tau=2)
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < 20.0   # a liveness bound: refused up front (ms), not after the work (minutes)
     assert "values" in str(err.value)
     # numbers substituted through values keep the matrices small: the same size passes
     names = {s.name for s in la_bounds.theorem2_fixed_point_symbolic(3, 2, tau=1).symbols}

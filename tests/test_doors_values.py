@@ -34,8 +34,10 @@ from fltheory.papers.tdma import timing as TT
 TD_FED = TX.tdma_quadratic(A=[1.0, 0.5], c=[[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]], sigma=0.5, B=2)
 
 
-def refused(call, *names, kind=flt.FLTheoryError, seconds=0.5):
-    """``call()`` raises a package error whose message names every one of ``names``, within ``seconds``."""
+def refused(call, *names, kind=flt.FLTheoryError, seconds=20.0):
+    """``call()`` raises a package error whose message names every one of ``names``, before doing the work: within
+    ``seconds``, a liveness bound (a refusal up front takes milliseconds; the refused work minutes or more), not a
+    timing claim, so that a loaded machine does not fail it."""
     t0 = time.perf_counter()
     with pytest.raises(kind) as info:
         call()
@@ -142,7 +144,7 @@ def test_4_objects_are_checked_by_name(case):
 def test_5_overflow_is_reported_not_returned():
     sched = DE.iid_oracle(N=1, n=1, T=200, delay="constant", lam=2)
     fed1 = DX.iid_federation(a=[1.0, 2.0], N=1, sigma2=0.1)
-    refused(lambda: DX.moments(fed1, sched, K=1, eta=1e6, eta_bar=1.0, x0=np.ones(2)), "eta", seconds=5)
+    refused(lambda: DX.moments(fed1, sched, K=1, eta=1e6, eta_bar=1.0, x0=np.ones(2)), "eta")
     ok = DX.moments(fed1, sched, K=1, eta=0.1, eta_bar=1.0, x0=np.ones(2))
     assert np.all(np.isfinite(np.asarray(ok.gap)))
     # TDMA's rate: a divergent step size says so
@@ -214,7 +216,7 @@ def test_6_big_work_is_refused_up_front(case):
     if case.startswith("stationary_covariance"):
         _big_map()
     call, name = _big()[case]
-    err = refused(call, name, seconds=2.0)
+    err = refused(call, name)
     assert "about" in str(err)          # the estimate is stated
 
 

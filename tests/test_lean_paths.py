@@ -44,7 +44,7 @@ def test_dense_period_map_refuses_at_once_with_the_alternative():
     t0 = time.perf_counter()
     with pytest.raises(flt.InputError, match="structured form"):
         FE.period_map(fed, eta=0.01, tau=10, Delta=5, alpha=0.5)
-    assert time.perf_counter() - t0 < 1.0
+    assert time.perf_counter() - t0 < 20.0   # a liveness bound: refused up front (ms), not after the work (minutes)
 
 
 @pytest.mark.parametrize("correction", ["none", "local", "joint"])

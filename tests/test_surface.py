@@ -236,7 +236,7 @@ def test_a_grid_past_its_point_budget_is_refused_up_front_with_its_size():
     t0 = time.perf_counter()
     with pytest.raises(flt.GridSizeError, match=r"1,000,000,000 points, over the budget of 10,000,000"):
         st.grid(outer=True, **axes)
-    assert time.perf_counter() - t0 < 1.0
+    assert time.perf_counter() - t0 < 20.0   # a liveness bound: refused up front (ms), not after the work (minutes)
     st2 = LB.h_sgd
     with pytest.raises(flt.GridSizeError, match="eta \\(3\\) x L \\(3\\) has 9 points"):
         st2.grid(eta=np.ones(3) * 0.1, mu=1.0, L=np.ones(3), k=2, outer=True, max_points=8)
