@@ -252,3 +252,15 @@ def test_plain_gd_bias_refutes_a_wrong_coefficient():
     eta = p["eps"] / p["H2"]
     wrong = Sample(abs(s.value - 0.01 * eta * s.params["coefficient"]), s.bound, {})
     assert c._ratio(s)[0] < 1 and c._ratio(wrong)[1]
+
+
+def test_theorem3_printed_tends_to_two_on_one_quadratic_client():
+    """(129) on one 1-D quadratic client, tau = T = 1, the eta of (130) (alpha = 1/L): the ratio 2/(1 + X3/(DL))
+    rises toward 2 as v0 grows (G -> 0) and stays below it (the corrected bound, twice (129) or less, holds)."""
+    c = _check("theorem3_printed")
+    r = [c.evaluate(C._theorem3_constrain({**C.THEOREM3_PRINTED_START, "inv_v0": iv})) for iv in (1e-3, 1e-12, 1e-24)]
+    ratios = [s.value / s.bound for s in r]
+    assert ratios[0] < ratios[1] < ratios[2] < 2 and ratios[0] > 1.7 and ratios[2] > 2 - 1e-7
+    assert all(s.params["eta"] == pytest.approx(1 / s.params["a_scale"]) for s in r)   # alpha = eta = 1/L
+    v = c.run(quick=True, seed=0)
+    assert v.status == "violated" and v.worst_ratio > 2 - 1e-7 and v.counterexample["params"]["T"] == 1

@@ -843,6 +843,97 @@ for _w, (_st, _where) in _LEMMA2_WHICH.items():
                    description=f"Lemma 2 ({_w}) on random SPD quadratics, deterministic x, y; attained with {_where}"))
 
 
+# ---- Lemma 2 and Prop. B.2 as printed: random x, y (one shared random source) on a NON-quadratic F.  The proof of
+# Lemma 2 writes E[grad F(x) - grad F(y)] = E[H (x - y)] with H of Lemma 1 and then bounds H by mu and L as if it were
+# not random; H depends on (x, y), so E[H (x - y)] is not "between mu E[x - y] and L E[x - y]".  On quadratics H is
+# constant and the lemma holds (lemma2_14/15/16).
+SMOOTH_MU, SMOOTH_L, SMOOTH_A = 1.0, 2.0, 100.0
+
+
+def smoothstep_grad(z, mu=SMOOTH_MU, L=SMOOTH_L, a=SMOOTH_A):
+    """F' of the 1-D C^2 function with F'' = mu + (L - mu) S(z - a), S the cubic smoothstep 3t^2 - 2t^3 on [0, 1]
+    (0 below, 1 above): F is mu-strongly convex and L-smooth, quadratic with curvature mu for z <= a and L for
+    z >= a + 1.  F'(z) = mu z + (L - mu) I(z - a) with I(t) = 0 (t <= 0), t^3 - t^4/2 (0 < t < 1), t - 1/2 (t >= 1)."""
+    t = np.asarray(z, float) - a
+    c = np.clip(t, 0.0, 1.0)
+    I = np.where(t >= 1, t - 0.5, c ** 3 - c ** 4 / 2)
+    return mu * np.asarray(z, float) + (L - mu) * I
+
+
+# two equally likely outcomes of the shared source: (x, y) = pair 1 (curvature mu) or pair 2 (curvature L)
+LEMMA2_RANDOM = {"14": ((-3.0, -5.0), (SMOOTH_A + 11.0, SMOOTH_A + 11.9)),
+                 "15": ((-5.0, -4.0), (SMOOTH_A + 12.0, SMOOTH_A + 10.0)),
+                 "16": ((-3.0, -5.0), (SMOOTH_A + 11.0, SMOOTH_A + 11.9))}
+
+
+def _lemma2_random(which):
+    """Exact expectations over the two outcomes of LEMMA2_RANDOM[which] (value and bound as in lemma2_*)."""
+    def sampler(quick, seed):
+        xy = np.array(LEMMA2_RANDOM[which])
+        Eu = float(np.mean(xy[:, 0] - xy[:, 1]))
+        Eg = float(np.mean(smoothstep_grad(xy[:, 0]) - smoothstep_grad(xy[:, 1])))
+        mu, L, u2, g2, ip = SMOOTH_MU, SMOOTH_L, Eu ** 2, Eg ** 2, Eu * Eg
+        params = {"mu": mu, "L": L, "a": SMOOTH_A, "outcomes": xy.tolist(), "E[x-y]": Eu, "E[grad diff]": Eg}
+        if which == "14":
+            yield Sample(g2, float(B.lemma2_14(mu=mu, L=L, u2=u2)), params, None, 1)
+        elif which == "15":
+            yield Sample(g2, float(B.lemma2_15(mu=mu, L=L, ip=ip)), params, None, 1)
+        else:
+            yield Sample((mu + L) * ip, float(B.lemma2_16(mu=mu, L=L, g2=g2, u2=u2)), params, None, 1)
+    return sampler
+
+
+_L2_STANDS = ("Lemma 2 with deterministic x, y, or on quadratics for any random x, y (H constant), holds and is tight "
+              "(lemma2_14/15/16); the paper uses it in Prop. B.2, whose printed (36) thereby fails for stochastic SGD "
+              "on non-quadratic F (h_sgd_stochastic)")
+for _w in _LEMMA2_WHICH:
+    _o = LEMMA2_RANDOM[_w]
+    register(Check(f"{PAPER}.lemma2_{_w}_random", paper=PAPER, statement=_LEMMA2_WHICH[_w][0],
+                   sampler=_lemma2_random(_w), expected="violated", falsifies="lemma", variant="printed",
+                   description=f"Lemma 2 ({_w}) as printed, x and y random with the same source, on a C^2 non-quadratic "
+                               f"F (F'' = 1 + smoothstep(z - 100): mu = 1, L = 2): (x, y) = {_o[0]} or {_o[1]} with "
+                               f"probability 1/2 each", still_stands=_L2_STANDS))
+
+
+def h_sgd_stochastic(eps, eta=0.4, mu=SMOOTH_MU, L=SMOOTH_L, a=SMOOTH_A):
+    """Prop. B.2 as printed for k = 2 steps of SGD on the smoothstep F (:func:`smoothstep_grad`) with unbiased,
+    state-dependent noise g(z) = F'(z) + s(z) xi, xi = +-1 with probability 1/2, shared by the runs from x and y (the
+    second step's noise does not move the means, so the expectations are exact over the two outcomes).  x and y lie
+    in the mu-region with x - eta F'(x) = (a + 8)/2, y - eta F'(y) = (a + 8)/2 - eps, and eta s(x) = (a + 14)/2,
+    eta s(y) = (a + 18)/2 - eps, so that after one step (x1, y1) = (-3, -5) or (a + 11, a + 13 - 2 eps): E[x1 - y1]
+    = eps but E[F'(x1) - F'(y1)] = (2 mu - L (2 - 2 eps))/2, which is not ~ eps.  Returns ``(value, bound, x, y)``:
+    ``||E[x2 - y2]||^2`` and ``(1 - eta mu)^4 ||x - y||^2``; the ratio grows like 1/eps^2."""
+    mx, my = (a + 8) / 2, (a + 8) / 2 - eps
+    x0, y0 = mx / (1 - eta * mu), my / (1 - eta * mu)        # z - eta mu z on the mu-region z <= a
+    if not (max(x0, y0) <= a and 0 < eps < 1 and eta * (mu + L) < 2):
+        raise InputError(f"h_sgd_stochastic: eps must be in (0, 1) and eta (mu + L) < 2 with x, y <= a; got eps={eps}, "
+                         f"eta={eta}")
+    sx, sy = (a + 14) / 2 / eta, ((a + 18) / 2 - eps) / eta
+    d1 = []
+    for xi in (1.0, -1.0):
+        x1 = x0 - eta * (float(smoothstep_grad(x0, mu, L, a)) + sx * xi)
+        y1 = y0 - eta * (float(smoothstep_grad(y0, mu, L, a)) + sy * xi)
+        d1.append((x1 - y1) - eta * float(smoothstep_grad(x1, mu, L, a) - smoothstep_grad(y1, mu, L, a)))
+    return float(np.mean(d1)) ** 2, float(B.h_sgd(eta=eta, mu=mu, L=L, k=2)) * (x0 - y0) ** 2, x0, y0
+
+
+def _h_sgd_stochastic(quick, seed):
+    for eps in (0.5, 1e-3):
+        value, bound, x0, y0 = h_sgd_stochastic(eps)
+        yield Sample(value, bound, {"eps": eps, "eta": 0.4, "k": 2, "x": x0, "y": y0, "mu": SMOOTH_MU, "L": SMOOTH_L,
+                                    "a": SMOOTH_A}, None, 1)
+
+
+register(Check(f"{PAPER}.h_sgd_stochastic", paper=PAPER, statement=B.h_sgd, sampler=_h_sgd_stochastic,
+               expected="violated", falsifies="proposition", variant="printed",
+               description="Prop. B.2 (36) as printed for stochastic SGD (unbiased noise whose size depends on the "
+                           "state, one shared source) on the C^2 non-quadratic smoothstep F (mu = 1, L = 2, eta = 0.4, "
+                           "k = 2): after one step (x1, y1) = (-3, -5) or (111, 113 - 2 eps), E[x1 - y1] = eps, and "
+                           "||E[x2 - y2]||^2 / ((1 - eta mu)^4 ||x - y||^2) grows like 1/eps^2 (eps = 0.5, 1e-3)",
+               still_stands="for quadratic F or noise-free GD (36) holds and is tight (h_sgd); it is the step through "
+                            "Lemma 2 with random x, y that fails (lemma2_14_random, lemma2_16_random)"))
+
+
 def _lemma4_sampler(st):
     def sampler(quick, seed):
         for j in range(_n(quick, 20, 200)):
@@ -1146,7 +1237,8 @@ def _theorem1_existential(st, *, index_shift):
 
 def _theorem1_constant_server_rate(quick, seed):
     """(7) for FedOpt (5) with its constant server LR alpha (the theorem fixes none), c = 36:
-    1-D SGD clients, exact moments r+ = (1 - alpha (1 - k))^2 r + alpha^2 V."""
+    1-D SGD clients, exact moments r+ = (1 - alpha (1 - k))^2 r + alpha^2 V.  Horizons T where the bound
+    (hbar^T) underflows float64 are skipped: there value/bound is finite but would be reported as inf."""
     for j in range(_n(quick, 3, 12)):
         s = seed * 1000 + j
         rng = np.random.default_rng(s)
@@ -1160,6 +1252,8 @@ def _theorem1_constant_server_rate(quick, seed):
             rs.append(r)
         for T in (10, 50, 100, 400):
             b = B.theorem1_printed(hbar=k * k, Cq=sigma2 * tau * eta**2, r0=1.0, T=T, c_T1=36.0)
+            if float(b) < 1e-290:   # hbar^T underflows: the ratio is finite but not representable in float64
+                continue
             yield Sample(rs[T], float(b), {"M": 1, "mu": 1.0, "eta": eta, "tau": tau, "alpha": alpha, "sigma2": sigma2,
                                            "r0": 1.0, "T": T, "c_T1": 36.0}, seed=s, size=T)
 

@@ -11,7 +11,9 @@ FINDINGS = (
             "the O(1/T) rate: β ≥ 2/a, r_t ≤ max{4C/a², βr₀}/(t+β), "
             "{{verdict:local_adaptivity.sgd_decaying_corrected}}"),
     Finding(P, "(129), the last line of Theorem 3's proof (an average over t)",
-            "a proof step: a local-AdaGrad run beats it (ratio {{ratio:local_adaptivity.theorem3_printed}})",
+            "a proof step: local AdaGrad on one 1-D convex quadratic client, τ = T = 1, the η of (130) (α = 1/L), "
+            "v₀ = {{param:local_adaptivity.theorem3_printed:v0}}, gives 2DL against DL + (D²L²ΛG²)^{1/3} (ratio "
+            "{{ratio:local_adaptivity.theorem3_printed}}, tending to 2 as v₀ → ∞)",
             "the proof's bound (126) on the runs, {{verdict:local_adaptivity.theorem3_general}}; with "
             "2DL/T + 3(D²L²ΛG²)^{1/3}/T^{2/3} the step is {{verdict:local_adaptivity.theorem3_corrected}}; Theorem 3's "
             "statement (100), an O(·) claim on the minimum over t, is not refuted"),
@@ -37,6 +39,16 @@ FINDINGS = (
             "at η = 0.01, vanishes with η",
             "for two clients lim − x* = −A₀⁻¹(N₁ − N₂)g with g = w₁H₁(x* − x₁*): the gap is nonzero unless "
             "(N₁ − N₂)g = 0, and the bias tends to it as η → 0, {{verdict:local_adaptivity.nonvanishing_bias}}"),
+    Finding(P, "Lemma 2 with random x, y sharing one source, and Prop. B.2 (36) for stochastic client SGD",
+            "the lemma and the proposition on a C² non-quadratic F (F″ = 1 + smoothstep: μ = 1, L = 2): x, y = (−3, −5) "
+            "or (111, 111.9) with probability ½ each gives ‖E[∇F(x) − ∇F(y)]‖² = "
+            "{{value:local_adaptivity.lemma2_14_random}} against μ²‖E[x − y]‖² = "
+            "{{bound:local_adaptivity.lemma2_14_random}}; two SGD steps with unbiased state-dependent noise: ratio "
+            "{{ratio:local_adaptivity.h_sgd_stochastic}} at ε = {{param:local_adaptivity.h_sgd_stochastic:eps}}, "
+            "growing like 1/ε²",
+            "with deterministic x, y or a quadratic F (constant Hessian): (14) {{verdict:local_adaptivity.lemma2_14}}, "
+            "(16) {{verdict:local_adaptivity.lemma2_16}}; (36) for GD on quadratics "
+            "{{verdict:local_adaptivity.h_sgd}}"),
     Finding(P, "our own claim: with AdaGrad clients the corrected limit is closer to x* than the uncorrected one",
             "our claim, at the exact limits: two clients with w₁ tuned so that the uncorrected limit is x* itself "
             "(ratio {{ratio:local_adaptivity.adaptive_bias_shrinks}})",
@@ -87,12 +99,12 @@ RESULTS = (
     _r("Algorithm 1", "algorithm line", "local adaptive FedOpt: restarted client states, local correction Nᵢ, "
        "global correction N_s", ("closed_form_vs_simulation", "theorem3_general", "theorem3_corrected")),
     _r("Lemma 1 (12)", "lemma", "∇F(x) − ∇F(y) = H(x − y) with H = ∫₀¹ ∇²F(y + s(x − y)) ds", ("lemma1",)),
-    _r("Lemma 2 (14)", "lemma", "‖E[∇F(x) − ∇F(y)]‖² ≥ μ² ‖E[x − y]‖²", ("lemma2_14",)),
-    _r("Lemma 2 (15)", "lemma", "‖E[∇F(x) − ∇F(y)]‖² ≤ L ⟨E[∇F(x) − ∇F(y)], E[x − y]⟩", ("lemma2_15",)),
+    _r("Lemma 2 (14)", "lemma", "‖E[∇F(x) − ∇F(y)]‖² ≥ μ² ‖E[x − y]‖²", ("lemma2_14", "lemma2_14_random")),
+    _r("Lemma 2 (15)", "lemma", "‖E[∇F(x) − ∇F(y)]‖² ≤ L ⟨E[∇F(x) − ∇F(y)], E[x − y]⟩", ("lemma2_15", "lemma2_15_random")),
     _r("Lemma 2 (16)", "lemma", "(μ + L)⟨E[∇F(x) − ∇F(y)], E[x − y]⟩ ≥ ‖E[∇F(x) − ∇F(y)]‖² + μL‖E[x − y]‖²",
-       ("lemma2_16",)),
+       ("lemma2_16", "lemma2_16_random")),
     _r("App. B.2 (36)", "claim in the text", "client SGD meets Assumption 1 with hᵢ(k) = (1 − ηᵢμᵢ)^(2k) "
-       "(ηᵢ(μᵢ + Lᵢ) < 2)", ("h_sgd",)),
+       "(ηᵢ(μᵢ + Lᵢ) < 2)", ("h_sgd", "h_sgd_stochastic")),
     _r("App. B.3 (37)", "claim in the text", "client SGD meets Assumption 2 with qᵢ(k) = k ηᵢ² (ηᵢLᵢ < 2)",
        ("q_sgd",)),
     _r("(61)", "equation", "the per-round recursion r_(t+1) ≤ (1 − α(1 − h̄)) r_t + α² σ² Σᵢ wᵢ² qᵢ",
