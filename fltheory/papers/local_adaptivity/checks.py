@@ -1630,6 +1630,244 @@ register(Check(f"{PAPER}.theorem3_printed", paper=PAPER, statement=B.theorem3_pr
                             "2DL/T + 3(D^2L^2 Lambda G^2)^(1/3)/T^(2/3) the step holds (theorem3_corrected)"))
 
 
+# ----------------------------------------------------------------------------- results without a check before (issue 24)
+def _sgd_draw(rng, **fixed):
+    """Parameters of an _SGD_CLIENTS instance drawn at random (for the samplers), with ``fixed`` entries."""
+    p = {"M": int(rng.integers(1, 5)), "d": int(rng.integers(1, 4)), "tau": int(rng.integers(1, 9)),
+         "seed": int(rng.integers(0, 10**6)), "L": float(np.exp(rng.uniform(np.log(0.1), np.log(10)))),
+         "kappa": float(np.exp(rng.uniform(0, np.log(30)))), "eta_frac": float(rng.uniform(0.01, 1.0)),
+         "tilt": float(rng.uniform(0, 1)), "phi": float(rng.uniform(0, 1)), "sigma2": float(rng.uniform(0, 1)),
+         "noise_mu": float(rng.uniform(0, 1))}
+    p.update(fixed)
+    return p
+
+
+def _K(fed, eta, tau):
+    """Client GD's local maps K_i = (I - eta_i H_i)^tau_i (E A_i(x) - E A_i(y) = K_i (x - y) for client SGD with
+    additive noise on quadratics)."""
+    return np.stack([np.linalg.matrix_power(np.eye(fed.d) - eta[i] * fed.H[i], int(tau[i])) for i in range(fed.M)])
+
+
+def _contraction_evaluate(p):
+    """(54): ||E A(x) - E A(y)||^2 / ||x - y||^2 = ||sum_i w_i K_i u||^2 / ||u||^2 (u = x^(0) - x~ of the instance)
+    against hbar = sum_i w_i (1 - eta_i mu_i)^(2 tau_i), the h_i of Prop. B.2."""
+    fed, eta, tau, x_t, x0, hbar, _ = _sgd_instance(p)
+    u = x0 - x_t
+    v = np.einsum("m,mij,j->i", fed.weights, _K(fed, eta, tau), u)
+    return _sample(float(v @ v) / float(u @ u), float(B.theorem1_contraction(hbar=hbar)), p, fed.M * fed.d)
+
+
+def _contraction(quick, seed):
+    rng = np.random.default_rng([seed, 54])
+    for j in range(_n(quick, 8, 40)):
+        yield _contraction_evaluate(_sgd_draw(rng, **({"tilt": 0.0, "phi": 0.0} if j == 0 else {})))
+
+
+CONTRACTION_FAMILY = Family(
+    [q for q in _SGD_CLIENTS if q.name not in ("sigma2", "noise_mu")], fixed={"sigma2": 0.0, "noise_mu": 0.0},
+    description=_SGD_WORDS + ". Value ||sum_i w_i K_i u||^2/||u||^2 with u = x^(0) - x~ (E A is affine: the "
+                "difference of E A at two points is sum_i w_i K_i (x - y), any x, y), bound hbar = sum_i w_i h_i with "
+                "the h_i = (1 - eta_i mu_i)^(2 tau_i) of Prop. B.2. Equality: identical Hessians (M = 1 or tilt = 0), "
+                "u on the mu-eigenvector (phi = 0) and a common tau (M = 1)")
+
+register(Check(f"{PAPER}.theorem1_contraction", paper=PAPER, statement=B.theorem1_contraction, expected="tight",
+               sampler=_contraction, family=CONTRACTION_FAMILY, evaluate=_contraction_evaluate, search_budget=(20, 80),
+               search_start=({"M": 1, "d": 2, "tau": 3, "seed": 1, "L": 2.0, "kappa": 4.0, "eta_frac": 0.5,
+                              "tilt": 0.0, "phi": 0.0},),
+               description="Theorem 1 (54): E[A] = sum_i w_i E[A_i] is a contraction with squared constant "
+                           "hbar = sum_i w_i h_i, client SGD on quadratics (h_i of Prop. B.2); attained with one client "
+                           "and x - y on its mu-eigenvector"))
+
+
+def _h_sgd_tuned(quick, seed):
+    """min over eta in (0, 2/mu) of ||(I - eta H)^k||^2, by a bounded scalar minimisation of the exact matrix power
+    (the whole range where local GD contracts, not only the statement's eta <= 2/(mu + L)), against
+    ((L - mu)/(L + mu))^(2k)."""
+    from scipy.optimize import minimize_scalar  # noqa: PLC0415
+
+    for j in range(_n(quick, 8, 40)):
+        s = seed * 1000 + j
+        rng = np.random.default_rng(s)
+        fed = flt.random_quadratic_federation(M=1, d=int(rng.integers(1, 5)), kappa=float(rng.uniform(1, 50)), seed=s)
+        H, mu, L, k = fed.H[0], float(fed.mu), float(fed.L), int(rng.integers(1, 10))
+
+        def f(e):
+            return float(np.linalg.norm(np.linalg.matrix_power(np.eye(fed.d) - e * H, k), 2)) ** 2
+
+        res = minimize_scalar(f, bounds=(0.0, 2 / mu), method="bounded", options={"xatol": 1e-13 / L})
+        yield Sample(res.fun, float(B.h_sgd_tuned(mu=mu, L=L, k=k)), {"instance_seed": s, "k": k, "eta": res.x,
+                                                                        "eta_opt": 2 / (mu + L)}, seed=s, size=fed.d)
+
+
+register(Check(f"{PAPER}.h_sgd_tuned", paper=PAPER, statement=B.h_sgd_tuned, relation="==", rtol=1e-6, atol=0.0,
+               sampler=_h_sgd_tuned, variant="identity",
+               description="per-client tuning: min over eta of ||(I - eta H)^k||^2 (numerical, eta in (0, 2/mu)) "
+                           "equals ((L - mu)/(L + mu))^(2k), reached at eta = 2/(mu + L)"))
+
+
+def _gd_alpha_evaluate(p):
+    """(61) with sigma = 0 and any alpha in (0, 1]: r_T (exact, client GD) against (1 - alpha (1 - hbar))^T r_0."""
+    fed, eta, tau, x_t, x0, hbar, _ = _sgd_instance({**p, "sigma2": 0.0, "noise_mu": 0.0})
+    traj = exact.round_map(fed, eta=per_client(eta), tau=per_client(tau), alpha=p["alpha"]).trajectory(x0, p["T"])
+    r = ((traj - x_t) ** 2).sum(-1)
+    bound = np.asarray(B.gd_general_alpha(alpha=p["alpha"], hbar=hbar, T=np.arange(1.0, p["T"] + 1), r0=float(r[0])))
+    j = int(np.argmax(_ratios(r[1:], bound + 1e-15)))
+    return _sample(r[j + 1], bound[j], {**p, "t": j + 1}, fed.M * fed.d)
+
+
+def _gd_alpha(quick, seed):
+    rng = np.random.default_rng([seed, 61])
+    for j in range(_n(quick, 8, 40)):
+        p = _sgd_draw(rng, alpha=float(rng.uniform(0.05, 1.0)), T=int(rng.integers(1, 30)))
+        yield _gd_alpha_evaluate({**p, "alpha": 1.0, "tilt": 0.0, "phi": 0.0, "M": 1} if j == 0 else p)
+
+
+GD_ALPHA_FAMILY = Family(
+    [q for q in _SGD_CLIENTS if q.name not in ("sigma2", "noise_mu")] + [Real("alpha", 1e-3, 1.0, log=True),
+                                                                         Integer("T", 1, 30)],
+    description=_SGD_WORDS.replace("additive gradient noise", "(no noise: client GD; noise shape unused)")
+    + ", server LR alpha in (0, 1], rounds 1..T exactly (the worst round is the value). Equality at alpha = 1 with "
+      "one client and x^(0) - x~ on its mu-eigenvector; below 1 for alpha < 1 (the squared norm is convex in alpha)")
+
+register(Check(f"{PAPER}.gd_general_alpha", paper=PAPER, statement=B.gd_general_alpha, expected="tight",
+               # r_0 = 1: the printed 1 - alpha (1 - hbar) loses hbar below ~1e-16 in float64 (atol), and near equality
+               # r_T carries the relative error of a small difference of O(1) iterates, squared (rtol)
+               atol=1e-15, rtol=1e-7,
+               sampler=_gd_alpha, family=GD_ALPHA_FAMILY, evaluate=_gd_alpha_evaluate, search_budget=(20, 80),
+               search_start=({"M": 1, "d": 2, "tau": 3, "seed": 1, "L": 2.0, "kappa": 4.0, "eta_frac": 0.5,
+                              "tilt": 0.0, "phi": 0.0, "alpha": 1.0, "T": 5},),
+               description="client GD with any server LR alpha in (0, 1]: ||x^(T) - x~||^2 <= (1 - alpha(1 - hbar))^T "
+                           "r_0 ((61) with sigma = 0), exact rounds; attained at alpha = 1 (one client)"))
+
+
+def _sgd_recursion_evaluate(p):
+    """(67): client SGD with a common eta, tau and w_i = 1/M: r_(t+1) (exact noise moments) against
+    (1 - alpha a) r_t + alpha^2 sigma^2 eta^2 tau / M, sigma^2 = max_i tr Sigma_i, mu and L over all clients."""
+    fed, eta, tau, x_t, x0, _, _ = _sgd_instance({**p, "common": True})
+    fed = QuadraticFederation(fed.H, fed.x_opt, np.full(fed.M, 1 / fed.M), noise_cov=fed.noise_cov)
+    x_old, x_t = x_t, exact.fixed_point(fed, eta=per_client(eta), tau=per_client(tau)).x
+    x0 = x_t + (x0 - x_old)                   # the same unit start direction: r_0 = 1
+    r = exact.noise_moments(fed, eta=per_client(eta), tau=per_client(tau), alpha=p["alpha"], x0=x0, T=p["T"]).mse(x_t)
+    s2 = float(np.trace(fed.noise_cov, axis1=-2, axis2=-1).max())
+    bound = np.asarray(B.sgd_recursion(alpha=p["alpha"], eta=float(eta[0]), mu=float(fed.mu), L=float(fed.L),
+                                       tau=float(tau[0]), M=float(fed.M), sigma2=s2, r_t=r[:-1]))
+    j = int(np.argmax(_ratios(r[1:], bound + 1e-15)))
+    return _sample(r[j + 1], bound[j], {**p, "t": j + 1}, fed.M * fed.d)
+
+
+def _sgd_recursion(quick, seed):
+    rng = np.random.default_rng([seed, 67])
+    for j in range(_n(quick, 6, 30)):
+        p = _sgd_draw(rng, alpha=float(rng.uniform(0.05, 1.0)), T=int(rng.integers(1, 20)))
+        yield _sgd_recursion_evaluate({**p, "alpha": 1.0, "tilt": 0.0, "phi": 0.0, "M": 1, "sigma2": 0.0}
+                                      if j == 0 else p)
+
+
+SGD_RECURSION_FAMILY = Family(
+    _SGD_CLIENTS + [Real("alpha", 1e-3, 1.0, log=True), Integer("T", 1, 20)], fixed={"common": True},
+    description=_SGD_WORDS + " -- with one common eta = eta_frac 2/(mu + L) and tau for every client and weights "
+                "1/M, as (67) assumes; server LR alpha in (0, 1], rounds 1..T (the worst is the value). Equality: one "
+                "client, no noise, alpha = 1, x^(0) - x~ on the mu-eigenvector")
+
+register(Check(f"{PAPER}.sgd_recursion", paper=PAPER, statement=B.sgd_recursion, expected="tight",
+               # r_0 = 1: the printed 1 - alpha a loses 1 - a = (1 - eta mu)^(2 tau) below ~1e-16 in float64 (atol), and
+               # near equality r_t carries the relative error of a small difference of O(1) iterates, squared (rtol)
+               atol=1e-15, rtol=1e-7,
+               sampler=_sgd_recursion, family=SGD_RECURSION_FAMILY, evaluate=_sgd_recursion_evaluate,
+               search_budget=(20, 80),
+               search_start=({"M": 1, "d": 2, "tau": 3, "seed": 1, "L": 2.0, "kappa": 4.0, "eta_frac": 0.5,
+                              "tilt": 0.0, "phi": 0.0, "sigma2": 0.0, "noise_mu": 0.0, "alpha": 1.0, "T": 3},),
+               description="(67): client SGD in (61), common eta and tau, w_i = 1/M: r_(t+1) <= (1 - alpha a) r_t + "
+                           "alpha^2 sigma^2 eta^2 tau / M with a = 1 - (1 - eta mu)^(2 tau), exact noise moments"))
+
+
+def _z_derivative(quick, seed):
+    """z'(x) by mpmath (50 digits, exact differentiation of z(x) = 2 x tau / (1 - (1 - x)^(2 tau))) against the
+    lower bound of (79)-(83), at random x in (0, 1] and tau in 1..50, and at x = 1, x -> 0."""
+    import mpmath  # noqa: PLC0415
+
+    rng = np.random.default_rng([seed, 79])
+    pts = [(1.0, 1), (1.0, 7), (1e-3, 5)] + [(float(rng.uniform(1e-3, 1)), int(rng.integers(1, 51)))
+                                                for _ in range(_n(quick, 10, 60))]
+    with mpmath.workdps(50):
+        for x, tau in pts:
+            dz = mpmath.diff(lambda t: 2 * t * tau / (1 - (1 - t) ** (2 * tau)), mpmath.mpf(x))
+            yield Sample(float(dz), float(B.z_derivative(tau=tau, x=x)), {"x": x, "tau": tau}, None, 1)
+
+
+register(Check(f"{PAPER}.z_derivative", paper=PAPER, statement=B.z_derivative, sampler=_z_derivative, expected="tight",
+               description="Appendix C (79)-(83): z'(x) >= 2 tau [1 - (1 - x^2)^(2 tau - 1)]/[1 - (1 - x)^(2 tau)]^2 > 0, "
+                           "z'(x) by 50-digit differentiation; equality at tau = 1"))
+
+
+def _alpha_max(quick, seed):
+    """The convergence condition on the server rate, on the worked example (Jacobi P_i, eta = 0.1, tau = 5), each
+    correction: simulated runs from x~ + (1, 1) for 600 rounds at 0.99 alpha_max contract (value ||x_T - x~|| /
+    ||x_0 - x~||, bound 1) and at 1.01 alpha_max grow (value 1, bound that growth): both ratios below 1."""
+    fed = _example_fed()
+    for c in exact.CORRECTIONS:
+        am = float(exact.alpha_max(fed, eta=0.1, tau=5, precond=_JACOBI, correction=c))
+        xf = exact.fixed_point(fed, eta=0.1, tau=5, precond=_JACOBI, correction=c).x
+        x0 = xf + np.ones(2)
+        for f in (0.99, 1.01):
+            xT = fedopt(fed, x0=x0, rounds=600, eta=0.1, tau=5, client_opt="precond", precond=_JACOBI, correction=c,
+                        alpha=f * am, noise=False, record_every=600).x
+            g = _norm(xT - xf) / _norm(x0 - xf)
+            rho = float(exact.round_map(fed, eta=0.1, tau=5, alpha=f * am, precond=_JACOBI,
+                                        correction=c).spectral_radius())
+            p = {"correction": c, "alpha_max": am, "alpha": f * am, "rounds": 600, "growth": g, "rho": rho}
+            yield Sample(g, 1.0, p, None, 600) if f < 1 else Sample(1.0, g, p, None, 600)
+
+
+register(Check(f"{PAPER}.alpha_max", paper=PAPER, statement=None, relation="<=", sampler=_alpha_max,
+               description="the server-rate condition alpha < alpha_max = min 2 Re(lambda)/|lambda|^2 is sharp: on the "
+                           "worked example simulated FedOpt converges at 0.99 alpha_max and diverges at 1.01 alpha_max "
+                           "(600 rounds, each correction)"))
+
+
+def _global_correction(quick, seed):
+    """FedOpt with local and global correction ('joint') simulated to convergence lands on the fixed point of local
+    correction alone: the server-side rescaling N_s^-1 changes the path, not the fixed point (relative error)."""
+    for s, fed, P, eta, tau in _hetero_instances(seed, _n(quick, 4, 16)):
+        am = float(exact.alpha_max(fed, eta=per_client(eta), tau=per_client(tau), precond=P, correction="joint"))
+        rmap = exact.round_map(fed, eta=per_client(eta), tau=per_client(tau), alpha=0.5 * am, precond=P,
+                               correction="joint")
+        rho = float(rmap.spectral_radius())
+        if rho > 0.95:
+            continue
+        T = int(np.ceil(np.log(1e-14) / np.log(max(rho, 1e-3)))) + 20
+        sim = fedopt(fed, x0=np.zeros(fed.d), rounds=T, eta=per_client(eta), tau=per_client(tau), client_opt="precond",
+                     precond=P, correction="joint", alpha=0.5 * am, record_every=T, noise=False).x
+        xl = exact.fixed_point(fed, eta=per_client(eta), tau=per_client(tau), precond=P, correction="local").x
+        yield Sample(_norm(sim - xl) / (1 + _norm(xl)), 0.0, {"instance_seed": s, "rounds": T}, seed=s,
+                     size=fed.M * fed.d)
+
+
+register(Check(f"{PAPER}.global_correction_fixed_point", paper=PAPER, statement=None, relation="==", atol=1e-10,
+               rtol=0.0, sampler=_global_correction, variant="identity",
+               description="global correction leaves the fixed point unchanged: simulated FedOpt with local + global "
+                           "correction converges to the fixed point of local correction alone (relative, 1e-10)"))
+
+
+def _one_round(quick, seed):
+    """P_i = H_i^-1, eta_i = 1, alpha = 1: one simulated round from a random x^(0) lands on x~ = sum_i w_i x_i*
+    (every K_i = (I - P_i H_i)^tau_i = 0), whatever tau_i; relative error."""
+    for j in range(_n(quick, 6, 30)):
+        s = seed * 1000 + j
+        fed, P, _, tau = instance(s, precond="inverse")
+        x0 = np.random.default_rng(s).normal(size=fed.d) * 5
+        x1 = fedopt(fed, x0=x0, rounds=1, eta=1.0, tau=per_client(tau), client_opt="precond", precond=P, alpha=1.0,
+                    noise=False, record_every=1).x
+        xf = exact.fixed_point(fed, eta=1.0, tau=per_client(tau), precond=P).x
+        yield Sample(_norm(x1 - xf) / (1 + _norm(xf)), 0.0, {"instance_seed": s}, seed=s, size=fed.M * fed.d)
+
+
+register(Check(f"{PAPER}.one_round_inverse_hessian", paper=PAPER, statement=None, relation="==", atol=1e-10,
+               rtol=0.0, sampler=_one_round, variant="identity",
+               description="Section 4: with ideal preconditioners P_i = H_i^-1 (eta_i = 1, alpha = 1) FedOpt reaches its "
+                           "fixed point x~ in one round, from any start (relative, 1e-10)"))
+
+
 # ----------------------------------------------------------------------------- adaptive clients
 def _adaptive_limit(fed, corrected: bool, **kw):
     """The limit of deterministic FedOpt with adaptive clients (restarted each round): the root of
