@@ -7,7 +7,8 @@ stated here.  How each value was found:
 * attained (ratio 1 up to round-off): ``h_sgd`` (every instance: mu is an eigenvalue of H),
   ``q_sgd`` (tau = 1), ``lemma2_14/15/16`` (x - y on the mu-/L-eigenvector), ``lemma4``,
   ``lemma4_strong`` (A_k = c_k I, equal b_k), ``z_max`` (x = 1/tau), ``theorem1_recursion``,
-  ``theorem1_constant_alpha`` (alpha = 1, one client, error on the mu-eigenvector, no noise),
+  ``theorem1_constant_alpha``, ``gd_general_alpha``, ``sgd_recursion`` (alpha = 1, one client, error on the
+  mu-eigenvector, no noise), ``theorem1_contraction`` (one client, x - y on the mu-eigenvector),
   ``gd_special_case`` (identical Hessians), ``theorem3_general`` (T = 1, one 1-D quadratic client,
   alpha = 1/L: ||grad F(x0)||^2 = 2 L D, and v0 = 1e24 makes the G-term 1e-24 of it), ``limit8`` (d = 1, tau_i <= 2:
   every step of the derived O(eta) remainder is an equality);
@@ -31,7 +32,8 @@ from fltheory.verify import Check, Sample, rebuild, registry
 PAPER = "local_adaptivity"
 TIGHT = ("h_sgd", "q_sgd", "lemma2_14", "lemma2_15", "lemma2_16", "lemma4", "lemma4_strong", "z_max", "z_uniform",
          "theorem1_recursion", "theorem1_constant_alpha", "gd_special_case", "sgd_decaying_corrected",
-         "theorem3_general", "theorem3_corrected", "nonvanishing_bias", "limit8", "plain_gd_bias")
+         "theorem3_general", "theorem3_corrected", "nonvanishing_bias", "limit8", "plain_gd_bias",
+         "theorem1_contraction", "gd_general_alpha", "sgd_recursion")
 # (the full search's worst ratio at least, the sampler's own worst ratio in quick mode at most);
 # corrected_bias_first_order: the full search reaches 0.9858 (d = 1, tau = 16 and 18, u ~ 1e-3, eps = 1e-4, the
 # first-order terms cancelling), toward the supremum 1 of the module docstring (u -> 0 with cancellation)
@@ -40,7 +42,7 @@ TIGHT = ("h_sgd", "q_sgd", "lemma2_14", "lemma2_15", "lemma2_16", "lemma4", "lem
 SHORT = {"theorem1_proven": (0.15, 0.13), "corrected_bias_first_order": (0.95, 0.1), "taylor10": (0.99999, 0.7)}
 # the sampler alone already reaches 1 on these (quick mode), so a planted tightening is refuted without the search
 SAMPLER_TIGHT = ("h_sgd", "q_sgd", "lemma2_16", "lemma4", "lemma4_strong", "z_max", "z_uniform", "gd_special_case",
-                 "nonvanishing_bias")
+                 "nonvanishing_bias", "theorem1_contraction", "gd_general_alpha", "sgd_recursion")
 
 
 def _check(what):

@@ -1797,7 +1797,7 @@ def _z_derivative(quick, seed):
 
 register(Check(f"{PAPER}.z_derivative", paper=PAPER, statement=B.z_derivative, sampler=_z_derivative, expected="tight",
                description="Appendix C (79)-(83): z'(x) >= 2 tau [1 - (1 - x^2)^(2 tau - 1)]/[1 - (1 - x)^(2 tau)]^2 > 0, "
-                           "z'(x) by 50-digit differentiation; equality at tau = 1"))
+                           "z'(x) by 50-digit differentiation; equality at tau = 1 and at x = 1 (both 2 tau)"))
 
 
 def _alpha_max(quick, seed):
