@@ -7,10 +7,13 @@ stated here.  How each value was found:
 * attained (ratio 1 up to round-off): ``h_sgd`` (every instance: mu is an eigenvalue of H),
   ``q_sgd`` (tau = 1), ``lemma2_14/15/16`` (x - y on the mu-/L-eigenvector), ``lemma4``,
   ``lemma4_strong`` (A_k = c_k I, equal b_k), ``z_max`` (x = 1/tau), ``theorem1_recursion``,
-  ``theorem1_constant_alpha`` (alpha = 1, one client, error on the mu-eigenvector, no noise),
+  ``theorem1_constant_alpha``, ``gd_general_alpha``, ``sgd_recursion`` (alpha = 1, one client, error on the
+  mu-eigenvector, no noise), ``theorem1_contraction`` (one client, x - y on the mu-eigenvector),
   ``gd_special_case`` (identical Hessians), ``theorem3_general`` (T = 1, one 1-D quadratic client,
-  alpha = 1/L: ||grad F(x0)||^2 = 2 L D, and v0 = 1e24 makes the G-term 1e-24 of it);
-* approached in a limit, within 1e-6 inside the family: ``z_uniform`` (1 - 0.157/tau, tau = 1e7),
+  alpha = 1/L: ||grad F(x0)||^2 = 2 L D, and v0 = 1e24 makes the G-term 1e-24 of it), ``limit8`` (d = 1, tau_i <= 2:
+  every step of the derived O(eta) remainder is an equality);
+* approached in a limit, within 1e-6 inside the family: ``plain_gd_bias`` (tau = 2, one client of large w_i H_i),
+  ``z_uniform`` (1 - 0.157/tau, tau = 1e7),
   ``sgd_decaying_corrected`` ((1 - a)(1 + a/2) at beta = 2/a, T = 1, as a -> 0; eta = 1e-9 2/(mu + L)),
   ``theorem3_corrected`` (1 - 1.5 (G^2/(L D))^(1/3) at T = 1 as v0 -> infinity: 1 - 2e-8 at v0 = 1e24);
 * below 1: ``theorem1_proven`` -- a 1-D sweep (M = tau = 1, best server schedule, the ratio maximised over
@@ -29,7 +32,8 @@ from fltheory.verify import Check, Sample, rebuild, registry
 PAPER = "local_adaptivity"
 TIGHT = ("h_sgd", "q_sgd", "lemma2_14", "lemma2_15", "lemma2_16", "lemma4", "lemma4_strong", "z_max", "z_uniform",
          "theorem1_recursion", "theorem1_constant_alpha", "gd_special_case", "sgd_decaying_corrected",
-         "theorem3_general", "theorem3_corrected", "nonvanishing_bias")
+         "theorem3_general", "theorem3_corrected", "nonvanishing_bias", "limit8", "plain_gd_bias",
+         "theorem1_contraction", "gd_general_alpha", "sgd_recursion")
 # (the full search's worst ratio at least, the sampler's own worst ratio in quick mode at most);
 # corrected_bias_first_order: the full search reaches 0.9858 (d = 1, tau = 16 and 18, u ~ 1e-3, eps = 1e-4, the
 # first-order terms cancelling), toward the supremum 1 of the module docstring (u -> 0 with cancellation)
@@ -38,7 +42,7 @@ TIGHT = ("h_sgd", "q_sgd", "lemma2_14", "lemma2_15", "lemma2_16", "lemma4", "lem
 SHORT = {"theorem1_proven": (0.15, 0.13), "corrected_bias_first_order": (0.95, 0.1), "taylor10": (0.99999, 0.7)}
 # the sampler alone already reaches 1 on these (quick mode), so a planted tightening is refuted without the search
 SAMPLER_TIGHT = ("h_sgd", "q_sgd", "lemma2_16", "lemma4", "lemma4_strong", "z_max", "z_uniform", "gd_special_case",
-                 "nonvanishing_bias")
+                 "nonvanishing_bias", "theorem1_contraction", "gd_general_alpha", "sgd_recursion")
 
 
 def _check(what):
@@ -46,8 +50,11 @@ def _check(what):
 
 
 def test_every_bound_check_with_a_family_is_listed_here():
-    searched = {c.name.split(".")[1] for c in registry([PAPER]) if c.family is not None}
+    searched = {c.name.split(".")[1] for c in registry([PAPER]) if c.family is not None and c.expected != "violated"}
     assert searched == set(TIGHT) | set(SHORT)
+    # a violated check searched for its supremum (2, see test_theorem3_printed_tends_to_two_on_one_quadratic_client)
+    assert {c.name.split(".")[1] for c in registry([PAPER]) if c.family is not None and c.expected == "violated"} == {
+        "theorem3_printed"}
 
 
 def _with_quick_sampler(c):
@@ -55,7 +62,7 @@ def _with_quick_sampler(c):
     verdicts are tested in test_local_adaptivity_checks): run(quick=False) then merges the full search."""
     return Check(c.name, paper="demo", statement=c.statement, relation=c.relation, atol=c.atol, rtol=c.rtol,
                  sampler=lambda quick, seed: c.sampler(True, seed), family=c.family, evaluate=c.evaluate,
-                 search_budget=c.search_budget)
+                 search_budget=c.search_budget, search_start=c.search_start)
 
 
 @pytest.mark.parametrize("what", TIGHT)
@@ -84,7 +91,7 @@ def test_a_planted_tightening_of_a_tight_bound_is_refuted(what):
         return Sample(s.value, 0.9 * s.bound if c.relation == "<=" else s.bound / 0.9, s.params, s.seed, s.size)
 
     planted = Check(c.name + "_planted", paper="demo", relation=c.relation, sampler=c.sampler, family=c.family,
-                    evaluate=tightened, search_budget=c.search_budget, atol=c.atol)
+                    evaluate=tightened, search_budget=c.search_budget, atol=c.atol, search_start=c.search_start)
     v = planted.run(quick=True, seed=0)
     assert v.status == "violated" and v.search["ratio"] > 1.1
     if what not in SAMPLER_TIGHT:
@@ -221,3 +228,44 @@ def test_a_wrong_first_order_coefficient_is_refuted():
     fo, Bc = C.corrected_first_order_remainder(fed, P, e, tau)
     value = float(np.linalg.norm(_bias(fed, P, e, tau, "local") - fed.x_star - 1.01 * fo))
     assert c._ratio(Sample(value, Bc, {}))[1]
+
+
+def test_limit8_is_scale_free_near_a_singular_sum():
+    """The old form ||x~(eta) - lim||/(1 + ||lim||) <= 1e-5 at eta = 1e-8 grows without bound as the sum
+    sum w_i eta tau P_i H_i nears the singular sum of limit8_singular (P_1 = diag(1/3 + delta, 3), common eta):
+    881 at delta = 1e-6.  The derived remainder grows with ||A0^-1|| too: the ratio stays at about 0.07 while the
+    distance shrinks like eta."""
+    c = _check("limit8")
+    H = np.array([[[5.0, -2.0], [-2.0, 1.0]], [[1.0, -2.0], [-2.0, 5.0]]])
+    fed = QuadraticFederation(H, np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([0.5, 0.5]))
+    P = np.array([np.diag([1 / 3 + 1e-6, 3.0]), np.eye(2)])
+    tau = np.array([3, 3])
+    samples = {e: C._limit8_sample(fed, P, np.array([e, e]), tau, {}, 4) for e in (1e-8, 1e-10, 1e-12)}
+    lim = exact.small_eta_limit(fed, tau=3, precond=P)
+    assert samples[1e-8].value / (1 + np.linalg.norm(lim)) / 1e-5 > 500
+    for s in samples.values():
+        ratio, bad = c._ratio(s)
+        assert not bad and 0.01 < ratio < 0.1
+    assert samples[1e-10].value / samples[1e-12].value == pytest.approx(100, rel=0.05)
+
+
+def test_plain_gd_bias_refutes_a_wrong_coefficient():
+    """The check can fail: a coefficient 1% off leaves an O(eta) error beyond the O(eta^2) remainder at small eta."""
+    c = _check("plain_gd_bias")
+    p = {**C.PLAIN_GD_START, "tau": 5, "eps": 1e-4}
+    s = c.evaluate(p)
+    eta = p["eps"] / p["H2"]
+    wrong = Sample(abs(s.value - 0.01 * eta * s.params["coefficient"]), s.bound, {})
+    assert c._ratio(s)[0] < 1 and c._ratio(wrong)[1]
+
+
+def test_theorem3_printed_tends_to_two_on_one_quadratic_client():
+    """(129) on one 1-D quadratic client, tau = T = 1, the eta of (130) (alpha = 1/L): the ratio 2/(1 + X3/(DL))
+    rises toward 2 as v0 grows (G -> 0) and stays below it (the corrected bound, twice (129) or less, holds)."""
+    c = _check("theorem3_printed")
+    r = [c.evaluate(C._theorem3_constrain({**C.THEOREM3_PRINTED_START, "inv_v0": iv})) for iv in (1e-3, 1e-12, 1e-24)]
+    ratios = [s.value / s.bound for s in r]
+    assert ratios[0] < ratios[1] < ratios[2] < 2 and ratios[0] > 1.7 and ratios[2] > 2 - 1e-7
+    assert all(s.params["eta"] == pytest.approx(1 / s.params["a_scale"]) for s in r)   # alpha = eta = 1/L
+    v = c.run(quick=True, seed=0)
+    assert v.status == "violated" and v.worst_ratio > 2 - 1e-7 and v.counterexample["params"]["T"] == 1

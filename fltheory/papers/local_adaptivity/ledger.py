@@ -11,7 +11,9 @@ FINDINGS = (
             "the O(1/T) rate: β ≥ 2/a, r_t ≤ max{4C/a², βr₀}/(t+β), "
             "{{verdict:local_adaptivity.sgd_decaying_corrected}}"),
     Finding(P, "(129), the last line of Theorem 3's proof (an average over t)",
-            "a proof step: a local-AdaGrad run beats it (ratio {{ratio:local_adaptivity.theorem3_printed}})",
+            "a proof step: local AdaGrad on one 1-D convex quadratic client, τ = T = 1, the η of (130) (α = 1/L), "
+            "v₀ = {{param:local_adaptivity.theorem3_printed:v0}}, gives 2DL against DL + (D²L²ΛG²)^{1/3}, a ratio "
+            "that tends to 2 as v₀ → ∞ ({{ratio:local_adaptivity.theorem3_printed}} here)",
             "the proof's bound (126) on the runs, {{verdict:local_adaptivity.theorem3_general}}; with "
             "2DL/T + 3(D²L²ΛG²)^{1/3}/T^{2/3} the step is {{verdict:local_adaptivity.theorem3_corrected}}; Theorem 3's "
             "statement (100), an O(·) claim on the minimum over t, is not refuted"),
@@ -37,6 +39,18 @@ FINDINGS = (
             "at η = 0.01, vanishes with η",
             "for two clients lim − x* = −A₀⁻¹(N₁ − N₂)g with g = w₁H₁(x* − x₁*): the gap is nonzero unless "
             "(N₁ − N₂)g = 0, and the bias tends to it as η → 0, {{verdict:local_adaptivity.nonvanishing_bias}}"),
+    Finding(P, "Lemma 2 with random x, y sharing one source, and Prop. B.2 (36) for stochastic client SGD",
+            "the lemma and the proposition on a C² non-quadratic F (F″ = 1 + smoothstep: μ = 1, L = 2): x, y = (−3, −5) "
+            "or (111, 111.9) with probability ½ each gives ‖E[∇F(x) − ∇F(y)]‖² = "
+            "{{value:local_adaptivity.lemma2_14_random}} against μ²‖E[x − y]‖² = "
+            "{{bound:local_adaptivity.lemma2_14_random}}, and (16) fails on the same outcomes (ratio "
+            "{{ratio:local_adaptivity.lemma2_16_random}}); (−5, −4) or (112, 110) break (15) (ratio "
+            "{{ratio:local_adaptivity.lemma2_15_random}}); two SGD steps with unbiased state-dependent noise: ratio "
+            "{{ratio:local_adaptivity.h_sgd_stochastic}} at ε = {{param:local_adaptivity.h_sgd_stochastic:eps}}, "
+            "growing like 1/ε²",
+            "with deterministic x, y or a quadratic F (constant Hessian): (14) {{verdict:local_adaptivity.lemma2_14}}, "
+            "(16) {{verdict:local_adaptivity.lemma2_16}}; (36) for GD on quadratics "
+            "{{verdict:local_adaptivity.h_sgd}}"),
     Finding(P, "our own claim: with AdaGrad clients the corrected limit is closer to x* than the uncorrected one",
             "our claim, at the exact limits: two clients with w₁ tuned so that the uncorrected limit is x* itself "
             "(ratio {{ratio:local_adaptivity.adaptive_bias_shrinks}})",
@@ -76,25 +90,34 @@ RESULTS = (
         "theorem1_proven")),
     _r("Section 4 (text)", "claim in the text", "client GD with common η, τ: ‖x̃ − x*‖ = O(η(τ − 1)) [19, 20]",
        ("plain_gd_bias",)),
+    _r("Section 4 (toy example)", "claim in the text", "ideal preconditioners Pᵢ = Hᵢ⁻¹ (ηᵢ = 1, α = 1): FedOpt reaches "
+       "x̃ in one round", ("one_round_inverse_hessian",)),
     _r("Theorem 2 (94)", "theorem", "preconditioned GD clients on quadratics: x̃ = (Σᵢ wᵢ(I − Kᵢ))⁻¹ Σᵢ wᵢ(I − Kᵢ)xᵢ*, "
        "Kᵢ = (I − ηᵢPᵢHᵢ)^τᵢ, ≠ x*", ("closed_form_vs_simulation", "theorem2_scalar", "worked_example")),
     _r("Theorem 2 (8)", "theorem", "ηᵢ = γᵢη → 0: x̃ → (Σᵢ wᵢγᵢτᵢPᵢHᵢ)⁻¹ Σᵢ wᵢγᵢτᵢPᵢHᵢxᵢ* ≠ x* (a non-vanishing bias)",
        ("limit8", "limit8_singular", "limit8_gap", "nonvanishing_bias", "worked_example")),
+    _r("Theorem 2 (α_max)", "claim in the text", "FedOpt on quadratics converges iff the round map's spectral radius is "
+       "below 1, i.e. 0 < α < α_max = minλ 2 Re λ/|λ|²", ("alpha_max", "worked_example")),
     _r("(9)", "equation", "x* − A(x*) = Σᵢ wᵢ [I − (I − ηᵢPᵢHᵢ)^τᵢ] Hᵢ⁻¹ ∇Fᵢ(x*)", ("eq9_skewed_gradient",)),
     _r("(10)", "equation", "[x* − A(x*)]/maxᵢ ηᵢτᵢ = Σᵢ wᵢ ηᵢτᵢPᵢ/maxᵢ ηᵢτᵢ ∇Fᵢ(x*) + O(ηᵢτᵢ)", ("taylor10",)),
     _r("(11)", "equation", "local correction: Σᵢ wᵢ Nᵢ⁻¹(x* − Aᵢ(x*)) = ∇F(x*) + O(ηᵢτᵢ) = O(ηᵢτᵢ), so the corrected "
        "fixed point x̂ is O(η) from x*", ("corrected_bias_first_order", "closed_form_vs_simulation", "worked_example")),
+    _r("Section 5 (text)", "claim in the text", "global correction rescales the aggregate by N_s⁻¹ (keeping the "
+       "local preconditioning's scale) without moving the fixed point", ("global_correction_fixed_point",)),
     _r("Algorithm 1", "algorithm line", "local adaptive FedOpt: restarted client states, local correction Nᵢ, "
        "global correction N_s", ("closed_form_vs_simulation", "theorem3_general", "theorem3_corrected")),
     _r("Lemma 1 (12)", "lemma", "∇F(x) − ∇F(y) = H(x − y) with H = ∫₀¹ ∇²F(y + s(x − y)) ds", ("lemma1",)),
-    _r("Lemma 2 (14)", "lemma", "‖E[∇F(x) − ∇F(y)]‖² ≥ μ² ‖E[x − y]‖²", ("lemma2_14",)),
-    _r("Lemma 2 (15)", "lemma", "‖E[∇F(x) − ∇F(y)]‖² ≤ L ⟨E[∇F(x) − ∇F(y)], E[x − y]⟩", ("lemma2_15",)),
+    _r("Lemma 2 (14)", "lemma", "‖E[∇F(x) − ∇F(y)]‖² ≥ μ² ‖E[x − y]‖²", ("lemma2_14", "lemma2_14_random")),
+    _r("Lemma 2 (15)", "lemma", "‖E[∇F(x) − ∇F(y)]‖² ≤ L ⟨E[∇F(x) − ∇F(y)], E[x − y]⟩", ("lemma2_15", "lemma2_15_random")),
     _r("Lemma 2 (16)", "lemma", "(μ + L)⟨E[∇F(x) − ∇F(y)], E[x − y]⟩ ≥ ‖E[∇F(x) − ∇F(y)]‖² + μL‖E[x − y]‖²",
-       ("lemma2_16",)),
+       ("lemma2_16", "lemma2_16_random")),
     _r("App. B.2 (36)", "claim in the text", "client SGD meets Assumption 1 with hᵢ(k) = (1 − ηᵢμᵢ)^(2k) "
-       "(ηᵢ(μᵢ + Lᵢ) < 2)", ("h_sgd",)),
+       "(ηᵢ(μᵢ + Lᵢ) < 2); tuned per client, ηᵢ = 2/(μᵢ + Lᵢ) gives ((Lᵢ − μᵢ)/(Lᵢ + μᵢ))^(2k)",
+       ("h_sgd", "h_sgd_stochastic", "h_sgd_tuned")),
     _r("App. B.3 (37)", "claim in the text", "client SGD meets Assumption 2 with qᵢ(k) = k ηᵢ² (ηᵢLᵢ < 2)",
        ("q_sgd",)),
+    _r("(54)", "equation", "E[A] = Σᵢ wᵢ E[Aᵢ] is contractive with squared constant h̄ = Σᵢ wᵢ hᵢ (Jensen)",
+       ("theorem1_contraction",)),
     _r("(61)", "equation", "the per-round recursion r_(t+1) ≤ (1 − α(1 − h̄)) r_t + α² σ² Σᵢ wᵢ² qᵢ",
        ("theorem1_recursion", "theorem1_constant_alpha")),
     _r("Lemma 3 (63)", "lemma", "Stich's lemma: a server-LR schedule with weights giving 32 d r₀ exp(−aT/(2d)) + "
@@ -104,15 +127,17 @@ RESULTS = (
     _r("(65)", "equation", "(64) as c (h̄^(T/2) r₀/(1 − h̄) + C_q/(T(1 − h̄)²)), the form of (7) with h̄^(T/2)",
        ("theorem1_proven",)),
     _r("(66)", "corollary", "client GD, common η, τ, μ, L, α = 1: ‖x⁽ᵀ⁾ − x̃‖² ≤ (1 − ημ)^(2τT) r₀",
-       ("gd_special_case",)),
+       ("gd_special_case", "gd_general_alpha")),
     _r("(67)", "equation", "client SGD in (61): hᵢ = (1 − ημ)^(2τ), qᵢ = τη²σ²",
-       ("theorem1_recursion", "sgd_decaying_corrected")),
+       ("sgd_recursion", "theorem1_recursion", "sgd_decaying_corrected")),
     _r("(68)/(72)/(73)", "equation", "decaying server LR α_t = 2/((1 − (1 − ημ)^(2τ))(t + β)) with the printed β: "
        "an O(1/T) rate", ("sgd_decaying_printed", "sgd_decaying_corrected")),
     _r("(77)", "equation", "τ = 1: x̃ = x* and the O(σ²/(μ²T)) rate of synchronous SGD, from (73)",
        ("sgd_decaying_printed", "sgd_decaying_corrected")),
     _r("(78)/(85)", "equation", "τ > 1: (73) with z(ημ), and by (84) with the constant 3",
        ("sgd_decaying_printed", "sgd_decaying_corrected", "z_uniform")),
+    _r("(79)–(83)", "equation", "z′(x) ≥ 2τ[1 − (1 − x²)^(2τ−1)]/[1 − (1 − x)^(2τ)]² > 0: z increases on (0, 1]",
+       ("z_derivative",)),
     _r("(84)", "equation", "z(ημ) ≤ z(1/τ) = 2/(1 − (1 − 1/τ)^(2τ)) ≤ 2/(1 − e⁻²) < 3 for ημτ ≤ 1",
        ("z_max", "z_uniform")),
     _r("(96)", "definition", "local changes x − Aᵢ(x) = ηᵢ Σₖ Bᵢ⁽ᵗ'ᵏ⁾ ∇Fᵢ(xᵢ⁽ᵗ'ᵏ⁾) with SPD Bᵢ",
