@@ -379,7 +379,7 @@ out either way):
 """)
 
 code(r"""
-print(f"notebook ran in {time.time() - t_start:.1f} s; figures in {FIG}")
+print(f"notebook ran in {time.time() - t_start:.1f} s")
 """)
 
 

@@ -6,8 +6,9 @@ Claimed and checked here, without running a kernel (``pytest --nbmake`` executes
   outputs belong to the code that is shown;
 * every code cell that saves ``n`` figures (``.savefig(``) has at least ``n`` image outputs, and no cell
   switches matplotlib's backend (``matplotlib.use``), which would stop the figures from showing inline;
-* no stored output is an error.
+* no stored output is an error or names a folder of the machine that ran it (``/tmp/``, ``/home/``...).
 """
+import re
 import runpy
 import sys
 from pathlib import Path
@@ -47,6 +48,8 @@ def test_stored_notebook_is_its_generators_output_with_every_figure_inline(gen):
             continue
         assert "matplotlib.use(" not in cell.source, (gen.name, i)
         assert not [o for o in cell.outputs if o.output_type == "error"], (gen.name, i)
+        text = "".join(o.get("text", "") + str(o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
+        assert not re.search(r"(?<![\w.])/(tmp|home|work|Users|root)/", text), (gen.name, i, "an absolute path")
         n = figures_saved(cell.source)
         assert _images(cell) >= n, f"cell {i} of {_stem(gen)} saves {n} figure(s) and shows {_images(cell)}"
         n_figures += n
