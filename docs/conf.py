@@ -4,8 +4,11 @@ Build (the test suite does it with warnings as errors, into a temporary folder):
 
     python -m sphinx -W -b html docs <out>
 
-The notebooks under ``notebooks/`` are rendered as they are stored, without executing them (the
-test suite executes them); ``docs/notebooks`` is a link to that folder.
+The notebooks under ``notebooks/`` are rendered as they are stored, without executing them: their
+generators (``notebooks/make_*_notebook.py``) store them executed, with every figure as an image output,
+so the pages show the figures (tests/test_notebooks.py checks that the stored cells are the generators',
+tests/test_docs.py that each figure is on its page); the test suite executes them again with nbmake.
+``docs/notebooks`` is a link to that folder.
 """
 import sys
 from pathlib import Path
@@ -30,7 +33,7 @@ source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-n
 root_doc = "index"
 exclude_patterns = ["_build", "notebooks/figures", "notebooks/*.py", "notebooks/.ipynb_checkpoints"]
 
-nb_execution_mode = "off"  # the notebooks are executed by the test suite, not by the docs build
+nb_execution_mode = "off"  # stored with their outputs by their generators; the test suite executes them
 myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_heading_anchors = 3
 

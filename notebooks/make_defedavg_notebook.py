@@ -26,8 +26,9 @@ $O(1/\sqrt{nT}+1/(KT))$ (its $G^2K$ under the root cancels the $K$): both are li
 On quadratic clients with additive Gaussian noise every update is affine in the model it started
 from. The core's exact moment engine therefore gives $\mathbb E\|\nabla F(w^t)\|^2$ exactly, for any
 schedule of stale updates. The schedule is computed first, on a virtual clock, with client speeds
-$\rho_i\sim U[1,5]$ as in the paper's system model. Every number below is exact over the gradient
-noise, not a Monte Carlo estimate.
+$\rho_i\sim U[1,5]$ as in the paper's system model. Every number of the quadratic sections below is
+exact over the gradient noise, not a Monte Carlo estimate; the digits toy near the end is one
+simulated run (one seed), and says so.
 """)
 
 code(r"""
@@ -36,8 +37,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import matplotlib
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from fltheory import schedules
@@ -63,6 +62,8 @@ p = C.counterexample_params()
 for st in (B.theorem2, B.theorem2_appendix, B.theorem2_corrected):
     s = C.theorem2_sample(p, st)
     print(f"{st.name:20s} bound {s.bound:9.4f}   exact average {s.value:.4f}   {'holds' if s.value <= s.bound else 'VIOLATED'}")
+    assert (s.value <= s.bound) == (st is B.theorem2_corrected)     # the printed forms fail, the corrected one holds
+# (the bounds are evaluated with their conditions checked: the instance is inside (13), or the call would raise)
 """)
 
 md(r"""
@@ -70,7 +71,9 @@ md(r"""
 
 Identical (IID) clients $F=\frac12(w_1^2+0.5w_2^2)$, $\sigma^2=100$, $K=5$, and a constant delay of 2 rounds
 ($\lambda=2$). For each horizon $T$ the learning rates are the prescribed ones for that $T$. Both the
-corrected bound and the exact value fall like $1/\sqrt{nT}$. Here the bound is 7 to 10 times loose (the ratios are printed below).
+corrected bound and the exact value fall like $1/\sqrt{nT}$ (the exact value's fitted slope in $T$ lies
+between $-0.4$ and $-0.5$). Here the bound is between 6.5 and 10 times loose (the ratios are printed
+below; both statements asserted).
 """)
 
 code(r"""
@@ -92,9 +95,11 @@ for n, col in zip([1, 4, 16], ["C0", "C1", "C2"]):
     ax.loglog(Ts, exact_avg, "o-", color=col, ms=3, label=f"exact, n={n}")
     print(f"n={n:2d}: exact/bound from {exact_avg[0] / bound[0]:.3f} to {exact_avg[-1] / bound[-1]:.3f}; "
           f"exact slope in T {X.loglog_slope(Ts, np.array(exact_avg)):.2f}")
+    assert -0.5 <= X.loglog_slope(Ts, np.array(exact_avg)) <= -0.4
+    assert np.all((np.array(bound) / np.array(exact_avg) > 6.5) & (np.array(bound) / np.array(exact_avg) < 10))
 ax.set_xlabel("T (rounds)"); ax.set_ylabel(r"$\frac{1}{T}\sum_{t<T} E\|\nabla F(w^t)\|^2$")
 ax.legend(fontsize=7); ax.set_title("DeFedAvg-IID, constant delay 2, prescribed rates")
-fig.tight_layout(); fig.savefig(FIG / "defedavg_bound_vs_T.png", dpi=120)
+fig.tight_layout(); fig.savefig(FIG / "defedavg_bound_vs_T.png", dpi=120); plt.show()
 """)
 
 md(r"""
@@ -120,7 +125,7 @@ ax.loglog(ns, sp_.theory, "s--", label="corrected Theorem 2")
 ax.loglog(ns, sp_.measured, "o-", label="exact, first crossing")
 ax.loglog(ns, sp_.measured[0] / np.array(ns), ":", color="gray", label="slope -1")
 ax.set_xlabel("n (updates per round)"); ax.set_ylabel(r"rounds to $\epsilon=1$"); ax.legend(fontsize=8)
-fig.tight_layout(); fig.savefig(FIG / "defedavg_speedup.png", dpi=120)
+fig.tight_layout(); fig.savefig(FIG / "defedavg_speedup.png", dpi=120); plt.show()
 """)
 
 md(r"""
@@ -174,7 +179,7 @@ for j, name in enumerate(names):
 ax.set_xticks(range(3)); ax.set_xticklabels([f"n={n}" for n in (2, 4, 8)])
 ax.set_ylabel(r"wall-clock seconds to $\epsilon$ (exact)"); ax.set_yscale("log")
 ax.legend(fontsize=7, ncol=5, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
-fig.tight_layout(); fig.savefig(FIG / "defedavg_wallclock.png", dpi=120)
+fig.tight_layout(); fig.savefig(FIG / "defedavg_wallclock.png", dpi=120); plt.show()
 for n in (2, 4, 8):
     order = sorted(names, key=lambda nm: rows[(nm, n)][1])
     print(f"n={n}: fastest to eps in seconds: {' < '.join(order)}; "
@@ -224,25 +229,33 @@ kw = dict(N=N, n=n, T=T, K=K, compute=schedules.compute_times(seeds=[0], N=N, un
 toy_scheds = {"DeFedAvg-IID": schedules.first_n_arrivals(**kw), "DeFedAvg-nIID": E.niid_events(seeds=[0], **kw),
               "FedAvg": E.fedavg_schedule(seeds=[0], **kw)}
 fig, ax = plt.subplots(figsize=(6, 3.8))
+hits, final_gap = {}, {}
 print(f"{'method':14s} lambda  seconds to F - F* <= 0.2    0.1   0.05   gap after 300 rounds  test accuracy")
 for name, s in toy_scheds.items():
     r = A.defedavg(toy, s, K=K, eta=1.0, eta_bar=0.05, x0=np.zeros(toy.d), sigma2=0.01, seed=0)
     gap = r.loss[:, 0] - F_star
     clock = np.concatenate([[0.0], s.time[0]])
     hit = [clock[np.argmax(gap <= g)] if np.any(gap <= g) else np.inf for g in (0.2, 0.1, 0.05)]
+    hits[name], final_gap[name] = np.array(hit), float(gap[-1])
     print(f"{name:14s} {int(s.max_staleness[0]):6d} {hit[0]:22.2f} {hit[1]:6.2f} {hit[2]:6.2f} {gap[-1]:18.4f} "
           f"{float(data.test_accuracy(r.w[-1, 0])):14.3f}")
     ax.semilogy(clock, gap, label=name)
 ax.set_xscale("symlog", linthresh=1.0); ax.set_xlabel("wall-clock seconds (virtual clock)")
 ax.set_ylabel(r"$F(w^t)-F^*$"); ax.set_title("digits, 20 label-skewed clients, logistic regression")
-ax.legend(fontsize=8); fig.tight_layout(); fig.savefig(FIG / "defedavg_digits_wallclock.png", dpi=120)
+ax.legend(fontsize=8); fig.tight_layout(); fig.savefig(FIG / "defedavg_digits_wallclock.png", dpi=120); plt.show()
+# the text below (one seed)
+assert np.all(hits["FedAvg"] > 5 * hits["DeFedAvg-IID"])                       # over 5 times sooner at each level
+assert np.all((hits["DeFedAvg-IID"] < hits["DeFedAvg-nIID"]) & (hits["DeFedAvg-nIID"] < hits["FedAvg"]))
+assert max(final_gap.values()) < 1.1 * min(final_gap.values())                 # similar gap after 300 rounds
 """)
 
 md(r"""
-What this reproduces: the paper's qualitative claim about wall-clock time. DeFedAvg never waits for
-stragglers, so it reaches each loss level several times sooner than synchronous FedAvg. In rounds the
-three methods are close (all reach a similar gap after 300 rounds), so the gain comes from the
-clock. DeFedAvg-nIID waits for selected clients whose buffer is empty; it lies between the other two. What this does
+What this reproduces, on this one simulated run (asserted above): the paper's qualitative claim about
+wall-clock time. DeFedAvg never waits for stragglers, so DeFedAvg-IID reaches each loss level more than
+5 times sooner than synchronous FedAvg (which does not reach 0.05 within its 300 rounds). In rounds the
+three methods are close (their gaps after 300 rounds are within 10% of each other), so the gain comes
+from the clock. DeFedAvg-nIID waits for selected clients whose buffer is empty; it lies between the other
+two at every level. What this does
 not reproduce: the paper's networks, data sets and accuracy numbers. This toy is convex and small,
 and its gradients carry synthetic noise rather than minibatch noise.
 """)
@@ -307,4 +320,6 @@ On this instance Theorem 2's local rate is smaller than the exactly best one and
 the printed ratio.
 """)
 
-nb.write(Path(__file__).with_name("defedavg.ipynb"))
+
+if __name__ == "__main__":
+    nb.write(Path(__file__).with_name("defedavg.ipynb"))

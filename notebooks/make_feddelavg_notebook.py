@@ -32,8 +32,6 @@ Only qualitative claims carry over; every number below is computed here.
 code(r"""
 import time
 import numpy as np
-import matplotlib
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import os
 from pathlib import Path
@@ -104,7 +102,7 @@ for ax in axes:
     ax.set_xlabel("iterations t (local steps)")
 axes[0].legend(fontsize=7)
 fig.suptitle(f"digits, N=10, tau={tau}, eta={eta}: median over {len(SPLITS)} label splits (band: min-max)")
-fig.tight_layout(); fig.savefig(FIG / "feddelavg_alpha_sweep.png", dpi=110)
+fig.tight_layout(); fig.savefig(FIG / "feddelavg_alpha_sweep.png", dpi=110); plt.show()
 """)
 
 md(r"""
@@ -155,12 +153,14 @@ checked one by one against all ten splits, and the cell prints which of them hol
 code(r"""
 sweep = slice(0, alphas.size)
 i02, i1 = list(alphas).index(0.2), list(alphas).index(1.0)
+winners = {}
 for name, h in hits.items():
     wins = []
     for s in range(len(SPLITS)):
         order = np.lexsort((loss[s, sweep, -1], h[s, sweep]))
         wins.append(alphas[order[0]])
     counts = {float(a): int(np.sum(np.isclose(wins, a))) for a in alphas if np.any(np.isclose(wins, a))}
+    winners[name] = counts
     med = np.median(h[:, sweep], axis=0)
     best_med = alphas[np.flatnonzero(med == med.min())]
     if np.all(h[:, sweep] == h[:, sweep].min()):
@@ -192,7 +192,10 @@ print(f"At Delta = 0, alpha = 1 ends with a smaller training loss than alpha = 0
 # the summary below states these; the notebook fails (under the test suite) if a change of code makes one false
 assert np.all(hits["acc>=0.80"][:, sweep] == iters[1])
 assert never1 == len(SPLITS) and {0.1, 0.2, 0.3, 0.5} <= set(always.tolist())
-assert len({float(alphas[np.argmin(hits["acc>=0.90"][s, sweep])]) for s in range(len(SPLITS))}) >= 3
+assert len(winners["acc>=0.90"]) >= 3 and set(winners["acc>=0.90"]) <= {0.05, 0.1, 0.2, 0.3, 0.5}
+med90 = np.median(hits["acc>=0.90"][:, sweep], axis=0)[alphas <= 0.5]
+assert med90.max() < 1.3 * med90.min()                     # the medians of alpha in [0.05, 0.5]: within 30%
+assert len(winners["F<=F_FedAvg(200)"]) == 1                # the loss target: one alpha wins on every split
 """)
 
 md(r"""
@@ -203,9 +206,9 @@ Computed above on ten label splits at the paper's $\eta=0.02$ (the cell above as
 * **The paper's 80% target does not separate the weights here.** Every $\alpha$ passes it at the
   first checkpoint, on every split. The digits are much easier than MNIST.
 * **"$\alpha=0.2$ is the best weight" does not survive as stated.** At 90% accuracy the winner
-  changes from split to split, across $\alpha\in[0.05,0.5]$, and the medians are close. With the
-  loss target, one $\alpha$ wins on every split, and the table shows which one and by how much
-  over $\alpha=0.2$.
+  changes from split to split (at least three different winners, all in $\alpha\in[0.05,0.5]$), and
+  the medians of these weights are within 30% of each other. With the loss target, one $\alpha$ wins
+  on every split, and the table shows which one and by how much over $\alpha=0.2$.
 * **The qualitative claim survives on every split.** Under the delay $\Delta=9$, FedAvg's
   $\alpha=1$ never reaches the loss target within $T=1000$ iterations, while every
   $\alpha\in[0.1,0.5]$ does. A small weight on the stale global model beats using it alone.
@@ -265,7 +268,7 @@ alpha_vs_delta_figure(cmp_q, ax=ax, empirical=(Deltas_emp, alpha_emp), curves={
     r"bound-optimal $\alpha^*$ (digits constants)": a_star_digits,
     r"bound-optimal $\alpha^*$ (digits constants, $\eta\beta=0.02$)": a_star_small},
     title=r"Which $\alpha$? bound vs exact (quadratic) vs empirical (digits), $\eta\beta=%.2f$, $\tau=10$" % (eta * float(fed.beta)))
-fig.tight_layout(); fig.savefig(FIG / "feddelavg_alpha_vs_delta.png", dpi=110)
+fig.tight_layout(); fig.savefig(FIG / "feddelavg_alpha_vs_delta.png", dpi=110); plt.show()
 """)
 
 code(r"""
@@ -282,6 +285,11 @@ print(f"* empirically best alpha on digits (mean training loss over 50 periods):
 agree = np.isclose(np.interp(Deltas_emp, Deltas, a_star_digits), alpha_emp, atol=0.15)
 print(f"* alpha* within 0.15 of the empirical best at Delta = {Deltas_emp[agree].tolist()}, not at {Deltas_emp[~agree].tolist()}: "
       "alpha* minimises an upper bound with phi held fixed; it is a trend, not the best weight")
+# the sentences printed above
+assert Deltas[a_star_digits < 1 - 1e-9].tolist() == Deltas[a_star_q < 1 - 1e-9].tolist() == [tau]   # barely penalised
+assert a_gap[tau - 1] == 1.0                                        # alpha = 1 at Delta = tau - 1: no asymptotic bias
+assert np.all(np.diff(a_rate[3:]) < 0) and a_rate[-1] < 0.25       # the rate alone: alpha -> 0 as Delta -> tau
+assert agree.any() and not agree.all()
 """)
 
 
@@ -320,4 +328,6 @@ Here $\alpha^*=1$ (plain FedAvg with a stale model), while the exact error at th
 an $\alpha<1$, lower by the printed ratio.
 """)
 
-nb.write(Path(__file__).with_name("feddelavg.ipynb"))
+
+if __name__ == "__main__":
+    nb.write(Path(__file__).with_name("feddelavg.ipynb"))

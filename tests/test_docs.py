@@ -1,6 +1,7 @@
 """The documentation under docs/: it builds with warnings as errors (Sphinx, API pages from the
-docstrings, the notebooks rendered without executing them), covers every paper, and refers to
+docstrings, the notebooks rendered as stored, with their outputs: every figure), covers every paper, and refers to
 nothing outside the repository."""
+import json
 import os
 import re
 import subprocess
@@ -46,22 +47,29 @@ def test_the_docs_refer_to_nothing_outside_the_repository():
             assert not re.search(pattern, text), (path.name, pattern)
 
 
-def test_docs_build_with_warnings_as_errors(tmp_path):  # about 12 s on 2 cores
+@pytest.fixture(scope="module")
+def built_docs(tmp_path_factory):
+    """The HTML docs, built once for this module's tests (about 12 s on 2 cores) into a temporary folder."""
     pytest.importorskip("sphinx", reason="the docs extra (pip install -e '.[docs]') is not installed")
     pytest.importorskip("myst_nb", reason="the docs extra (pip install -e '.[docs]') is not installed")
+    tmp_path = tmp_path_factory.mktemp("docs")
     out = tmp_path / "html"
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")  # nothing written into the repository
     run = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-E", "-q", "-b", "html",
                           "-d", str(tmp_path / "doctrees"), str(DOCS), str(out)],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, (run.stdout + run.stderr)[-5000:]
+    return out
+
+
+def test_docs_build_with_warnings_as_errors(built_docs):
+    out = built_docs
     pages = {p.relative_to(out).as_posix() for p in out.rglob("*.html")}
     for paper in verify.PAPERS:
         assert f"papers/{paper}.html" in pages, paper
     for nb in (ROOT / "notebooks").glob("*.ipynb"):
         assert f"notebooks/{nb.stem}.html" in pages, nb.name
     assert "api.html" in pages and "usage.html" in pages
-    assert "shown verbatim" not in run.stdout + run.stderr   # a warning, so -W fails the build on one
     api = (out / "api.html").read_text()
     for module in ("fltheory.verify", "fltheory.schedules", "fltheory.symbolic"):
         assert f'id="module-{module}"' in api, module
@@ -161,3 +169,21 @@ def test_the_checker_finds_what_the_docs_would_show_verbatim():
     assert fltheory_docs._rst_problems("Shapes (*batch, d) of x.")            # emphasis never closed
     assert fltheory_docs._rst_problems("the ratio |value - bound| of x")      # a substitution never defined
     assert fltheory_docs._rst_problems("a : one\n    indented\nb : two")     # unexpected indentation
+
+
+def test_the_docs_show_every_figure_of_every_notebook(built_docs):
+    """Each notebook page has an image for every figure its code saves, and each image file exists (the
+    docs render the stored outputs; tests/test_notebooks.py checks that they are the current code's)."""
+    sys.path.insert(0, str(ROOT / "notebooks"))
+    from nbgen import figures_saved
+
+    notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
+    assert notebooks
+    for nb in notebooks:
+        cells = json.loads(nb.read_text())["cells"]
+        n = sum(figures_saved("".join(c["source"])) for c in cells if c["cell_type"] == "code")
+        page = built_docs / "notebooks" / f"{nb.stem}.html"
+        srcs = re.findall(r'<img[^>]*\bsrc="([^"]+\.png)"', page.read_text())
+        assert len(srcs) >= n >= 3, (nb.name, n, len(srcs))
+        for src in srcs:
+            assert (page.parent / src).resolve().is_file(), (nb.name, src)
