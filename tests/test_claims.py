@@ -1,5 +1,5 @@
 """Issue 22, "make drift impossible": the README's table "What the checks find" is generated from the
-ledgers (fltheory/papers/*/ledger.py) and a fresh full run of the checks it quotes; the test rebuilds it."""
+ledgers (src/fltheory/papers/*/ledger.py) and a fresh full run of the checks it quotes; the test rebuilds it."""
 import re
 import subprocess
 import sys

@@ -112,3 +112,18 @@ def test_build_makes_an_sdist_and_a_wheel_that_install_and_verify(tmp_path):
     assert re.search(r"^(\d+)/\1 verdicts as expected", run.stdout, re.M), run.stdout[-2000:]
     assert (outside / "rep" / "figures" / "verdicts.png").is_file()   # matplotlib came with the install
     assert "\r" not in run.stderr
+
+
+def test_import_from_the_folder_that_holds_the_clone(tmp_path):
+    """Python or Jupyter started in the folder that holds the clone (``~/code`` for ``~/code/fltheory``) imports the
+    installed package, not the clone's folder as an empty namespace package: the src layout keeps the package one
+    level down, and the installed path wins over the namespace portion the clone's folder would be."""
+    (tmp_path / "fltheory").symlink_to(ROOT, target_is_directory=True)   # the clone, under the package's name
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-c", "import fltheory; print(fltheory.__file__); "
+                          "print(callable(fltheory.statement))"], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    where, has = out.stdout.split()
+    assert where != "None" and has == "True"
+    assert not ROOT.joinpath("fltheory").exists()   # nothing at the clone's top level under the package's name

@@ -1,6 +1,6 @@
 """Issue 21 for AFL-DGA and TDMA: the adversarial search of every holds/tight bound check finds its supremum.
 
-Each check's family lies inside its statement's hypotheses (fltheory/papers/{afl_dga,tdma}/checks.py say how);
+Each check's family lies inside its statement's hypotheses (src/fltheory/papers/{afl_dga,tdma}/checks.py say how);
 the search runs with the check's full budget and seed 0.  Where the worst ratio is 1, the equality instances
 (derived, and found by the search itself):
 

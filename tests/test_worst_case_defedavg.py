@@ -1,7 +1,7 @@
 """Issue 21 for DeFedAvg: every `holds` bound check is searched over a family as wide as its hypotheses.
 
 Worst ratios (seed 0, the check's full budget) and where the derivation puts the supremum (the families'
-descriptions and ``LIMIT_INSTANCES`` in fltheory/papers/defedavg/checks.py say the same):
+descriptions and ``LIMIT_INSTANCES`` in src/fltheory/papers/defedavg/checks.py say the same):
 
 * tight (the supremum 1 is reached within 1e-6): lemma2 ((N + n - 1)/(2N) at n = N = 1e6), lemma4_step and
   lemma9_step_corrected (1 - 3/(4K^2) at K = 1e6, eta_bar at the edge of the condition), lemma6 and lemma1

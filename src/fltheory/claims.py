@@ -199,7 +199,7 @@ def coverage_table(paper: str) -> str:
     rows = [(r.label, r.kind, ", ".join(c.split(".", 1)[1] for c in r.checks) or f"none: {r.why}")
             for r in results([paper])]
     if not rows:
-        return f"{paper}: no numbered results listed (fltheory/papers/{paper}/ledger.py, RESULTS)"
+        return f"{paper}: no numbered results listed (src/fltheory/papers/{paper}/ledger.py, RESULTS)"
     w0 = max(len("result"), *(len(r[0]) for r in rows))
     w1 = max(len("kind"), *(len(r[1]) for r in rows))
     out = [f"{'result':<{w0}}  {'kind':<{w1}}  checked by", f"{'-' * w0}  {'-' * w1}  ----------"]
