@@ -193,7 +193,7 @@ def latex_problems(tex: str) -> list:
 
     problems = []
     body = re.sub(r"(?<!\\)%.*", "", tex)
-    plain = re.sub(r"\\[{}%$&#_\\]", "", body)  # escaped characters and row breaks
+    plain = re.sub(r"\\[{}%$&#_\\]", " ", body)  # escaped characters and row breaks (a space: \min\{F is \min, F)
     depth = 0
     for ch in plain:
         depth += {"{": 1, "}": -1}.get(ch, 0)

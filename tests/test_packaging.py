@@ -4,7 +4,8 @@ environment and runs `fltheory verify --quick` from outside the repository.
 
 The build-and-install test (marked slow) copies the tracked files into a temporary folder and builds there,
 so nothing is written into the repository. It runs one paper's checks from the installed wheel; with
-``FLTHEORY_PACKAGE_TEST=1`` (set by ``.ci/run``) it runs the whole ``fltheory verify --quick``.
+``FLTHEORY_PACKAGE_TEST=1`` (before a release; too long for the suite's 10 minutes) it runs the whole
+``fltheory verify --quick``.
 """
 import os
 import re

@@ -200,8 +200,8 @@ def literal_huber_runs(tau: int) -> Runs:
     """Theorem 1's counterexample on literal Huber clients, exactly: K = 1, one client (delta = 0), alpha = 1,
     Delta = 0, eta beta = 1, d = 1.
 
-    F(w) = beta/2 w^2 for |w| <= c and beta c (|w| - c/2) beyond is convex, beta-smooth and globally
-    L = beta c-Lipschitz (Assumption 1 as stated).  With w_init = c the run never leaves the quadratic zone (the
+    ``F(w) = beta/2 w^2`` for ``|w| <= c`` and ``beta c (|w| - c/2)`` beyond is convex, beta-smooth and globally
+    ``L = beta c``-Lipschitz (Assumption 1 as stated).  With w_init = c the run never leaves the quadratic zone (the
     first step lands on w* = 0), so it is the run on the quadratic client beta/2 w^2, which the simulator computes;
     L is the Huber client's global constant beta c.  The printed output set (13) at K = 1 is {w_init}: gap
     beta c^2/2, bound 1/(eta phi tau) with phi = (1 - eta beta/2)/c^2, ratio eta beta tau (1 - eta beta/2)/2 = tau/4.
