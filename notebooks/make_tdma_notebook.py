@@ -178,19 +178,20 @@ for S in S_list:
               f"{bnd:.3f}")
 
 fig, axes = plt.subplots(1, 3, figsize=(15, 4))
-for a_kind, mk in (("alpha = 0", "o-"), ("alpha = alpha*", "s--")):
+for a_kind, mk, ms in (("alpha = 0", "o-", 8), ("alpha = alpha*", "s--", 4)):   # where they coincide, both show
     sel = [q for q in rows if (q["alpha"] == 0) == (a_kind == "alpha = 0")
            or (a_kind != "alpha = 0" and int(timing.alpha_star(N=N, S=q["S"], tau_comp=tau_comp, r=r)) == 0)]
     sel = {q["S"]: q for q in sel}
     Ss = sorted(sel)
-    axes[0].plot(Ss, [1 - sel[s]["per_slot"] for s in Ss], mk, label=a_kind)
-    axes[1].plot(Ss, [sel[s]["gap_b"] for s in Ss], mk, label=f"exact E f - f* at T, {a_kind}")
-    axes[1].plot(Ss, [sel[s]["bound"] for s in Ss], mk, alpha=0.4, label=f"Theorem 1' bound, {a_kind}")
+    axes[0].plot(Ss, [1 - sel[s]["per_slot"] for s in Ss], mk, ms=ms, mfc="none", label=a_kind)
+    axes[1].plot(Ss, [sel[s]["gap_b"] for s in Ss], mk, ms=ms, mfc="none", label=f"exact E f - f* at T, {a_kind}")
+    axes[1].plot(Ss, [sel[s]["bound"] for s in Ss], mk[0] + ":", ms=ms, alpha=0.6, label=f"Theorem 1' bound, {a_kind}")
 best_exact = min(rows, key=lambda q: q["gap_b"])
 best_bound = min(rows, key=lambda q: q["bound"])
 axes[1].axvline(best_exact["S"], color="k", ls=":", label=f"exact choice S={best_exact['S']}, alpha={best_exact['alpha']}")
 axes[1].axvline(best_bound["S"], color="r", ls="-.", label=f"bound's choice S={best_bound['S']}, alpha={best_bound['alpha']}")
 axes[0].set_ylabel("1 - contraction per slot (eta = 0.05)")
+axes[1].set_ylabel("E f(w_T) - f* (exact) and Theorem 1' bound")
 for ax in axes[:2]:
     ax.set_xscale("log"); ax.set_xlabel("group size S"); ax.legend(fontsize=7)
 axes[1].set_yscale("log")

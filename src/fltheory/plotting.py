@@ -266,8 +266,9 @@ def alpha_vs_delta_figure(comparison, *, curves: dict | None = None, empirical=N
         ax.plot(D, flat(comparison.alpha_bound), "s--", label=r"bound-optimal $\alpha^*$ (instance constants)")
     for label, ys in (curves or {}).items():
         ax.plot(D, np.asarray(ys, float), "o:", label=label)
-    ax.plot(D, flat(comparison.alpha_gap), "^-", label="exact: min asymptotic gap")
-    ax.plot(D, flat(comparison.alpha_rate), "v-", label="exact: min spectral radius")
+    # thick and pale under thin and dark: where the two exact optima coincide, both lines show
+    ax.plot(D, flat(comparison.alpha_gap), "^-", lw=4, ms=10, alpha=0.45, label="exact: min asymptotic gap")
+    ax.plot(D, flat(comparison.alpha_rate), "v-", lw=1.2, ms=5, label="exact: min spectral radius")
     if empirical is not None:
         ax.plot(*empirical, "D", ms=9, color="k", label="empirical best")
     ax.set_xlabel(r"delay $\Delta$ (iterations)")

@@ -16,6 +16,17 @@ monotonicity condition in a form scaled by :math:`(1+\eta\beta)^{-\tau}`).  So n
 NaN for :math:`\tau` up to :math:`10^4` and beyond: a value whose true size exceeds the float64
 range comes back as ``+inf`` (a vacuous bound), every value that fits comes back finite.
 
+The two coefficients of Section III-A, used by the rows below before their own statements: with
+:math:`x=1+\eta\beta`, :math:`\psi(\alpha,\infty)=D\alpha+M/\alpha+\text{const}`, where
+
+.. math::
+
+   M = 2\eta L\tau\,(x^{\tau}-1),\qquad
+   D = \eta\Delta L\,(2x^{\tau}+x^{\tau-\Delta}-2)-\frac{\delta}{\beta}x^{\tau-\Delta}(x^{\Delta}-1)
+       +\eta\delta\Delta
+
+(``M_fn`` and ``D_fn``; :math:`D` is affine and decreasing in :math:`\delta`, :math:`M>0`).
+
 =================================  =========  ================================================
 statement                          status     note
 =================================  =========  ================================================

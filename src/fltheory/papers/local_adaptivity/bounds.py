@@ -8,7 +8,10 @@ Method: FedOpt with a GD server, :math:`x^{(t+1)}=x^{(t)}-\alpha\sum_iw_i(x^{(t)
 local correction (eq. 98).
 
 Printed statements keep the paper's form; a ``corrected`` statement sits beside each one that our
-own derivation (``derivations/derive_local_adaptivity_*.py``) shows to be wrong or unproven:
+own derivation (``derivations/derive_local_adaptivity_*.py``) shows to be wrong or unproven.
+``[ours]`` in a note marks a statement that is not in the paper at all: a form we derived (the
+paper's argument carried to per-client step sizes, a general alpha, a first-order bias, a stronger
+bound), checked exactly like the paper's own:
 
 =============================  ==========  =====================================================
 statement                      status      note
