@@ -13,6 +13,10 @@ _TMP_FIGURES = None
 
 def pytest_configure(config):
     global _TMP_FIGURES
+    # with -n auto, hand out tests one at a time as workers free up (xdist's default gives each worker a quarter of
+    # its share up front, consecutive tests, so one worker got every long test below and ran them in a row)
+    if getattr(config.option, "maxschedchunk", "absent") is None:
+        config.option.maxschedchunk = 1
     if "FLTHEORY_FIGURES" not in os.environ:
         _TMP_FIGURES = tempfile.mkdtemp(prefix="fltheory-figures-")
         os.environ["FLTHEORY_FIGURES"] = _TMP_FIGURES

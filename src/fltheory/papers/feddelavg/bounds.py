@@ -18,13 +18,8 @@ range comes back as ``+inf`` (a vacuous bound), every value that fits comes back
 
 The two coefficients of Section III-A, used by the rows below before their own statements: with
 :math:`x=1+\eta\beta`, :math:`\psi(\alpha,\infty)=D\alpha+M/\alpha+\text{const}`, where
-
-.. math::
-
-   M = 2\eta L\tau\,(x^{\tau}-1),\qquad
-   D = \eta\Delta L\,(2x^{\tau}+x^{\tau-\Delta}-2)-\frac{\delta}{\beta}x^{\tau-\Delta}(x^{\Delta}-1)
-       +\eta\delta\Delta
-
+:math:`M=2\eta L\tau(x^{\tau}-1)` and
+:math:`D=\eta\Delta L(2x^{\tau}+x^{\tau-\Delta}-2)-\frac{\delta}{\beta}x^{\tau-\Delta}(x^{\Delta}-1)+\eta\delta\Delta`
 (``M_fn`` and ``D_fn``; :math:`D` is affine and decreasing in :math:`\delta`, :math:`M>0`).
 
 =================================  =========  ================================================
