@@ -42,6 +42,20 @@ ALLOWED: dict = {
                                                                "optimal), documented",
 }
 
+# Outcomes the classes flag that are the documented behaviour, not defects (any profile may or may not meet them,
+# so they are not held to "must still occur"): each with the reason.
+BY_DESIGN: dict = {
+    "fltheory.papers.feddelavg.bounds.alpha_star_details:Delta=0": "by design: the same -inf threshold, reported "
+                                                                   "in the details",
+    "fltheory.papers.defedavg.exact.first_crossing:*": "by design: inf means the average never crosses epsilon "
+                                                       "(documented)",
+    "fltheory.testing.check_case:*": "by design: check_case raises BoundViolated (an AssertionError, for pytest) "
+                                     "when the value breaks the bound",
+    "fltheory.papers.tdma.timing.staleness:k=[]": "by design: elementwise over k, so no rounds give no staleness "
+                                                  "(as a NumPy ufunc on an empty array)",
+    "fltheory.verify.run:names=None": "by design: names=None runs every check, which takes minutes",
+}
+
 
 def _keep(key: str) -> bool:
     return SAMPLE == 1 or zlib.crc32(key.encode()) % SAMPLE == 0
@@ -72,7 +86,7 @@ def outcome():
 
 
 def _allowed(key: str):
-    return next((p for p in ALLOWED if fnmatch.fnmatchcase(key, p)), None)
+    return next((p for p in (*ALLOWED, *BY_DESIGN) if fnmatch.fnmatchcase(key, p)), None)
 
 
 def test_harvest_found_calls(outcome):

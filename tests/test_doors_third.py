@@ -106,3 +106,30 @@ def test_exact_mode_refuses_huge_powers_before_building_them():
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
     assert outcomes["value"] > 100 and outcomes["refused"] > 100
+
+
+def test_full_harvest_findings_of_stop_27_are_refused_by_name():
+    """What the full harvest found in the entry points added since its last run: crashes and a silent overflow."""
+    from fltheory import search, verify
+    from fltheory.papers.local_adaptivity import algorithm as LA
+    from fltheory.papers.local_adaptivity import exact as LX
+
+    for bad in (np.nan, 0, 2.5, object(), np.array(np.nan), "tdma", [1]):
+        for name in ("papers", "names"):
+            with pytest.raises(flt.InputTypeError, match=f"{name} must be a list"):
+                verify.run(**{name: bad})
+    fed = flt.random_quadratic_federation(M=3, d=2, batch=4, seed=0, sigma2=0.1)
+    with pytest.raises(flt.InputError, match=r"do not broadcast: problem \(4,\), eta \(2,\)"):
+        LA.client_update(fed, x=np.zeros(2), eta=flt.per_configuration([0.1, 0.2]), tau=2)
+    with pytest.raises(flt.InputError, match=r"do not broadcast: problem \(4,\), alpha \(3,\)"):
+        LA.fedopt_loop(fed, x0=np.zeros(2), rounds=2, eta=0.1, tau=2, alpha=flt.per_configuration([0.1, 0.2, 0.3]))
+    swept = LA.fedopt_loop(fed, x0=np.zeros(2), rounds=2, eta=0.1, tau=2, alpha=flt.per_configuration([.1, .2, .3, .4]))
+    assert swept.x.shape == (4, 2)
+    one = flt.random_quadratic_federation(M=3, d=2, seed=0, sigma2=0.1)
+    for eta in (2.5, 1e30):   # the moments leave the float range: flagged, not NaN in silence nor 'x' refused
+        m = LX.noise_moments(one, eta=eta, tau=2, alpha=1.0, x0=np.zeros(2), T=400)
+        assert bool(m.diverged)
+    assert not bool(LX.noise_moments(one, eta=0.01, tau=2, alpha=1.0, x0=np.zeros(2), T=4).diverged)
+    family = search.Family(params=[search.Real("a", 0.0, 1.0)], description="one parameter")
+    with pytest.raises(flt.InputError, match="batched=True"):
+        search.worst_case(lambda p: p["a"], family, budget=8, batched=True)

@@ -92,10 +92,14 @@ class Deferred:
 
 @dataclass(frozen=True)
 class Moments:
-    """Means ``(T+1, ..., n)`` and covariances ``(T+1, ..., n, n)`` of a noisy affine iteration."""
+    """Means ``(T+1, ..., n)`` and covariances ``(T+1, ..., n, n)`` of a noisy affine iteration.
+
+    ``diverged`` (per configuration, the batch axes) is True where a mean or covariance left the floating-point
+    range: the step is too large for the map to contract, and those numbers are meaningless."""
 
     mean: Any
     cov: Any
+    diverged: Any = None
 
     def mse(self, target):
         """E||x_t - target||^2 = ||mean_t - target||^2 + tr cov_t, for every t."""
@@ -335,12 +339,15 @@ class AffineMap:
         Q = xp.zeros(self.A.shape) if Q is None else asarray(Q, xp)
         means, covs = [m], [S]
         At = mT(self.A)
-        for _ in range(T):
-            m = self(m)
-            S = self.A @ S @ At + Q
-            means.append(m)
-            covs.append(S)
-        return Moments(xp.stack(means), xp.stack(covs))
+        with np.errstate(over="ignore", invalid="ignore"):   # a divergent map is flagged below, not warned about
+            for _ in range(T):
+                m = (self.A @ m[..., None])[..., 0] + self.b   # mean0 is checked; the steps may leave the range
+                S = self.A @ S @ At + Q
+                means.append(m)
+                covs.append(S)
+        mean, cov = xp.stack(means), xp.stack(covs)
+        finite = xp.all(xp.isfinite(mean), axis=(0, -1)) & xp.all(xp.isfinite(cov), axis=(0, -2, -1))
+        return Moments(mean, cov, diverged=~finite)
 
     def stationary_covariance(self, Q, *, tol: float = 1e-15, max_doublings: int = 64):
         """The solution of ``S = A S A^T + Q`` (requires rho(A) < 1), by Smith's doubling."""

@@ -313,6 +313,10 @@ class _Evaluator:
                     rs = list(np.asarray(self.ratio([p for _, p in todo]), float).reshape(-1))
                 except V.FLTheoryError:
                     rs = [self._one(p) for _, p in todo]
+                except (TypeError, KeyError, IndexError, AttributeError) as exc:   # a function of one candidate
+                    raise V.InputError(f"batched=True: the ratio function failed on a list of {len(todo)} candidates "
+                                       f"({type(exc).__name__}: {exc}); with batched=True it takes a list of "
+                                       f"parameter dicts and returns one ratio per candidate") from exc
                 if len(rs) != len(todo):
                     raise V.InputError(f"a batched ratio must return one value per candidate; got {len(rs)} for "
                                        f"{len(todo)}")

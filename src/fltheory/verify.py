@@ -709,6 +709,21 @@ def _environment(seed: int) -> dict:
             "backend": "numpy", "seed": seed}
 
 
+def _list_of_names(value, name: str, what: str):
+    """``value`` as a list of strings, or None; text, a number, a 0-d array or anything not iterable is refused
+    by name (a bare string would be read letter by letter)."""
+    from . import validation as V  # noqa: PLC0415
+
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)) or getattr(value, "ndim", 1) == 0 or not hasattr(value, "__iter__"):
+        raise V.InputTypeError(f"{name} must be a list of {what} or None; got {V.shown(value)}")
+    out = list(value)
+    if not all(isinstance(v, str) for v in out):
+        raise V.InputTypeError(f"{name} must be a list of {what} or None; got {V.shown(value)}")
+    return out
+
+
 def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int = 0, progress: bool = False,
         only: str | None = None, search: str | None = None, jobs: int = 1,
         names: Iterable[str] | None = None) -> Report:
@@ -733,8 +748,8 @@ def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int =
         jobs = usable_cpus()
     if only is not None and not isinstance(only, str):
         raise V.InputTypeError(f"only must be a string or None; got {V.shown(only)}")
-    if papers is not None and (isinstance(papers, (str, bytes)) or not all(isinstance(p, str) for p in papers)):
-        raise V.InputTypeError(f"papers must be a list of paper names or None; got {V.shown(papers)}")
+    papers = _list_of_names(papers, "papers", "paper names")
+    names = _list_of_names(names, "names", "check names")
     checks = registry(papers)
     if only is not None and not only.strip():
         raise InputError(f"only must name part of a check name ('feddelavg.theorem1', say); got {only!r}, which "
@@ -746,8 +761,6 @@ def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int =
             raise InputError(f"only={only!r} matches no check name of {where} (names look like "
                              f"'feddelavg.theorem1'; only keeps the checks whose name contains it)")
     if names is not None:
-        if isinstance(names, (str, bytes)) or not all(isinstance(n, str) for n in names):
-            raise V.InputTypeError(f"names must be a list of check names or None; got {V.shown(names)}")
         wanted, have = list(dict.fromkeys(names)), {c.name for c in checks}
         unknown = [n for n in wanted if n not in have]
         if unknown:

@@ -217,6 +217,15 @@ def _keys(value, name, shape, xp):
         raise V.InputError(f"{name} must broadcast to shape {shape}; got shape {tuple(arr.shape)}") from None
 
 
+def _batch_of(parts: dict) -> tuple:
+    """The common batch shape of the named parts' configuration axes; a mismatch is refused naming them all."""
+    try:
+        return tuple(np.broadcast_shapes(*parts.values()))
+    except ValueError:
+        shown = ", ".join(f"{k} {tuple(v)}" for k, v in parts.items() if v)
+        raise V.InputError(f"the configuration (batch) axes do not broadcast: {shown}") from None
+
+
 def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps, bias_correction,
            n_mode, noise, seed, config, client_ids, extra_batch=(), x_name="x0"):
     _check_problem(problem)
@@ -259,9 +268,10 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
         raise V.InputError(f"v0 and eps must be >= 0; got v0={v0}, eps={eps}")
     if client_opt in _ADAPTIVE and v0 == 0 and eps == 0:
         raise V.InputError("v0 and eps must not both be 0 for an adaptive client_opt (P = 1/(sqrt(v)+eps) would be 1/0)")
-    batch = tuple(np.broadcast_shapes(
-        tuple(getattr(problem, "batch_shape", problem.weights.shape[:-1])), x0.shape[:-1], eta.shape[:-1],
-        tau_arr.shape[:-1], () if P is None else P.shape[:-3], tuple(extra_batch)))
+    parts = {"problem": tuple(getattr(problem, "batch_shape", problem.weights.shape[:-1])), x_name: x0.shape[:-1],
+             "eta": eta.shape[:-1], "tau": tau_arr.shape[:-1], "precond": () if P is None else P.shape[:-3],
+             "alpha": tuple(extra_batch)}
+    batch = _batch_of(parts)
     if int(seed) < 0:
         raise V.InputError(f"seed must be a non-negative integer; got {seed}")
     if config is None:
@@ -616,8 +626,9 @@ def fedopt_loop(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None
                            "use fedopt (vectorised)")
     P = None if precond is None else V.array(to_numpy(precond) if is_cupy(precond) else precond, "precond", xp=np,
                                              min_ndim=3)
-    batch = np.broadcast_shapes(H.shape[:-3], xo.shape[:-2], w.shape[:-1], x0.shape[:-1], eta_a.shape[:-1],
-                                tau_a.shape[:-1], () if P is None else P.shape[:-3])
+    batch = _batch_of({"problem": np.broadcast_shapes(H.shape[:-3], xo.shape[:-2], w.shape[:-1]), "x0": x0.shape[:-1],
+                       "eta": eta_a.shape[:-1], "tau": tau_a.shape[:-1],
+                       "precond": () if P is None else P.shape[:-3], "alpha": np.shape(alpha)})
     H = np.broadcast_to(H, batch + (M, d, d))
     xo = np.broadcast_to(xo, batch + (M, d))
     w = np.broadcast_to(w, batch + (M,))
