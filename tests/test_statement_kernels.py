@@ -8,6 +8,7 @@ machine with a C++ compiler; the GPU run of ``tests/test_backends.py`` checks th
 import ctypes
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -49,6 +50,8 @@ def test_most_statements_have_a_kernel(compiled):
     missing = sorted(set(flt.statements()) - names)
     assert len(names) >= 0.8 * len(flt.statements())
     assert all(n.startswith("feddelavg.") for n in missing), missing
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert f"statements ({len(names)} of {len(flt.statements())}, those" in " ".join(readme.split())
 
 
 # the names a source may use: its parameters and subexpressions, the preamble's, and math functions that CUDA's

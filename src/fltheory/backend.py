@@ -42,11 +42,12 @@ the bound namespace; the logistic reference minimiser (SciPy), FedDelAvg's ARPAC
 work on host copies.  Nothing calls ``np.asarray`` on a device array: ``array_api_strict`` on ``device1``
 refuses it as CuPy does, and the test suite runs every batched path there.
 
-On CuPy three paths run as kernels of their own (:mod:`fltheory._cuda`, compiled on first use): keyed normal
-noise (one elementwise kernel), FedOpt's local runs on quadratic clients with client SGD or AdaGrad (the whole
-round of every configuration and client in one kernel) and Theorem 2's closed-form fixed points without
-correction (a configuration per group of threads); the other batched closed forms work through the batch in
-chunks sized by the GPU's free memory.
+On CuPy four paths run as kernels of their own (:mod:`fltheory._cuda`, compiled on first use): keyed normal
+noise (one elementwise kernel), FedOpt on quadratic clients with client SGD or AdaGrad (all rounds in one kernel
+with the GD server and full participation, else one kernel per round), Theorem 2's closed-form fixed points
+without correction (a configuration per group of threads), and statements whose expression C can print (one
+elementwise kernel each); the other batched closed forms work through the batch in chunks sized by the GPU's
+free memory.
 
 Randomness is *keyed*: every draw is a pure function of ``(seed, purpose, configuration,
 round, client, counter)`` computed with a SplitMix64-style hash on unsigned 64-bit integers.

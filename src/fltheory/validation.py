@@ -412,6 +412,20 @@ def _host_or(value, xp):
     return value
 
 
+def batch_shape(parts: dict) -> tuple:
+    """The common shape of the configuration (batch) axes of ``parts`` (``{name: shape}``); shapes that do not
+    broadcast are refused naming every part that has axes.
+
+    >>> batch_shape({"fed": (4,), "eta": (1,), "alpha": ()})
+    (4,)
+    """
+    try:
+        return tuple(np.broadcast_shapes(*(tuple(v) for v in parts.values())))
+    except ValueError:
+        shown = ", ".join(f"{k} {tuple(v)}" for k, v in parts.items() if tuple(v))
+        raise InputError(f"the configuration (batch) axes do not broadcast: {shown}") from None
+
+
 def client_parameter(value: Any, name: str, *, M: int, xp=None, **checks) -> Any:
     """A parameter that may differ between clients, as an array ``(..., M)`` or ``(..., 1)``, or a scalar.
 

@@ -101,11 +101,7 @@ def _setup(fed, part, eta, w0, runs, record=False):
     w0 = V.array(w0, "w0", xp=xp, min_ndim=1)
     if w0.shape[-1] != fed.d:
         raise V.InputError(f"w0 must have shape (..., d={fed.d}); got {tuple(w0.shape)}")
-    try:
-        cfg = np.broadcast_shapes(tuple(fed.batch_shape), eta.shape, w0.shape[:-1])
-    except ValueError:
-        raise V.InputError(f"eta {tuple(eta.shape)}, w0 {tuple(w0.shape)} and the federation's batch "
-                           f"{tuple(fed.batch_shape)} do not broadcast") from None
+    cfg = V.batch_shape({"fed": fed.batch_shape, "eta": eta.shape, "w0": w0.shape[:-1]})
     R = None if runs is None else V.integer(runs, "runs", low=1, high=10**6)
     batch = cfg if R is None else (R,) + cfg
     Kmax = int(part.K[part.P].max()) if part.P.any() else 1

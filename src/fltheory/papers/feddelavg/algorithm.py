@@ -333,11 +333,7 @@ def feddelavg(
     mode = _gradient_mode(fed, gradient, batch_size)
     M, d = fed.M, fed.d
     rho = fed.weights
-    try:
-        cfg = np.broadcast_shapes(fed.batch_shape, eta.shape, alpha.shape, Delta.shape)
-    except ValueError:
-        raise V.InputError(f"the configuration axes do not broadcast: fed's batch {tuple(fed.batch_shape)}, eta "
-                           f"{tuple(eta.shape)}, alpha {tuple(alpha.shape)}, Delta {tuple(Delta.shape)}") from None
+    cfg = V.batch_shape({"fed": fed.batch_shape, "eta": eta.shape, "alpha": alpha.shape, "Delta": Delta.shape})
     lead = () if n_seeds is None else (int(n_seeds),)
     V.check_size(2 * int(np.prod(lead + cfg, dtype=np.int64)) * M * d * (1 + (K * tau * trajectory)),
                  f"FedDelAvg's state of {int(np.prod(lead + cfg, dtype=np.int64)):,} runs (n_seeds x configurations)"

@@ -217,15 +217,6 @@ def _keys(value, name, shape, xp):
         raise V.InputError(f"{name} must broadcast to shape {shape}; got shape {tuple(arr.shape)}") from None
 
 
-def _batch_of(parts: dict) -> tuple:
-    """The common batch shape of the named parts' configuration axes; a mismatch is refused naming them all."""
-    try:
-        return tuple(np.broadcast_shapes(*parts.values()))
-    except ValueError:
-        shown = ", ".join(f"{k} {tuple(v)}" for k, v in parts.items() if v)
-        raise V.InputError(f"the configuration (batch) axes do not broadcast: {shown}") from None
-
-
 def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps, bias_correction,
            n_mode, noise, seed, config, client_ids, extra_batch=(), x_name="x0"):
     _check_problem(problem)
@@ -271,7 +262,7 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
     parts = {"problem": tuple(getattr(problem, "batch_shape", problem.weights.shape[:-1])), x_name: x0.shape[:-1],
              "eta": eta.shape[:-1], "tau": tau_arr.shape[:-1], "precond": () if P is None else P.shape[:-3],
              "alpha": tuple(extra_batch)}
-    batch = _batch_of(parts)
+    batch = V.batch_shape(parts)
     if int(seed) < 0:
         raise V.InputError(f"seed must be a non-negative integer; got {seed}")
     if config is None:
@@ -626,7 +617,7 @@ def fedopt_loop(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None
                            "use fedopt (vectorised)")
     P = None if precond is None else V.array(to_numpy(precond) if is_cupy(precond) else precond, "precond", xp=np,
                                              min_ndim=3)
-    batch = _batch_of({"problem": np.broadcast_shapes(H.shape[:-3], xo.shape[:-2], w.shape[:-1]), "x0": x0.shape[:-1],
+    batch = V.batch_shape({"problem": np.broadcast_shapes(H.shape[:-3], xo.shape[:-2], w.shape[:-1]), "x0": x0.shape[:-1],
                        "eta": eta_a.shape[:-1], "tau": tau_a.shape[:-1],
                        "precond": () if P is None else P.shape[:-3], "alpha": np.shape(alpha)})
     H = np.broadcast_to(H, batch + (M, d, d))
