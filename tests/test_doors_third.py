@@ -133,3 +133,33 @@ def test_full_harvest_findings_of_stop_27_are_refused_by_name():
     family = search.Family(params=[search.Real("a", 0.0, 1.0)], description="one parameter")
     with pytest.raises(flt.InputError, match="batched=True"):
         search.worst_case(lambda p: p["a"], family, budget=8, batched=True)
+
+
+def test_full_harvest_class_b_of_stop_28_names_the_mutated_parameter():
+    """The full harvest's last class-b outcomes (a package error naming a related parameter, not the one at fault):
+    each message now names the parameter that was given."""
+    from fltheory import claims, testing, tuning, verify
+    from fltheory.papers.defedavg.exact import niid_federation
+    from fltheory.papers.defedavg.tuning import best_step_size
+    from fltheory.papers.feddelavg.exact import alpha_comparison
+    from fltheory.papers.local_adaptivity import bounds as LB
+    from fltheory.papers.local_adaptivity.exact import fixed_point
+
+    def says(call, *words):
+        with pytest.raises(flt.FLTheoryError) as err:
+            call()
+        assert all(w in str(err.value) for w in words), (words, str(err.value))
+
+    says(lambda: verify.run(papers=[], names=["afl_dga.theorem1"]), "papers=[]", "afl_dga.theorem1")
+    says(lambda: verify.run(only="lemma5", names=["afl_dga.theorem1"]), "only='lemma5'")
+    says(lambda: verify.run(names=["afl_dga.no_such_check"]), "names", "no_such_check")
+    says(lambda: claims.render("{{verdict:demo.half}}", {}), "verdicts")
+    says(lambda: testing.step_sizes(LB.h_sgd, name="5", mu=1.0, L=3.0, k=2), "name must be", "'5'")
+    says(lambda: flt.statement("5"), "name:")
+    says(lambda: tuning.tuned_names("eta", []), "allowed=[]")
+    says(lambda: niid_federation(a=[1.0], b=np.ones((2, 2)), sigma2=1.0), "a.size", "a of shape (1,)")
+    says(lambda: best_step_size(a=[1.0, 0.5, 0.2], sigma2=1.0, N=2, n=1, K=1, T=5, lam=1, x0=[2.0, 2.0]),
+         "x0", "eigenvalue in a")
+    fed = flt.random_quadratic_federation(M=3, d=2, kappa=4, seed=2)
+    says(lambda: alpha_comparison(fed, eta=0.1, tau=4, Deltas=0, alpha_bound=[1.0, 0.8, 0.6]), "Deltas", "(3,)")
+    says(lambda: fixed_point(fed, eta=1e30, tau=20), "eta", "overflow")

@@ -60,7 +60,7 @@ def test_admissible_set_is_exact_and_refuses_what_it_cannot_solve():
         admissible_set(LA.h_sgd, "eta", mu=1, k=2)
     with pytest.raises(flt.StatementError, match="no interval"):
         step_sizes(LA.h_sgd, mu=3.0, L=1.0, k=2)
-    with pytest.raises(flt.StatementError, match="no parameter 'gamma'"):
+    with pytest.raises(flt.StatementError, match="name must be a parameter of h_sgd.*got 'gamma'"):
         step_sizes(LA.h_sgd, name="gamma", mu=1.0, L=3.0, k=2)
 
 

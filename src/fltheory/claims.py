@@ -120,7 +120,7 @@ def _verdict_text(v) -> str:
 def _fill(m: re.Match, verdicts: Mapping) -> str:
     kind, name, param = m.group(1), m.group(2), m.group(3)
     if name not in verdicts:
-        raise V.InputError(f"placeholder {m.group(0)} quotes check {name!r}, which the report does not have")
+        raise V.InputError(f"placeholder {m.group(0)} quotes check {name!r}, which verdicts (the report) does not have")
     v = verdicts[name]
     if kind == "verdict":
         return _verdict_text(v)

@@ -917,8 +917,8 @@ def statement(name: str) -> Statement:
     >>> try:
     ...     flt.statement("feddelavg.theorem_1")
     ... except flt.StatementError as exc:
-    ...     print(str(exc)[:75])
-    no statement named 'feddelavg.theorem_1'; did you mean 'feddelavg.theorem1'
+    ...     print(str(exc)[:81])
+    name: no statement named 'feddelavg.theorem_1'; did you mean 'feddelavg.theorem1'
     """
     import difflib  # noqa: PLC0415
 
@@ -945,4 +945,4 @@ def statement(name: str) -> Statement:
         close = [full for full in everything if full.rpartition(".")[2] in close][:3]
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     known = "" if paper in PAPERS else f" (papers: {', '.join(PAPERS)})"
-    raise StatementError(f"no statement named {name!r}{hint}{known}; fltheory.statements() lists them all")
+    raise StatementError(f"name: no statement named {name!r}{hint}{known}; fltheory.statements() lists them all")

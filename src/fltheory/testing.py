@@ -169,7 +169,8 @@ def _symbol(statement: Statement, name: str):
     for s in statement.symbols:
         if s.name == name:
             return s
-    raise StatementError(f"{statement.name} has no parameter {name!r}; it takes {list(statement.parameters)}")
+    raise StatementError(f"name must be a parameter of {statement.name}, which takes {list(statement.parameters)}; "
+                         f"got {name!r}")
 
 
 def admissible_set(statement: Statement, name: str, **values) -> sp.Set:

@@ -263,7 +263,7 @@ def tuned_names(tune, allowed: Sequence[str]) -> tuple:
     names = (tune,) if isinstance(tune, str) else tune
     if not isinstance(names, (tuple, list)) or not names or any(t not in allowed for t in names) \
             or len(set(names)) != len(names):
-        raise V.InputError(f"tune must name distinct parameters among {list(allowed)}; got {V.shown(tune)}")
+        raise V.InputError(f"tune must name distinct parameters among allowed={list(allowed)}; got {V.shown(tune)}")
     return tuple(names)
 
 

@@ -764,7 +764,15 @@ def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int =
         wanted, have = list(dict.fromkeys(names)), {c.name for c in checks}
         unknown = [n for n in wanted if n not in have]
         if unknown:
-            raise InputError(f"names: no registered check is called {unknown} (names look like 'feddelavg.theorem1')")
+            exist = {c.name for c in registry()}
+            if all(n in exist for n in unknown):   # registered, but papers= or only= left them out
+                kept = [f"papers={V.shown(papers)}" if papers is not None else "",
+                        f"only={only!r}" if only is not None else ""]
+                raise InputError(f"names {unknown} are registered checks, but {' and '.join(k for k in kept if k)} "
+                                 f"leave{'s' if sum(map(bool, kept)) == 1 else ''} them out: names keeps checks "
+                                 "among those papers and only select")
+            raise InputError(f"names: no registered check is called {[n for n in unknown if n not in exist]} "
+                             "(names look like 'feddelavg.theorem1')")
         checks = [c for c in checks if c.name in set(wanted)]
     t0 = time.perf_counter()
     bar = None

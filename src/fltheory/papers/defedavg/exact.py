@@ -73,7 +73,8 @@ def niid_federation(*, a, b, sigma2: float) -> QuadraticFederation:
     a = V.array(a, "a", xp=np, ndim=1, low=0.0, open_low=True)
     b = V.array(b, "b", xp=np, ndim=2)
     if b.shape[1] != a.size:
-        raise V.InputError(f"b must have shape (N, d={a.size}); got {b.shape}")
+        raise V.InputError(f"b must have shape (N, d) with d = a.size = {a.size} (a holds the d eigenvalues); got b of "
+                           f"shape {b.shape} and a of shape {a.shape}")
     sigma2 = V.real(sigma2, "sigma2", low=0.0)
     return QuadraticFederation(np.tile(np.diag(a), (b.shape[0], 1, 1)), b, sigma2=sigma2 / a.size)
 

@@ -45,7 +45,10 @@ def best_step_size(*, a, sigma2: float, N: int, n: int, K: int, T: int, lam: int
     K = V.integer(K, "K", low=1, high=10**4)
     T = V.integer(T, "T", low=1, high=10**5)
     lam = V.integer(lam, "lam", low=0, high=10**4)
-    x0 = V.array(x0, "x0", xp=np, ndim=1, shape=(a.size,))
+    x0 = V.array(x0, "x0", xp=np, ndim=1)
+    if x0.shape != a.shape:
+        raise V.InputError(f"x0 must have one entry per eigenvalue in a: shape {a.shape} like a; got x0 of shape "
+                           f"{x0.shape}")
     tune = tuned_names(tune, _TUNABLE)
     fed = iid_federation(a=a, N=N, sigma2=sigma2)
     L, Phi0 = float(a.max()), float(0.5 * (a * x0 * x0).sum())

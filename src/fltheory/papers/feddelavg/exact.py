@@ -681,8 +681,8 @@ def alpha_comparison(fed, *, eta, tau, Deltas, alpha_bound=None, L=None, delta=N
         try:
             alpha_bound = xp.broadcast_to(xp.reshape(ab, D.shape) if ab.ndim == 1 else ab, og.alpha.shape)
         except (ValueError, TypeError):
-            raise V.InputError(f"alpha_bound must give one value per Delta (or broadcast to {tuple(og.alpha.shape)}); "
-                               f"got shape {tuple(ab.shape)}") from None
+            raise V.InputError(f"alpha_bound must give one value per Delta of Deltas (Deltas has {D.shape[0]}; alpha_bound "
+                               f"must broadcast to {tuple(og.alpha.shape)}); got shape {tuple(ab.shape)}") from None
         gap_b = _objective(pen, fed, alpha_bound, "gap", xp)
         rate_b = _objective(pen, fed, alpha_bound, "rate", xp)
     return AlphaComparison(

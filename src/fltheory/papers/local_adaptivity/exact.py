@@ -449,11 +449,12 @@ def fixed_point(fed: QuadraticFederation, *, eta, tau, precond=None, correction:
     _check_fed(fed)
     xp = fed.xp
     d, M = fed.d, fed.M
-    if M * d * d > CHUNK_LIMIT:   # one configuration does not fit: accumulate over client chunks
-        C, c = _Cc_chunked(fed, eta, tau, precond, correction)
-        x, cond, res = _solve_fixed_point(C, c, xp)
-    else:
-        C, c, x, cond, res = _fixed_point_fused(fed, eta, tau, precond, correction)
+    with np.errstate(over="ignore", invalid="ignore"):   # an overflowing round map is refused by name below
+        if M * d * d > CHUNK_LIMIT:   # one configuration does not fit: accumulate over client chunks
+            C, c = _Cc_chunked(fed, eta, tau, precond, correction)
+            x, cond, res = _solve_fixed_point(C, c, xp)
+        else:
+            C, c, x, cond, res = _fixed_point_fused(fed, eta, tau, precond, correction)
     if bool(xp.any(cond > COND_LIMIT)):
         bad = np.argwhere(to_numpy(cond > COND_LIMIT).reshape(cond.shape))
         where = f" (configuration {tuple(int(i) for i in bad[0])}{f' and {len(bad) - 1} more' if len(bad) > 1 else ''})" \
@@ -584,14 +585,18 @@ def _solve_fixed_point(C, c, xp):
     """``x = C^{-1} c`` with the 1-norm condition number of ``C`` and the residual ``||C x - c||``
     (one LU per configuration for ``x`` and ``C^{-1}`` together)."""
     d = C.shape[-1]
+    if not bool(xp.all(xp.isfinite(C))):
+        raise ProblemError("the local round maps K_i = prod (I - eta P_i H_i) overflow the float range at these eta and "
+                           "tau in some configuration (|1 - eta lambda|^tau is too large): no fixed point can be "
+                           "computed; take eta well inside the stable range (eta < 2/L for plain local steps)")
     rhs = xp.concat([c[..., None], xp.broadcast_to(xp.eye(d), C.shape)], axis=-1)
     try:
         sol = xp.linalg.solve(C, rhs)
     except np.linalg.LinAlgError:
         sol = None
     if sol is None or not bool(xp.all(xp.isfinite(sol))):
-        raise ProblemError("sum_i w_i (I - K_i) is singular in some configuration: no unique fixed point "
-                           "(Theorem 2 needs it invertible)")
+        raise ProblemError("sum_i w_i (I - K_i) is singular in some configuration (K_i the local round map of "
+                           "eta, tau and P_i): no unique fixed point (Theorem 2 needs it invertible)")
     x, Cinv = sol[..., 0], sol[..., 1:]
     cond = xp.max(xp.sum(xp.abs(C), axis=-2), axis=-1) * xp.max(xp.sum(xp.abs(Cinv), axis=-2), axis=-1)
     r = (C @ x[..., None])[..., 0] - c
