@@ -25,6 +25,7 @@ import pytest
 
 from fltheory import per_client
 from fltheory.papers.local_adaptivity import checks as C
+from fltheory.papers.local_adaptivity import checks_proofs as CP
 from fltheory.papers.local_adaptivity import exact
 from fltheory.problems import QuadraticFederation
 from fltheory.verify import Check, Sample, rebuild, registry
@@ -114,7 +115,7 @@ def test_the_supremum_of_theorem1_proven_is_below_one():
     """The 1-D sweep of the module docstring at its largest point (Cq/r0 = 1e-40, eta = 0.03, T <= 6000)."""
     eta, V = 0.03, 1e-40
     k = 1 - eta
-    r = C._best_schedule_1d(k=k, V=V, r0=1.0, T=6000)
+    r = CP._best_schedule_1d(k=k, V=V, r0=1.0, T=6000)
     T = np.arange(1, 6001)
     ratio = r[T + 1] / (32 * k ** T / (1 - k * k) + 36 * V / (T * (1 - k * k) ** 2))
     assert 0.18 < ratio.max() < 0.2 and int(T[np.argmax(ratio)]) == 3355
@@ -131,7 +132,7 @@ def test_decaying_family_moments_match_the_exact_engine():
     """The scalar moment recursion of the (68) family against round_map + client_covariances on the same instance."""
     p = {"M": 3, "d": 2, "tau": 3, "seed": 7, "T": 6, "mu": 0.7, "kappa": 4.0, "tilt": 0.6, "eta_frac": 0.3,
          "sigma2": 0.4, "noise_mu": 0.3, "r0": 2.0, "phi": 0.4, "beta_a": 3.0}
-    worst = C._decaying_evaluate(p)
+    worst = CP._decaying_evaluate(p)
     rng = np.random.default_rng(p["seed"])
     mu, L = p["mu"], p["kappa"] * p["mu"]
     h2 = mu + p["tilt"] * rng.uniform(0, 1, 3) * (L - mu)
@@ -263,7 +264,7 @@ def test_theorem3_printed_tends_to_two_on_one_quadratic_client():
     """(129) on one 1-D quadratic client, tau = T = 1, the eta of (130) (alpha = 1/L): the ratio 2/(1 + X3/(DL))
     rises toward 2 as v0 grows (G -> 0) and stays below it (the corrected bound, twice (129) or less, holds)."""
     c = _check("theorem3_printed")
-    r = [c.evaluate(C._theorem3_constrain({**C.THEOREM3_PRINTED_START, "inv_v0": iv})) for iv in (1e-3, 1e-12, 1e-24)]
+    r = [c.evaluate(CP._theorem3_constrain({**C.THEOREM3_PRINTED_START, "inv_v0": iv})) for iv in (1e-3, 1e-12, 1e-24)]
     ratios = [s.value / s.bound for s in r]
     assert ratios[0] < ratios[1] < ratios[2] < 2 and ratios[0] > 1.7 and ratios[2] > 2 - 1e-7
     assert all(s.params["eta"] == pytest.approx(1 / s.params["a_scale"]) for s in r)   # alpha = eta = 1/L
