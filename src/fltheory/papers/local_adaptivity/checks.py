@@ -595,6 +595,54 @@ register(Check(f"{PAPER}.eq9_skewed_gradient", paper=PAPER, statement=None, rela
                            "clients' eta_i tau_i P_i differ"))
 
 
+def _eq9_identity_evaluate(p):
+    """The statement eq9_identity (d = 1, M = 3; looked up when called) against x* - A(x*) of simulated local runs
+    (client_update: tau_i steps of preconditioned GD, A = sum_i w_i A_i), relative to the largest term
+    w_i (1 - k_i)(x* - x_i*), k_i = (1 - eta_i P_i H_i)^tau_i."""
+    xs = np.random.default_rng(p["seed"]).normal(size=3) * 3
+    w = np.array([p["w1"], (1 - p["w1"]) * p["w2"], (1 - p["w1"]) * (1 - p["w2"])])
+    h, P, u = (np.array([p[f"{n}{i}"] for i in (1, 2, 3)]) for n in ("h", "p", "u"))
+    tau = np.array([p[f"t{i}"] for i in (1, 2, 3)])
+    eta = u / (P * h)
+    fed = QuadraticFederation(h[:, None, None], xs[:, None], w)
+    x_star = float((w * h * xs).sum() / (w * h).sum())
+    cu = client_update(fed, x=np.array([x_star]), eta=per_client(eta), tau=per_client(tau), client_opt="precond",
+                       precond=P[:, None, None], noise=False)
+    sim = float(w @ cu.delta[:, 0])
+    vals = {f"{n}_{i + 1}": float(v[i]) for n, v in (("w", w), ("eta", eta), ("tau", tau), ("P", P), ("H", h),
+                                                     ("xs", xs)) for i in range(3)}
+    formula = float(B.eq9_identity(**vals))
+    scale = float(np.max(np.abs(w * (1 - (1 - u) ** tau) * (x_star - xs))))
+    return Sample(abs(sim - formula) / max(scale, 1e-300), 0.0, {**p, "value": sim, "formula": formula}, None, 3)
+
+
+EQ9_FAMILY = Family(
+    [Integer("seed", 0, 10**6), Real("w1", 0.0, 1.0), Real("w2", 0.0, 1.0)]
+    + [Real(f"{n}{i}", 0.1, 10.0, log=True) for n in ("h", "p") for i in (1, 2, 3)]
+    + [Real(f"u{i}", 1e-3, 3.0, log=True) for i in (1, 2, 3)] + [Integer(f"t{i}", 1, 20) for i in (1, 2, 3)],
+    description="d = 1, M = 3 quadratic clients F_i = h_i (x - x_i*)^2/2 (h_i > 0, x_i* = 3 N(0, 1) from the seed), "
+                "weights (w1, (1 - w1) w2, (1 - w1)(1 - w2)) summing to 1, preconditioners P_i > 0, client rates "
+                "eta_i = u_i/(P_i h_i) with u_i up to 3 (the statement does not need eta_i P_i H_i < 2: local runs may "
+                "diverge, |k_i| up to 2^20), tau_i in 1..20; value |simulated x* - A(x*) - (9)| over the largest term")
+
+
+def _eq9_identity(quick, seed):
+    rng = np.random.default_rng([seed, 9])
+    for _ in range(_n(quick, 6, 40)):
+        p = {"seed": int(rng.integers(0, 10**6)), "w1": float(rng.uniform()), "w2": float(rng.uniform())}
+        p.update({f"{n}{i}": float(np.exp(rng.uniform(np.log(0.1), np.log(10)))) for n in ("h", "p") for i in (1, 2, 3)})
+        p.update({f"u{i}": float(np.exp(rng.uniform(np.log(1e-3), np.log(3)))) for i in (1, 2, 3)})
+        p.update({f"t{i}": int(rng.integers(1, 21)) for i in (1, 2, 3)})
+        yield _eq9_identity_evaluate(p)
+
+
+register(Check(f"{PAPER}.eq9_identity", paper=PAPER, statement=B.eq9_identity, relation="==", atol=1e-10, rtol=0.0,
+               sampler=_eq9_identity, family=EQ9_FAMILY, evaluate=_eq9_identity_evaluate, search_budget=(8, 40),
+               description="(9) as the SymPy statement (d = 1, M = 3): x* - A(x*) of simulated local preconditioned GD "
+                           "equals sum_i w_i [1 - (1 - eta_i P_i H_i)^tau_i] H_i^-1 grad F_i(x*) (relative to the "
+                           "largest term, 1e-10)"))
+
+
 def taylor10_remainder(fed, P, eta, tau):
     """``(value, B)`` for (10): ``value = ||x* - A(x*) - sum_i w_i eta_i tau_i P_i grad F_i(x*)|| / max_i eta_i tau_i``
     and its bound ``B = sum_i w_i eta_i tau_i ||P_i^(1/2)|| (tau_i - 1) u_i / 2 ||P_i^(1/2) grad F_i(x*)|| / max_i

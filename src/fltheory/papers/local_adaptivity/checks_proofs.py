@@ -343,8 +343,95 @@ register(Check(f"{PAPER}.theorem1_proven", paper=PAPER, statement=B.theorem1_pro
                description="(64): the best schedule achieves 32 r0 hbar^(T/2)/(1-hbar) + 36 Cq/(T(1-hbar)^2) at x^(T+1)"))
 
 
-def _decaying(st, *, printed):
-    """Appendix C decaying server LR alpha_t = 2/(a(t+beta)): exact moments of local SGD, w_i = 1/M."""
+def _theorem1_proven_exp_evaluate(p):
+    k, V, hbar, Cq = _mann_1d(p)
+    r = _best_schedule_cached(k, V, p["r0"], 5001)
+    return _sample(r[p["T"] + 1], B.theorem1_proven_exp(hbar=hbar, Cq=Cq, r0=p["r0"], T=p["T"]),
+                   {**p, "hbar": hbar, "Cq": Cq}, p["T"])
+
+
+register(Check(f"{PAPER}.theorem1_proven_exp", paper=PAPER, statement=B.theorem1_proven_exp,
+               sampler=_theorem1_existential(B.theorem1_proven_exp, index_shift=1),
+               family=THEOREM1_PROVEN_FAMILY, evaluate=_theorem1_proven_exp_evaluate, search_budget=(10, 60),
+               description="(63) in Stich's exp form applied to Theorem 1: the best schedule achieves "
+                           "32 r0 exp(-(1-hbar)T/2)/(1-hbar) + 36 Cq/(T(1-hbar)^2) at x^(T+1) (weaker than (64), so "
+                           "at most (64)'s ratio)"))
+
+
+# ----------------------------------------------------------------------------- Lemma 3 (Stich), s_t = 0
+def lemma3_sequence(*, a, c, d, r0, T, gamma=None):
+    """r_0..r_(T+1) of the recursion r_(t+1) = (1 - a gamma_t) r_t + c gamma_t^2 with equality (the worst sequence
+    Lemma 3 allows): ``gamma`` a constant step size in [0, 1/d], or ``None`` for the best schedule, the greedy
+    gamma_t = min{1/d, a r_t/(2c)} (it minimises each step, and the minimised map increases with r_t because
+    a gamma_t <= a/d <= 1, so it minimises r_(T+1) over every schedule in [0, 1/d]^(T+1))."""
+    r, out = float(r0), [float(r0)]
+    for _ in range(int(T) + 1):          # plain floats: ~1 ms per thousand steps
+        g = (min(1.0 / d, a * r / (2 * c)) if c > 0 else 1.0 / d) if gamma is None else gamma
+        r = (1 - a * g) * r + c * g * g
+        out.append(r)
+    return np.array(out)
+
+
+def _lemma3_evaluate(st, gamma_d=None):
+    """a r_(T'+1) against the bound (63) at the worst horizon T' in 1..T; ``gamma_d``: the constant step size
+    gamma = gamma_d/d (printed reading), ``None``: the best schedule (the lemma as proven)."""
+    def evaluate(p):
+        d = p["d"]
+        a, c = p["a_d"] * d, p["c_r0"] * p["r0"] * d * d
+        r = lemma3_sequence(a=a, c=c, d=d, r0=p["r0"], T=p["T"], gamma=None if gamma_d is None else gamma_d / d)
+        Ts = np.arange(1.0, p["T"] + 1)
+        bound = np.asarray(st(lemma3_a=a, lemma3_c=c, lemma3_d=d, r0=p["r0"], T=Ts))
+        value = a * r[2:]
+        j = int(np.argmax(_ratios(value, bound)))
+        return _sample(value[j], bound[j], {**p, "T_worst": j + 1, "gamma_d": gamma_d}, j + 1)
+    return evaluate
+
+
+LEMMA3_FAMILY = Family(
+    [Real("d", 0.01, 100.0, log=True), Real("a_d", 1e-3, 1.0, log=True), Real("c_r0", 1e-40, 1e4, log=True),
+     Real("r0", 1e-4, 1e4, log=True), Integer("T", 1, 5000, log=True)],
+    description="Lemma 3 with s_t = 0 (as Theorem 1's proof uses it): parameters d > 0, a = a_d d in (0, d], "
+                "c = c_r0 r0 d^2 >= 0 (c_r0 is the scale-free knob: with gamma' = d gamma the lemma is the d = 1 "
+                "lemma in a/d and c/d^2), r0 > 0, the recursion with equality (the worst sequence allowed) under the "
+                "best schedule gamma_t in [0, 1/d] (greedy, optimal), the worst horizon in 1..T. The supremum is not "
+                "1: the ratio grows as c/r0 -> 0 and T -> infinity, to about 0.186 at a/d = 0.01, c/(d^2 r0) = 1e-40 "
+                "and 0.216 at a/d = 0.1, 1e-300 (T = 1.3e4): about 0.22, the slack of the constants 32 and 36")
+
+
+def _lemma3_sampler(st, gamma_d):
+    def sampler(quick, seed):
+        rng = np.random.default_rng([seed, 63])
+        if gamma_d is None:
+            fixed = [{"d": 1.0, "a_d": 0.01, "c_r0": 1e-40, "r0": 1.0, "T": 5000}]
+        else:   # gamma = 1/d: r_t -> c/(a d) while the bound -> 0 (the first instance is the reported counterexample)
+            fixed = [{"d": 1.0, "a_d": 0.5, "c_r0": 1.0, "r0": 1.0, "T": 100},
+                     {"d": 2.0, "a_d": 0.05, "c_r0": 0.1, "r0": 3.0, "T": 2000}]
+        draws = [{"d": float(np.exp(rng.uniform(np.log(0.01), np.log(100)))),
+                  "a_d": float(np.exp(rng.uniform(np.log(1e-3), 0))),
+                  "c_r0": float(10 ** rng.uniform(-40, 4)), "r0": float(np.exp(rng.uniform(np.log(1e-4), np.log(1e4)))),
+                  "T": int(np.exp(rng.uniform(0, np.log(5000))))} for _ in range(_n(quick, 4, 20) if gamma_d is None else 0)]
+        for p in fixed + draws:
+            yield _lemma3_evaluate(st, gamma_d)(p)
+    return sampler
+
+
+register(Check(f"{PAPER}.lemma3_printed", paper=PAPER, statement=B.lemma3_printed,
+               sampler=_lemma3_sampler(B.lemma3_printed, 1.0), expected="violated", falsifies="proof step",
+               description="Lemma 3 (63) as worded (the step sizes given, any gamma_t <= 1/d) with s_t = 0: the "
+                           "constant gamma_t = 1/d leaves r_t -> c/(a d) > 0 while the bound tends to 0 (a = 0.5, "
+                           "d = c = r0 = 1: a r_(T+1) = 1 - 2^-(T+1) against 0.72 at T = 100)",
+               still_stands="the lemma as Stich proves it, with step sizes that exist (chosen in the proof), holds "
+                            "(lemma3), and so does Theorem 1's (64) built on it"))
+register(Check(f"{PAPER}.lemma3", paper=PAPER, statement=B.lemma3, sampler=_lemma3_sampler(B.lemma3, None),
+               family=LEMMA3_FAMILY, evaluate=_lemma3_evaluate(B.lemma3), search_budget=(10, 60),
+               description="Lemma 3 (63) with step sizes that exist, s_t = 0: the best schedule's a r_(T+1) (greedy, "
+                           "optimal, the recursion with equality) against 32 d r0 (1 - a/d)^(T/2) + 36 c/(aT); "
+                           "supremum about 0.22"))
+
+
+def _decaying(st, *, printed, tau_one=False, cap=False):
+    """Appendix C decaying server LR alpha_t = 2/(a(t+beta)): exact moments of local SGD, w_i = 1/M; ``tau_one``:
+    tau = 1 ((74)-(77)), ``cap``: eta mu tau <= 1 ((85))."""
     def sampler(quick, seed):
         for j in range(_n(quick, 4, 16)):
             s = seed * 1000 + j
@@ -360,6 +447,10 @@ def _decaying(st, *, printed):
                 x_opt = np.zeros((M, 1))
                 eta, tau = float(rng.uniform(0.02, 0.5)), int(rng.integers(1, 5))
                 sigma2, r0 = float(rng.uniform(0.001, 0.1)), float(rng.uniform(0.1, 2.0))
+            if tau_one:
+                tau = 1
+            if cap:
+                eta = min(eta, 1 / (mu * tau))
             fed = QuadraticFederation(H, x_opt, np.full(M, 1.0 / M), sigma2=sigma2)
             a = 1 - (1 - eta * mu) ** (2 * tau)
             if printed:
@@ -371,15 +462,18 @@ def _decaying(st, *, printed):
             m, S = x0.copy(), np.zeros((1, 1))
             cov = exact.client_covariances(fed, eta=per_client(eta), tau=per_client(tau))
             Q1 = (np.full(M, 1.0 / M) ** 2 @ cov.reshape(M, -1)).reshape(1, 1)
+            rs = []
             for t in range(0, 60):
                 alpha_t = 2 / (a * (t + beta))
                 rmap = exact.round_map(fed, eta=per_client(eta), tau=per_client(tau), alpha=alpha_t)
                 m = rmap(m)
                 S = rmap.A @ S @ rmap.A.T + alpha_t**2 * Q1
-                r = float(((m - x_t) ** 2).sum() + np.trace(S))
-                T = t + 1
-                vals = dict(L=mu, M=M, T=T, beta=beta, eta=eta, mu=mu, r0=r0, sigma2=sigma2, tau=tau)
-                yield Sample(r, float(st(**vals)), {**vals, "alpha_0": 2 / (a * beta)}, seed=s, size=T)
+                rs.append(float(((m - x_t) ** 2).sum() + np.trace(S)))
+            vals = dict(L=mu, M=M, T=np.arange(1.0, 61), beta=beta, eta=eta, mu=mu, r0=r0, sigma2=sigma2, tau=tau)
+            bounds = np.asarray(st(**{k: v for k, v in vals.items() if k in st.parameters}))   # rounds T = 1..60
+            for T in range(1, 61):
+                yield Sample(rs[T - 1], float(bounds[T - 1]), {**vals, "T": T, "alpha_0": 2 / (a * beta)}, seed=s,
+                             size=T)
     return sampler
 
 
@@ -404,7 +498,10 @@ DECAYING_FAMILY = Family(
                 "(1 - a)(1 + a/2)); T = 0 attains it (r_0 = r0 = beta r0/beta)")
 
 
-def _decaying_evaluate(p):
+def _decaying_evaluate(p, st=None, cap=False):
+    """The worst round of a DECAYING_FAMILY instance against ``st`` (default sgd_decaying_corrected); ``cap``: the
+    client rate eta = eta_frac min{2/(mu + L), 1/(mu tau)}, so that eta mu tau <= 1 as (85) assumes."""
+    st = B.sgd_decaying_corrected if st is None else st
     rng = np.random.default_rng(p["seed"])
     M, d, mu = p["M"], p["d"], p["mu"]
     L = p["kappa"] * mu
@@ -413,6 +510,8 @@ def _decaying_evaluate(p):
         h[:, 1] = mu + p["tilt"] * rng.uniform(0, 1, M) * (L - mu)
         L = float(h.max())
     eta, tau = p["eta_frac"] * 2 / (mu + L), p["tau"]
+    if cap:
+        eta = p["eta_frac"] * min(2 / (mu + L), 1 / (mu * tau))
     c = 1 - eta * h                                               # (M, d): the local contraction of each coordinate
     k = (c**tau).mean(0)                                          # E A(x) - x~ = k (x - x~), coordinatewise
     s2 = p["sigma2"] * (np.array([p["noise_mu"], 1 - p["noise_mu"]])[:d] if d == 2 else np.ones(1))
@@ -430,8 +529,8 @@ def _decaying_evaluate(p):
         m, S = g * m, g * g * S + al * al * V
         r.append(float((m * m).sum() + S.sum()))
     Ts = np.arange(1.0, p["T"] + 1)
-    bound = np.asarray(B.sgd_decaying_corrected(L=L, M=M, T=Ts, beta=beta, eta=eta, mu=mu, r0=p["r0"],
-                                                sigma2=p["sigma2"], tau=tau))
+    vals = dict(L=L, M=M, T=Ts, beta=beta, eta=eta, mu=mu, r0=p["r0"], sigma2=p["sigma2"], tau=tau)
+    bound = np.asarray(st(**{k: v for k, v in vals.items() if k in st.parameters}))
     j = int(np.argmax(_ratios(np.array(r), bound)))
     return _sample(r[j], bound[j], {**p, "t": j + 1, "a": a, "beta": beta}, j + 1)
 
@@ -443,14 +542,66 @@ register(Check(f"{PAPER}.sgd_decaying_corrected", paper=PAPER, expected="tight",
                            "supremum 1 approached as a -> 0 (beta = 2/a, T = 1, no noise)"))
 
 
+# (74)-(77) (tau = 1) and (85) (eta mu tau <= 1): printed with the paper's beta, corrected with beta >= 2/a
+_DECAYING_SUP = {"M": 1, "d": 1, "tau": 1, "seed": 0, "T": 1, "mu": 1.0, "kappa": 1.0, "tilt": 0.0, "eta_frac": 1e-9,
+                 "sigma2": 0.0, "noise_mu": 0.0, "r0": 1.0, "phi": 0.0, "beta_a": 2.0}
+TAU1_FAMILY = Family([q for q in DECAYING_FAMILY.params if q.name != "tau"], fixed={"tau": 1},
+                     description=DECAYING_FAMILY.description.replace("the common eta = eta_frac 2/(mu + L) and tau",
+                                                                     "the common eta = eta_frac 2/(mu + L) (eta mu <= "
+                                                                     "1) and tau = 1 (x~ = x*)"))
+CAPPED_FAMILY = Family(DECAYING_FAMILY.params,
+                       description=DECAYING_FAMILY.description.replace(
+                           "the common eta = eta_frac 2/(mu + L) and tau",
+                           "the common eta = eta_frac min{2/(mu + L), 1/(mu tau)} (so eta mu tau <= 1, as (85) "
+                           "assumes) and tau"))
+
+
+def _tau1_evaluate(p):
+    return _decaying_evaluate(p, B.sgd_tau1_corrected)
+
+
+def _capped_evaluate(p):
+    return _decaying_evaluate(p, B.sgd_decaying_85_corrected, cap=True)
+
+
+register(Check(f"{PAPER}.sgd_tau1_printed", paper=PAPER, statement=B.sgd_tau1_printed,
+               sampler=_decaying(B.sgd_tau1_printed, printed=True, tau_one=True), expected="violated",
+               description="(74)-(77), tau = 1, with the paper's beta: alpha_0 = 2/(a beta) >> 1 and the exact r_1 "
+                           "explodes past 4 sigma^2/(mu^2 M (1 + beta))",
+               falsifies="constant",
+               still_stands="the O(1/T) rate of synchronous SGD: with beta >= 2/a, r_T <= max{4 sigma^2/(mu^2 M), "
+                            "beta r0}/(T + beta) holds (sgd_tau1_corrected)"))
+register(Check(f"{PAPER}.sgd_tau1_corrected", paper=PAPER, expected="tight", statement=B.sgd_tau1_corrected,
+               sampler=_decaying(B.sgd_tau1_corrected, printed=False, tau_one=True),
+               family=TAU1_FAMILY, evaluate=_tau1_evaluate, search_budget=(12, 60),
+               search_start=({k: v for k, v in _DECAYING_SUP.items() if k != "tau"},),
+               description="(77) corrected, tau = 1: beta >= 2/a, r_T <= max{4 sigma^2/(mu^2 M), beta r0}/(T+beta) "
+                           "(4C/a^2 = 4 sigma^2/(mu^2 M (2 - eta mu)^2)), exact moments; supremum 1 approached as "
+                           "a -> 0 (beta = 2/a, T = 1, no noise)"))
+register(Check(f"{PAPER}.sgd_decaying_85_printed", paper=PAPER, statement=B.sgd_decaying_85_printed,
+               sampler=_decaying(B.sgd_decaying_85_printed, printed=True, cap=True), expected="violated",
+               description="(85), eta mu tau <= 1, with the paper's beta: alpha_0 = 2/(a beta) >> 1 and the exact r_1 "
+                           "explodes past 9 sigma^2/(mu^2 M tau (1 + beta))",
+               falsifies="constant",
+               still_stands="with beta >= 2/a, r_T <= max{9 sigma^2/(mu^2 M tau), beta r0}/(T + beta) holds "
+                            "(sgd_decaying_85_corrected; 4C/a^2 = sigma^2 z(eta mu)^2/(mu^2 M tau) and z <= 2.313)"))
+register(Check(f"{PAPER}.sgd_decaying_85_corrected", paper=PAPER, expected="tight",
+               statement=B.sgd_decaying_85_corrected,
+               sampler=_decaying(B.sgd_decaying_85_corrected, printed=False, cap=True),
+               family=CAPPED_FAMILY, evaluate=_capped_evaluate, search_budget=(12, 60), search_start=(_DECAYING_SUP,),
+               description="(85) corrected: eta mu tau <= 1, beta >= 2/a, r_T <= max{9 sigma^2/(mu^2 M tau), beta r0}/"
+                           "(T+beta), exact moments; supremum 1 approached as a -> 0 (beta = 2/a, T = 1, no noise)"))
+
+
 # ----------------------------------------------------------------------------- Theorem 3
 # 1-D two-client quadratic (b = 0) where (129) fails (found by a search and confirmed here)
 _PROOF_STEP_RUN = dict(a=[[1.10349651], [0.23419917]], c=[[-1.14395575], [-1.80907805]], w=[0.5, 0.5],
                      v0=0.0027239345, tau=3, T=263, x0=-1.30695534)
 
 
-def _theorem3_run(fed, *, eta, tau, T, x0, v0, F_inf):
-    """Local AdaGrad (eps = 0) + local correction, alpha = eta tau, deterministic; records Lambda, G."""
+def _theorem3_gradients(fed, *, eta, tau, T, x0, v0, F_inf):
+    """Local AdaGrad (eps = 0) + local correction, alpha = eta tau, deterministic: ||grad F(x^(t))||^2 for
+    t = 0..T (T + 1 values), D = F(x^(0)) - F_inf, and Lambda, G of the T rounds (Assumptions 4-5)."""
     x = np.array(x0, float)
     alpha = eta * tau
     g2, Lam, G = [], 1.0, 0.0
@@ -461,24 +612,46 @@ def _theorem3_run(fed, *, eta, tau, T, x0, v0, F_inf):
         Lam = max(Lam, float((tau * P / P.sum(0)).max()))
         G = max(G, float(np.linalg.norm(P * np.asarray(cu.g), axis=-1).max()))
         x = x - alpha * (fed.weights[:, None] * (cu.delta / cu.N)).sum(0)
+    g2.append(float((fed.grad(x) ** 2).sum()))
     D = float(fed.loss(np.asarray(x0, float))) - F_inf
-    return float(np.mean(g2)), D, Lam, G
+    return np.array(g2), D, Lam, G
+
+
+def _theorem3_run(fed, *, eta, tau, T, x0, v0, F_inf):
+    """The average over t in [0, T-1] of ||grad F(x^(t))||^2 (the left side of (126)-(129)), D, Lambda, G."""
+    g2, D, Lam, G = _theorem3_gradients(fed, eta=eta, tau=tau, T=T, x0=x0, v0=v0, F_inf=F_inf)
+    return float(np.mean(g2[:-1])), D, Lam, G
 
 
 def _theorem3_prescribed(fed, *, tau, T, x0, v0, F_inf, G0=1e-3):
     """Run with eta of (130); (130) needs Lambda and G of the run itself, so start from Lambda = G = 1
     and raise them to what the run shows until the run stays within the constants it was tuned with
-    (Assumptions 4-5 then hold with those constants).  Returns None when that does not settle."""
+    (Assumptions 4-5 then hold with those constants).  Returns None when that does not settle, else
+    (||grad F(x^(t))||^2 for t = 0..T, D, Lambda, G, eta)."""
     L = float(fed.L)
     D = float(fed.loss(x0)) - F_inf
     Lam, G = 1.0, G0
     for _ in range(8):
         eta = float(B.theorem3_eta(T=T, L=L, D=D, Lambda=Lam, G=G, tau=tau))
-        lhs, D, Lam_run, G_run = _theorem3_run(fed, eta=eta, tau=tau, T=T, x0=x0, v0=v0, F_inf=F_inf)
+        g2, D, Lam_run, G_run = _theorem3_gradients(fed, eta=eta, tau=tau, T=T, x0=x0, v0=v0, F_inf=F_inf)
         if Lam_run <= Lam * (1 + 1e-9) and G_run <= G * (1 + 1e-9):
-            return lhs, D, Lam, G, eta
+            return g2, D, Lam, G, eta
         Lam, G = max(Lam, Lam_run), max(G, G_run)
     return None
+
+
+_FIXED_ETA = ("general", "128")   # kinds run with a given alpha = eta tau <= 1/L; the others with the eta of (130)
+# the statement of each prescribed kind (looked up when called, so that a test can replace it); "min" is (100)
+_PRESCRIBED = {"printed": lambda: B.theorem3_printed, "corrected": lambda: B.theorem3_corrected,
+               "min": lambda: B.theorem3_min}
+
+
+def _theorem3_fixed_eta_bound(kind, fed, *, D, G, L, Lam, T, eta, tau):
+    """(126) with per-client aggregates, or (128) with the common eta and tau."""
+    if kind == "128":
+        return B.theorem3_128(D=D, G=G, L=L, Lambda=Lam, T=T, eta=eta, tau=tau)
+    s2 = float(B.theorem3_aggregates(fed.weights, eta=eta, tau=tau).s2)
+    return B.theorem3_general(D=D, G=G, L=L, Lambda=Lam, T=T, alpha=eta * tau, s2=s2)
 
 
 _PRESCRIBED_RUNS: dict = {}   # (instance, tau, T, x0, v0, F_inf) -> _theorem3_prescribed's result (deterministic)
@@ -500,21 +673,20 @@ def _theorem3(kind):
                          rng.uniform(-3, 3, fed.d), float(rng.uniform(1e-3, 1.0)), float(fed.F_inf)))
         for label, fed, tau, T, x0, v0, F_inf in runs:
             L = float(fed.L)
-            if kind == "general":
+            if kind in _FIXED_ETA:
                 eta = float(np.random.default_rng([seed, T, tau]).uniform(0.1, 1.0)) / (tau * L)  # alpha = eta tau <= 1/L
                 lhs, D, Lam, G = _theorem3_run(fed, eta=eta, tau=tau, T=T, x0=x0, v0=v0, F_inf=F_inf)
-                s2 = float(B.theorem3_aggregates(fed.weights, eta=eta, tau=tau).s2)
-                bound = B.theorem3_general(D=D, G=G, L=L, Lambda=Lam, T=T, alpha=eta * tau, s2=s2)
-            else:   # the printed and corrected checks share these runs: computed once
+                bound = _theorem3_fixed_eta_bound(kind, fed, D=D, G=G, L=L, Lam=Lam, T=T, eta=eta, tau=tau)
+            else:   # the printed, corrected and min checks share these runs: computed once
                 key = (label, tau, T, tuple(np.ravel(x0).tolist()), v0, F_inf)
                 if key not in _PRESCRIBED_RUNS:
                     _PRESCRIBED_RUNS[key] = _theorem3_prescribed(fed, tau=tau, T=T, x0=x0, v0=v0, F_inf=F_inf)
                 out = _PRESCRIBED_RUNS[key]
                 if out is None:
                     continue
-                lhs, D, Lam, G, eta = out
-                st = B.theorem3_printed if kind == "printed" else B.theorem3_corrected
-                bound = st(D=D, G=G, L=L, Lambda=Lam, T=T)
+                g2, D, Lam, G, eta = out
+                lhs = float(g2.min()) if kind == "min" else float(g2[:-1].mean())
+                bound = _PRESCRIBED[kind]()(D=D, G=G, L=L, Lambda=Lam, T=T)
             params = {"instance": label, "tau": tau, "T": T, "eta": eta, "v0": v0, "D": D, "Lambda": Lam, "G": G}
             yield Sample(lhs, float(bound), params, seed=label if isinstance(label, int) else None, size=T)
     return sampler
@@ -566,20 +738,19 @@ def _theorem3_evaluate(kind):
     def evaluate(p):
         fed, F_inf, x0 = _theorem3_instance(p)
         L, tau, T = float(fed.L), p["tau"], p["T"]
-        if kind == "general":
+        if kind in _FIXED_ETA:
             eta = p["eta_frac"] / (tau * L)
             lhs, D, Lam, G = _theorem3_run(fed, eta=eta, tau=tau, T=T, x0=x0, v0=p["v0"], F_inf=F_inf)
-            s2 = float(B.theorem3_aggregates(fed.weights, eta=eta, tau=tau).s2)
-            bound = B.theorem3_general(D=D, G=G, L=L, Lambda=Lam, T=T, alpha=eta * tau, s2=s2)
+            bound = _theorem3_fixed_eta_bound(kind, fed, D=D, G=G, L=L, Lam=Lam, T=T, eta=eta, tau=tau)
         else:   # the eta of (130), tuned with the run's own Lambda and G (from G = 1e-100 up)
             out = _theorem3_prescribed(fed, tau=tau, T=T, x0=x0, v0=p["v0"], F_inf=F_inf, G0=1e-100)
             if out is None:
                 raise InputError(f"theorem3_{kind}: the eta of (130) did not settle with the run's Lambda and G")
-            lhs, D, Lam, G, eta = out
+            g2, D, Lam, G, eta = out
             if D <= 0 or G <= 0:
                 raise InputError(f"theorem3_{kind} needs D > 0 and G > 0 (x0 is a minimiser)")
-            st = B.theorem3_printed if kind == "printed" else B.theorem3_corrected
-            bound = st(D=D, G=G, L=L, Lambda=Lam, T=T)
+            lhs = float(g2.min()) if kind == "min" else float(g2[:-1].mean())
+            bound = _PRESCRIBED[kind]()(D=D, G=G, L=L, Lambda=Lam, T=T)
         return _sample(lhs, bound, {**p, "eta": eta, "D": D, "Lambda": Lam, "G": G}, T)
     return evaluate
 
@@ -588,6 +759,11 @@ register(Check(f"{PAPER}.theorem3_general", paper=PAPER, expected="tight", state
                family=THEOREM3_FAMILY, evaluate=_theorem3_evaluate("general"), search_budget=(10, 60),
                description="(126) along local AdaGrad + local correction runs (alpha = eta tau <= 1/L), non-convex F; "
                            "supremum 1 (T = 1, one quadratic client, alpha = 1/L, v0 -> infinity)"))
+register(Check(f"{PAPER}.theorem3_128", paper=PAPER, expected="tight", statement=B.theorem3_128, sampler=_theorem3("128"),
+               family=THEOREM3_FAMILY, evaluate=_theorem3_evaluate("128"), search_budget=(10, 60),
+               description="(128), (126) with a common eta and tau: 2D/(eta tau T) + L^2 Lambda G^2 eta^2 tau^2 along "
+                           "local AdaGrad + local correction runs (alpha = eta tau <= 1/L); supremum 1 (T = 1, one "
+                           "quadratic client, alpha = 1/L, v0 -> infinity)"))
 register(Check(f"{PAPER}.theorem3_corrected", paper=PAPER, expected="tight", statement=B.theorem3_corrected,
                sampler=_theorem3("corrected"),
                family=THEOREM3_FAMILY, evaluate=_theorem3_evaluate("corrected"), search_budget=(10, 60),
@@ -613,6 +789,51 @@ register(Check(f"{PAPER}.theorem3_printed", paper=PAPER, statement=B.theorem3_pr
                still_stands="Theorem 3's statement (100), an O(.) claim on the MINIMUM over t, is not refuted (the "
                             "run's minimum is about 10x below even the printed constant); with the constants "
                             "2DL/T + 3(D^2L^2 Lambda G^2)^(1/3)/T^(2/3) the step holds (theorem3_corrected)"))
+
+
+# Theorem 3's statement (100) with the constants of its proof, on the same runs
+register(Check(f"{PAPER}.theorem3_min", paper=PAPER, statement=B.theorem3_min, sampler=_theorem3("min"),
+               family=THEOREM3_FAMILY, evaluate=_theorem3_evaluate("min"), search_budget=(10, 60),
+               description="Theorem 3's statement (100) with the proof's constants: min over t in [0, T] of "
+                           "||grad F(x^(t))||^2 <= 2DL/T + 3(D^2L^2 Lambda G^2)^(1/3)/T^(2/3) along local AdaGrad + "
+                           "local correction runs with the eta of (99)/(130) (Lambda, G the run's own)"))
+
+
+def _theorem3_at_130_evaluate(p):
+    """(128) evaluated at the eta of (130) against the closed form theorem3_128_at_130 (both looked up when called)."""
+    vals = {k: p[k] for k in ("D", "G", "L", "Lambda", "T")}
+    eta = float(B.theorem3_eta(tau=p["tau"], **vals))
+    value = float(B.theorem3_128(eta=eta, tau=p["tau"], **vals))
+    return Sample(value, float(B.theorem3_128_at_130(**vals)),
+                  {**p, "eta": eta, "interior": bool(p["Lambda"] * p["G"] ** 2 * p["T"] >= p["D"] * p["L"])}, None, 1)
+
+
+THEOREM3_AT_130_FAMILY = Family(
+    [Real("D", 1e-6, 1e6, log=True), Real("L", 1e-3, 1e3, log=True), Real("Lambda", 1.0, 100.0, log=True),
+     Real("G", 1e-6, 1e6, log=True), Integer("T", 1, 10**6, log=True), Integer("tau", 1, 50)],
+    description="D, L, G > 0, Lambda >= 1, T >= 1, tau >= 1 over wide log ranges (both branches of (130): eta = "
+                "1/(tau L) when Lambda G^2 T < D L, the interior choice otherwise); value (128) at that eta, bound the "
+                "closed form 3(D^2L^2 Lambda G^2)^(1/3)/T^(2/3) or 2DL/T + Lambda G^2; relative error against 1e-12")
+
+
+def _theorem3_at_130(quick, seed):
+    rng = np.random.default_rng([seed, 130])
+    fixed = [{"D": 1.0, "L": 1.0, "Lambda": 1.0, "G": 1.0, "T": 1, "tau": 1},       # Lambda G^2 T = D L: the two agree
+             {"D": 2.0, "L": 3.0, "Lambda": 1.5, "G": 0.1, "T": 10, "tau": 4},      # boundary eta = 1/(tau L)
+             {"D": 2.0, "L": 3.0, "Lambda": 1.5, "G": 2.0, "T": 1000, "tau": 4}]    # interior eta
+    draws = [{"D": float(10 ** rng.uniform(-6, 6)), "L": float(10 ** rng.uniform(-3, 3)),
+              "Lambda": float(10 ** rng.uniform(0, 2)), "G": float(10 ** rng.uniform(-6, 6)),
+              "T": int(10 ** rng.uniform(0, 6)), "tau": int(rng.integers(1, 51))} for _ in range(_n(quick, 6, 40))]
+    for p in fixed + draws:
+        yield _theorem3_at_130_evaluate(p)
+
+
+register(Check(f"{PAPER}.theorem3_128_at_130", paper=PAPER, statement=B.theorem3_128_at_130, relation="==",
+               rtol=1e-12, atol=0.0, sampler=_theorem3_at_130, family=THEOREM3_AT_130_FAMILY,
+               evaluate=_theorem3_at_130_evaluate, search_budget=(10, 40),
+               description="the proof's bound (128) at the eta of (130) equals 3(D^2L^2 Lambda G^2)^(1/3)/T^(2/3) "
+                           "(interior) or 2DL/T + Lambda G^2 (eta = 1/(tau L)), relative error 1e-12; compare (129)'s "
+                           "DL/T + (D^2L^2 Lambda G^2)^(1/3)/T^(2/3)"))
 
 
 # ----------------------------------------------------------------------------- results without a check before (issue 24)
