@@ -311,8 +311,9 @@ sgd_tau1_corrected = _st(
     [*_SGD_H, (eta * mu <= 1, "eta*mu <= 1"), (M >= 1, "M >= 1"), (sigma2 >= 0, "sigma2 >= 0"),
      (r0 >= 0, "r0 >= 0"), (T >= 0, "T >= 0"),
      (beta * eta * mu * (2 - eta * mu) >= 2, "beta >= 2/a, a = eta mu (2 - eta mu)")],
-    "(77)+fix", "tau = 1 with the step-size fix: (2/(2-eta mu))^2 <= 4 when eta mu <= 1.",
-    status="corrected", corrects="sgd_tau1_printed", reason=_BETA_TOO_SMALL, tight=False)
+    "(77)+fix", "tau = 1 with the step-size fix: (2/(2-eta mu))^2 <= 4 when eta mu <= 1. Tight: attained at T = 0; "
+    "for T >= 1 the ratio (1 - a)(1 + a/2) at beta = 2/a, T = 1, no noise tends to 1 as a -> 0.",
+    status="corrected", corrects="sgd_tau1_printed", reason=_BETA_TOO_SMALL, tight=True)
 
 z_expr = 2 * x * tau / (1 - (1 - x) ** (2 * tau))
 """z(x) = 2 x tau / (1 - (1-x)^(2 tau)) of Appendix C (78), x = eta mu."""
@@ -346,8 +347,9 @@ sgd_decaying_85_corrected = _st(
     "sgd_decaying_85_corrected", _LHS_85, "<=", sp.Max(9 * sigma2 / (mu ** 2 * M * tau), beta * r0) / (T + beta),
     [*_SGD_COMMON, _SIG, (eta * mu * tau <= 1, "eta*mu*tau <= 1"), (r0 >= 0, "r0 >= 0"), (T >= 0, "T >= 0"),
      *_CORR_BETA],
-    "(85)+fix", "(85) with the step-size fix: 4C/a^2 = sigma^2 z(eta mu)^2/(mu^2 M tau) <= 9 sigma^2/(mu^2 M tau).",
-    status="corrected", corrects="sgd_decaying_85_printed", reason=_BETA_TOO_SMALL, tight=False)
+    "(85)+fix", "(85) with the step-size fix: 4C/a^2 = sigma^2 z(eta mu)^2/(mu^2 M tau) <= 9 sigma^2/(mu^2 M tau). "
+    "Tight through its beta r0 branch: attained at T = 0, and (1 - a)(1 + a/2) -> 1 at beta = 2/a, T = 1, no noise.",
+    status="corrected", corrects="sgd_decaying_85_printed", reason=_BETA_TOO_SMALL, tight=True)
 
 
 # ============================================================================ Theorem 2 (d = 1)

@@ -43,6 +43,8 @@ Registered checks (name: what is compared, expected verdict)
   (:func:`corrected_first_order_remainder`); holds (supremum 1, approached only as eta -> 0 with the
   two clients' first-order terms cancelling).
 * ``eq9_skewed_gradient``: (9), x* - A(x*) of simulated local runs against the printed formula; holds.
+* ``eq9_identity``: (9) as the SymPy statement (d = 1, M = 3) against simulated local runs, searched over a family
+  whose local runs may diverge; holds.
 * ``taylor10``: (10), the first-order expansion of x* - A(x*), with its O(eta tau) remainder bounded by a
   constant derived here (:func:`taylor10_remainder`); holds (supremum 1, approached as eta -> 0).
 * ``lemma1``: Lemma 1 (12) on rotated non-convex cosine clients (the Hessian integrated by quadrature); holds.
@@ -53,9 +55,18 @@ Registered checks (name: what is compared, expected verdict)
 * ``theorem1_recursion``, ``theorem1_constant_alpha``, ``gd_special_case``: Theorem 1 against
   exact noise moments; hold.
 * ``theorem1_printed`` (7) with c = 36 against the best achievable server schedule: violated; ``theorem1_proven`` (64) on the same instances: holds.
-* ``sgd_decaying_printed``: violated; ``sgd_decaying_corrected``: holds.
+* ``lemma3_printed``: Lemma 3 (63) as worded (the step sizes given) with s_t = 0: violated (gamma_t = 1/d leaves
+  r_t -> c/(ad)); ``lemma3``: with the best schedule (the lemma as proven): holds; ``theorem1_proven_exp``: (63)'s
+  exp form applied to Theorem 1: holds.
+* ``sgd_decaying_printed``: violated; ``sgd_decaying_corrected``: holds; likewise (77) (``sgd_tau1_*``, tau = 1) and
+  (85) (``sgd_decaying_85_*``, eta mu tau <= 1).
 * ``theorem3_general`` (126), ``theorem3_corrected``: tight along local-AdaGrad runs with local
-  correction; ``theorem3_printed`` (129): violated (ratio -> 2 on one 1-D quadratic client, tau = T = 1).
+  correction; ``theorem3_printed`` (129): violated (ratio -> 2 on one 1-D quadratic client, tau = T = 1);
+  ``theorem3_128`` (128): tight; ``theorem3_128_at_130``: (128) at the eta of (130) equals its closed form (identity);
+  ``theorem3_min``: Theorem 3's statement (100) with the proof's constants, on the minimum over t: holds.
+
+The checks of Theorem 1, Lemma 3, Appendix C and Theorem 3 are defined in :mod:`.checks_proofs` (registered from
+here, in the paper's order; every public name is importable from this module).
 
 Searched (issue 21): the bound checks ``h_sgd``, ``q_sgd``, ``lemma2_*``, ``lemma4*``, ``z_*``,
 ``theorem1_recursion``, ``theorem1_constant_alpha``, ``theorem1_proven``, ``gd_special_case``,
