@@ -6,6 +6,7 @@ from fltheory import verify
 from fltheory.validation import per_client
 from fltheory.papers.local_adaptivity import bounds as B
 from fltheory.papers.local_adaptivity import checks as C
+from fltheory.papers.local_adaptivity import checks_proofs as CP
 from fltheory.papers.local_adaptivity.algorithm import fedopt
 
 CHECKS = verify.registry(["local_adaptivity"])
@@ -83,7 +84,7 @@ def cosine_runs(draw):
 def test_theorem3_general_bound_holds_along_runs(run):
     """(126): (1/T) sum ||grad F(x_t)||^2 <= 2D/(alpha T) + L^2 Lambda G^2 sum w_i eta_i^2 tau_i^2, alpha = eta tau."""
     fed, tau, eta, T, x0, v0 = run
-    lhs, D, Lam, G = C._theorem3_run(fed, eta=eta, tau=tau, T=T, x0=x0, v0=v0, F_inf=float(fed.F_inf))
+    lhs, D, Lam, G = CP._theorem3_run(fed, eta=eta, tau=tau, T=T, x0=x0, v0=v0, F_inf=float(fed.F_inf))
     assert 1.0 <= Lam <= tau + 1e-12  # E18: Lambda in [1, tau] for diagonal preconditioners
     s2 = float(B.theorem3_aggregates(fed.weights, eta=eta, tau=tau).s2)
     bound = float(B.theorem3_general(D=D, G=G, L=float(fed.L), Lambda=Lam, T=T, alpha=eta * tau, s2=s2))
@@ -94,7 +95,7 @@ def test_theorem3_general_bound_holds_along_runs(run):
 @given(st.integers(0, 10_000), st.floats(0.05, 1.0))
 def test_theorem1_constant_alpha_against_exact_moments(seed, alpha):
     """(61) unrolled: r_T <= (1 - alpha a)^T r0 + alpha Cq / a on noisy SGD instances (exact moments)."""
-    fed, eta, tau, hbar, Cq = C._sgd_noise_instance(seed)
+    fed, eta, tau, hbar, Cq = CP._sgd_noise_instance(seed)
     x_t = C.exact.fixed_point(fed, eta=per_client(eta), tau=per_client(tau)).x
     r = C.exact.noise_moments(fed, eta=per_client(eta), tau=per_client(tau), alpha=alpha, x0=x_t + 1.0, T=25).mse(x_t)
     bound = B.theorem1_constant_alpha(alpha=alpha, hbar=hbar, Cq=Cq, r0=float(r[0]), T=np.arange(26.0))
@@ -107,10 +108,9 @@ def test_theorem1_printed_fails_for_the_best_server_schedule():
     from scipy.optimize import minimize
 
     from fltheory.papers.local_adaptivity import bounds as LB
-    from fltheory.papers.local_adaptivity import checks as LC
 
     k, V, T = 0.7, 0.01, 12
-    greedy = LC._best_schedule_1d(k=k, V=V, r0=1.0, T=T)[T]
+    greedy = CP._best_schedule_1d(k=k, V=V, r0=1.0, T=T)[T]
 
     def r_T(alpha):
         r = 1.0
@@ -121,7 +121,7 @@ def test_theorem1_printed_fails_for_the_best_server_schedule():
     rng = np.random.default_rng(0)
     best = min(minimize(r_T, rng.uniform(0, 1, T), bounds=[(0.0, 1.0)] * T, method="L-BFGS-B").fun for _ in range(5))
     assert greedy <= best * (1 + 1e-9)
-    r = LC._best_schedule_1d(k=0.91, V=1e-48, r0=1.0, T=623)[623]
+    r = CP._best_schedule_1d(k=0.91, V=1e-48, r0=1.0, T=623)[623]
     bound = float(LB.theorem1_printed(hbar=0.91**2, Cq=1e-48, r0=1.0, T=623, c_T1=36.0))
     assert r / bound == pytest.approx(1.008066, rel=1e-5)
 

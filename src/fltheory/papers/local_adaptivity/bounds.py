@@ -44,6 +44,7 @@ statement                      status      note
 ``theorem3_printed``           printed     (129), a proof step -- does not follow from (128)
 ``theorem3_128_at_130``        corrected   exact value of (128) at eta of (130) (identity)
 ``theorem3_corrected``         corrected   2DL/T + 3(D^2L^2 Lambda G^2)^{1/3}/T^{2/3}
+``theorem3_min``               corrected   (100), the min over t, with the proof's constants
 =============================  ==========  =====================================================
 
 Aggregated per-client quantities are scalar symbols: ``hbar`` :math:`=\sum_iw_ih_i`, ``Cq``
@@ -186,6 +187,32 @@ theorem1_printed = _st(
     "Theorem 1 as printed in the main text: some constant c, exponent T on hbar. The proof gives only "
     "(64) (exponent T/2, index T+1, and server step sizes chosen by Stich's lemma). Not proven.")
 
+# Lemma 3 (Stich), with s_t = 0 as the proof of Theorem 1 uses it: r_(t+1) <= (1 - a gamma_t) r_t + c gamma_t^2.  The
+# lemma's symbols a, c, d clash with others of the paper: they are lemma3_a, lemma3_c, lemma3_d here.
+a3, c3, d3 = _s("lemma3_a"), _s("lemma3_c"), _s("lemma3_d")
+LATEX.update({"lemma3_a": "a", "lemma3_c": "c", "lemma3_d": "d"})
+_L3 = [(a3 > 0, "a > 0"), (c3 >= 0, "c >= 0"), (d3 >= a3, "d >= a"), (r0 >= 0, "r0 >= 0"), (T >= 1, "T >= 1")]
+_L3_BOUND = 32 * d3 * r0 * (1 - a3 / d3) ** (T / 2) + 36 * c3 / (a3 * T)
+_L3_TEXT = ("s_t = 0 (the case Theorem 1's proof uses, so b and the weights w_t drop out), r_t >= 0 with "
+            "r_(t+1) <= (1 - a gamma_t) r_t + c gamma_t^2 for step sizes 0 <= gamma_t <= 1/d; the worst such sequence is "
+            "the recursion with equality (its right side increases with r_t since a gamma_t <= a/d <= 1).")
+
+lemma3_printed = _st(
+    "lemma3_printed", r"a\,r_{T+1}\ \big(s_t=0,\ \text{any }0\le\gamma_t\le1/d\big)", "<=", _L3_BOUND, _L3, "(63)",
+    "Lemma 3 as worded in the paper: for the GIVEN step sizes gamma_t <= 1/d there exist weights with "
+    "a r_(T+1) <= 32 d r0 (1 - a/d)^(T/2) + 36 c/(aT). " + _L3_TEXT + " False for a fixed schedule: gamma_t = 1/d "
+    "leaves r_t -> c/(a d) > 0 while the bound tends to 0 (and gamma_t = 0 leaves r_t = r0).")
+
+lemma3 = _st(
+    "lemma3", r"a\min_{0\le\gamma_t\le1/d}r_{T+1}\ \big(s_t=0\big)", "<=", _L3_BOUND, _L3, "(63)+fix",
+    "Lemma 3 as Stich proves it: there EXIST step sizes gamma_t <= 1/d (they depend on a, c, d, r0, T) with "
+    "a r_(T+1) <= 32 d r0 (1 - a/d)^(T/2) + 36 c/(aT). " + _L3_TEXT + " The least r_(T+1) over all schedules is "
+    "the greedy gamma_t = min{1/d, a r_t/(2c)} (optimal: the minimised map increases with r_t). Not tight: the "
+    "supremum of the ratio is about 0.22 (c/r0 -> 0).",
+    status="corrected", corrects="lemma3_printed",
+    reason="the paper's wording quantifies the step sizes universally; the lemma only asserts that suitable step "
+           "sizes exist (they are chosen in its proof)", tight=False)
+
 theorem1_proven = _st(
     "theorem1_proven", r"\mathbb E\|x^{(T+1)}-\tilde x\|^2", "<=",
     32 * r0 * hbar ** (T / 2) / (1 - hbar) + 36 * Cq / (T * (1 - hbar) ** 2),
@@ -284,8 +311,9 @@ sgd_tau1_corrected = _st(
     [*_SGD_H, (eta * mu <= 1, "eta*mu <= 1"), (M >= 1, "M >= 1"), (sigma2 >= 0, "sigma2 >= 0"),
      (r0 >= 0, "r0 >= 0"), (T >= 0, "T >= 0"),
      (beta * eta * mu * (2 - eta * mu) >= 2, "beta >= 2/a, a = eta mu (2 - eta mu)")],
-    "(77)+fix", "tau = 1 with the step-size fix: (2/(2-eta mu))^2 <= 4 when eta mu <= 1.",
-    status="corrected", corrects="sgd_tau1_printed", reason=_BETA_TOO_SMALL, tight=False)
+    "(77)+fix", "tau = 1 with the step-size fix: (2/(2-eta mu))^2 <= 4 when eta mu <= 1. Tight: attained at T = 0; "
+    "for T >= 1 the ratio (1 - a)(1 + a/2) at beta = 2/a, T = 1, no noise tends to 1 as a -> 0.",
+    status="corrected", corrects="sgd_tau1_printed", reason=_BETA_TOO_SMALL, tight=True)
 
 z_expr = 2 * x * tau / (1 - (1 - x) ** (2 * tau))
 """z(x) = 2 x tau / (1 - (1-x)^(2 tau)) of Appendix C (78), x = eta mu."""
@@ -319,8 +347,9 @@ sgd_decaying_85_corrected = _st(
     "sgd_decaying_85_corrected", _LHS_85, "<=", sp.Max(9 * sigma2 / (mu ** 2 * M * tau), beta * r0) / (T + beta),
     [*_SGD_COMMON, _SIG, (eta * mu * tau <= 1, "eta*mu*tau <= 1"), (r0 >= 0, "r0 >= 0"), (T >= 0, "T >= 0"),
      *_CORR_BETA],
-    "(85)+fix", "(85) with the step-size fix: 4C/a^2 = sigma^2 z(eta mu)^2/(mu^2 M tau) <= 9 sigma^2/(mu^2 M tau).",
-    status="corrected", corrects="sgd_decaying_85_printed", reason=_BETA_TOO_SMALL, tight=False)
+    "(85)+fix", "(85) with the step-size fix: 4C/a^2 = sigma^2 z(eta mu)^2/(mu^2 M tau) <= 9 sigma^2/(mu^2 M tau). "
+    "Tight through its beta r0 branch: attained at T = 0, and (1 - a)(1 + a/2) -> 1 at beta = 2/a, T = 1, no noise.",
+    status="corrected", corrects="sgd_decaying_85_printed", reason=_BETA_TOO_SMALL, tight=True)
 
 
 # ============================================================================ Theorem 2 (d = 1)
@@ -691,16 +720,25 @@ theorem3_corrected = _st(
            "<= 2DL/T + (...)^(1/3)/T^(2/3) (boundary); (129)'s constants 1 and 1 do not follow", tight=False)
 
 
+theorem3_min = _st(
+    "theorem3_min", r"\min_{t\in[0,T]}\|\nabla F(x^{(t)})\|^2\ \big(\eta\text{ of (99)}\big)", "<=",
+    2 * D * L / T + 3 * _X3, [*_T3, (D > 0, "D > 0"), (G > 0, "G > 0")], "(100)+constants",
+    "Theorem 3's statement (100), min over t in [0, T] of ||grad F(x^(t))||^2 = O(1/T + Lambda^(1/3) G^(2/3)/T^(2/3)), "
+    "with the explicit constants its proof gives: the minimum is at most the average over t in [0, T-1], which (126) "
+    "at the eta of (99) bounds by 2DL/T + 3(D^2L^2 Lambda G^2)^(1/3)/T^(2/3) (theorem3_corrected). " + _T3_TEXT,
+    status="corrected",
+    reason="(100) states an O(.) with hidden constants (they depend on D and L); this is the bound its proof yields")
+
 STATEMENTS = [
     lemma2_14, lemma2_15, lemma2_16, h_sgd, h_sgd_tuned, q_sgd,
-    theorem1_contraction, theorem1_printed, theorem1_proven, theorem1_proven_exp,
+    theorem1_contraction, theorem1_printed, lemma3_printed, lemma3, theorem1_proven, theorem1_proven_exp,
     theorem1_recursion, theorem1_constant_alpha,
     gd_special_case, gd_general_alpha, sgd_recursion, sgd_decaying_printed, sgd_decaying_corrected,
     sgd_tau1_printed, sgd_tau1_corrected, z_derivative, z_max, z_uniform,
     sgd_decaying_85_printed, sgd_decaying_85_corrected,
     theorem2_fixed_point, theorem2_limit, eq9_identity, plain_gd_bias,
     lemma4, lemma4_strong,
-    theorem3_general, theorem3_128, theorem3_printed, theorem3_128_at_130, theorem3_corrected,
+    theorem3_general, theorem3_128, theorem3_printed, theorem3_128_at_130, theorem3_corrected, theorem3_min,
 ]
 """All statements of the local adaptivity paper in paper order (appendix lemmas at the point where they are used)."""
 

@@ -5,18 +5,23 @@ from ...claims import Finding, Result
 
 P = "local_adaptivity"
 FINDINGS = (
-    Finding(P, "(68)/(72)/(73): decaying server LR for client SGD",
+    Finding(P, "(68)/(72)/(73), (77) and (85): decaying server LR for client SGD",
             "a constant: with the paper's β, α₀ = {{param:local_adaptivity.sgd_decaying_printed:alpha_0}} and the exact "
-            "r₁ = {{value:local_adaptivity.sgd_decaying_printed}} against {{bound:local_adaptivity.sgd_decaying_printed}}",
+            "r₁ = {{value:local_adaptivity.sgd_decaying_printed}} against {{bound:local_adaptivity.sgd_decaying_printed}}; "
+            "the τ = 1 form (77) and (85) (ημτ ≤ 1) inherit the error (ratios "
+            "{{ratio:local_adaptivity.sgd_tau1_printed}} and {{ratio:local_adaptivity.sgd_decaying_85_printed}})",
             "the O(1/T) rate: β ≥ 2/a, r_t ≤ max{4C/a², βr₀}/(t+β), "
-            "{{verdict:local_adaptivity.sgd_decaying_corrected}}"),
+            "{{verdict:local_adaptivity.sgd_decaying_corrected}}; so do (77), max{4σ²/(μ²M), βr₀}/(T+β), "
+            "{{verdict:local_adaptivity.sgd_tau1_corrected}}, and (85), max{9σ²/(μ²Mτ), βr₀}/(T+β), "
+            "{{verdict:local_adaptivity.sgd_decaying_85_corrected}}"),
     Finding(P, "(129), the last line of Theorem 3's proof (an average over t)",
             "a proof step: local AdaGrad on one 1-D convex quadratic client, τ = T = 1, the η of (130) (α = 1/L), "
             "v₀ = {{param:local_adaptivity.theorem3_printed:v0}}, gives 2DL against DL + (D²L²ΛG²)^{1/3}, a ratio "
             "that tends to 2 as v₀ → ∞ ({{ratio:local_adaptivity.theorem3_printed}} here)",
             "the proof's bound (126) on the runs, {{verdict:local_adaptivity.theorem3_general}}; with "
             "2DL/T + 3(D²L²ΛG²)^{1/3}/T^{2/3} the step is {{verdict:local_adaptivity.theorem3_corrected}}; Theorem 3's "
-            "statement (100), an O(·) claim on the minimum over t, is not refuted"),
+            "statement (100), an O(·) claim on the minimum over t, with these constants "
+            "{{verdict:local_adaptivity.theorem3_min}}"),
     Finding(P, "(7) with c = 36, FedOpt with a constant server LR α < 1",
             "the theorem: the rate is (1−α(1−h̄))^T, not h̄^T (ratio {{ratio:local_adaptivity.theorem1_printed}} at "
             "T = {{param:local_adaptivity.theorem1_printed:T}}); it fails even with the server LRs chosen optimally for "
@@ -27,6 +32,14 @@ FINDINGS = (
             "{{param:local_adaptivity.theorem1_printed_best_schedule:T}}",
             "(61), {{verdict:local_adaptivity.theorem1_recursion}}; its constant-α unrolling, "
             "{{verdict:local_adaptivity.theorem1_constant_alpha}}"),
+    Finding(P, "Lemma 3 (63), Stich's lemma as worded: for the given step sizes γ_t ≤ 1/d",
+            "a proof step: with s_t = 0 (as Theorem 1 uses it) the constant γ_t = 1/d leaves r_t → c/(ad) > 0 while the "
+            "bound tends to 0: a/d = {{param:local_adaptivity.lemma3_printed:a_d}}, d = "
+            "{{param:local_adaptivity.lemma3_printed:d}}, c/(d²r₀) = {{param:local_adaptivity.lemma3_printed:c_r0}}, r₀ = "
+            "{{param:local_adaptivity.lemma3_printed:r0}}, T = {{param:local_adaptivity.lemma3_printed:T_worst}} "
+            "gives a r_(T+1) = {{value:local_adaptivity.lemma3_printed}} against {{bound:local_adaptivity.lemma3_printed}}",
+            "the lemma as Stich proves it, with step sizes that exist, {{verdict:local_adaptivity.lemma3}}; (64) built on "
+            "it, {{verdict:local_adaptivity.theorem1_proven}}"),
     Finding(P, "Theorem 2 (8), the small-η limit of the fixed point",
             "the theorem, which silently needs Σᵢ wᵢγᵢτᵢPᵢHᵢ invertible: with a singular sum FedOpt converges for every "
             "small η but the limit grows like 1/η (ratio {{ratio:local_adaptivity.limit8_singular}} at η = "
@@ -98,7 +111,7 @@ RESULTS = (
        ("limit8", "limit8_singular", "limit8_gap", "nonvanishing_bias", "worked_example")),
     _r("Theorem 2 (α_max)", "claim in the text", "FedOpt on quadratics converges iff the round map's spectral radius is "
        "below 1, i.e. 0 < α < α_max = minλ 2 Re λ/|λ|²", ("alpha_max", "worked_example")),
-    _r("(9)", "equation", "x* − A(x*) = Σᵢ wᵢ [I − (I − ηᵢPᵢHᵢ)^τᵢ] Hᵢ⁻¹ ∇Fᵢ(x*)", ("eq9_skewed_gradient",)),
+    _r("(9)", "equation", "x* − A(x*) = Σᵢ wᵢ [I − (I − ηᵢPᵢHᵢ)^τᵢ] Hᵢ⁻¹ ∇Fᵢ(x*)", ("eq9_skewed_gradient", "eq9_identity")),
     _r("(10)", "equation", "[x* − A(x*)]/maxᵢ ηᵢτᵢ = Σᵢ wᵢ ηᵢτᵢPᵢ/maxᵢ ηᵢτᵢ ∇Fᵢ(x*) + O(ηᵢτᵢ)", ("taylor10",)),
     _r("(11)", "equation", "local correction: Σᵢ wᵢ Nᵢ⁻¹(x* − Aᵢ(x*)) = ∇F(x*) + O(ηᵢτᵢ) = O(ηᵢτᵢ), so the corrected "
        "fixed point x̂ is O(η) from x*", ("corrected_bias_first_order", "closed_form_vs_simulation", "worked_example")),
@@ -120,8 +133,9 @@ RESULTS = (
        ("theorem1_contraction",)),
     _r("(61)", "equation", "the per-round recursion r_(t+1) ≤ (1 − α(1 − h̄)) r_t + α² σ² Σᵢ wᵢ² qᵢ",
        ("theorem1_recursion", "theorem1_constant_alpha")),
-    _r("Lemma 3 (63)", "lemma", "Stich's lemma: a server-LR schedule with weights giving 32 d r₀ exp(−aT/(2d)) + "
-       "36c/(aT)", ("theorem1_proven", "theorem1_printed_best_schedule")),
+    _r("Lemma 3 (63)", "lemma", "Stich's lemma (s_t = 0 as used): step sizes γ_t ≤ 1/d exist with a r_(T+1) ≤ "
+       "32 d r₀ (1 − a/d)^(T/2) + 36c/(aT) ≤ 32 d r₀ exp(−aT/(2d)) + 36c/(aT) (worded: for any step sizes)",
+       ("lemma3_printed", "lemma3", "theorem1_proven_exp")),
     _r("(64)", "equation", "Lemma 3 applied: E‖x⁽ᵀ⁺¹⁾ − x̃‖² ≤ 32 r₀ h̄^(T/2)/(1 − h̄) + 36 C_q/(T(1 − h̄)²)",
        ("theorem1_proven",)),
     _r("(65)", "equation", "(64) as c (h̄^(T/2) r₀/(1 − h̄) + C_q/(T(1 − h̄)²)), the form of (7) with h̄^(T/2)",
@@ -132,10 +146,10 @@ RESULTS = (
        ("sgd_recursion", "theorem1_recursion", "sgd_decaying_corrected")),
     _r("(68)/(72)/(73)", "equation", "decaying server LR α_t = 2/((1 − (1 − ημ)^(2τ))(t + β)) with the printed β: "
        "an O(1/T) rate", ("sgd_decaying_printed", "sgd_decaying_corrected")),
-    _r("(77)", "equation", "τ = 1: x̃ = x* and the O(σ²/(μ²T)) rate of synchronous SGD, from (73)",
-       ("sgd_decaying_printed", "sgd_decaying_corrected")),
-    _r("(78)/(85)", "equation", "τ > 1: (73) with z(ημ), and by (84) with the constant 3",
-       ("sgd_decaying_printed", "sgd_decaying_corrected", "z_uniform")),
+    _r("(77)", "equation", "τ = 1: x̃ = x* and the O(σ²/(μ²T)) rate of synchronous SGD, from (73) ((74)–(76) its steps)",
+       ("sgd_tau1_printed", "sgd_tau1_corrected")),
+    _r("(78)/(85)", "equation", "τ > 1: (73) with z(ημ), and by (84) with the constant 3 (ημτ ≤ 1)",
+       ("sgd_decaying_85_printed", "sgd_decaying_85_corrected", "z_uniform")),
     _r("(79)–(83)", "equation", "z′(x) ≥ 2τ[1 − (1 − x²)^(2τ−1)]/[1 − (1 − x)^(2τ)]² > 0: z increases on (0, 1]",
        ("z_derivative",)),
     _r("(84)", "equation", "z(ημ) ≤ z(1/τ) = 2/(1 − (1 − 1/τ)^(2τ)) ≤ 2/(1 − e⁻²) < 3 for ημτ ≤ 1",
@@ -153,13 +167,13 @@ RESULTS = (
        why="an assumption (no claim); the theorem3 checks take G from the run, so it holds there"),
     _r("Theorem 3 (99)/(100)", "theorem", "local correction, non-convex: with η of (99) and α = ητ ≤ 1/L, "
        "min_t ‖∇F(x⁽ᵗ⁾)‖² = O(1/T + Λ^(1/3) G^(2/3)/T^(2/3))",
-       ("theorem3_corrected", "theorem3_general", "theorem3_printed")),
+       ("theorem3_min", "theorem3_corrected", "theorem3_general", "theorem3_printed")),
     _r("Lemma 4 (101)", "lemma", "‖Σₖ Aₖbₖ‖² ≤ ‖A_s‖² ‖A_s⁻¹‖ Σₖ ‖Aₖ‖ ‖bₖ‖² for SPD Aₖ", ("lemma4", "lemma4_strong")),
     _r("(126)–(128)", "equation", "the average over t of ‖∇F‖² ≤ 2(F(x⁽⁰⁾) − F_inf)/(αT) + L²ΛG² Σᵢ wᵢηᵢ²τᵢ² "
        "(α = Σᵢ wᵢηᵢτᵢ; common η, τ: α = ητ)",
-       ("theorem3_general",)),
+       ("theorem3_general", "theorem3_128")),
     _r("(129)/(130)", "equation", "the last line: DL/T + (D²L²ΛG²)^(1/3)/T^(2/3) with the η of (130)",
-       ("theorem3_printed", "theorem3_corrected")),
+       ("theorem3_printed", "theorem3_128_at_130", "theorem3_corrected")),
 )
 
 
