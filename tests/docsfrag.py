@@ -5,11 +5,13 @@ number or a verdict.  Two kinds of placeholder:
 
 * those of :mod:`fltheory.claims` (``{{ratio:check}}``, ``{{value:check}}``, ``{{bound:check}}``,
   ``{{worst:check}}``, ``{{verdict:check}}``, ``{{param:check:name}}``), filled from a fresh run of exactly the
-  checks the fragments quote (:func:`verdicts`), and ``{{status:check}}``, the verdict's status word
-  (``holds``, ``tight`` or ``violated``);
+  checks the fragments quote (:func:`verdicts`), ``{{status:check}}``, the verdict's status word
+  (``holds``, ``tight`` or ``violated``), and ``{{worstratio:check}}``, the worst ratio over all its instances
+  (for a violated check ``{{ratio:check}}`` is the counterexample's, the smallest violating instance);
 * ``{{name}}`` or ``{{name:arg}}`` for a ``name`` the page test computes (``computed``: name -> function of the
   argument string, or of nothing), a value the package computes outside a verdict (an instance inside a check's
-  sampler, a closed form).  Numbers are written as :mod:`fltheory.claims` writes them (four significant digits).
+  sampler, a closed form); an ``arg`` that is, or starts with, a check's name (``defedavg.theorem2:eta``) puts
+  that check in the run too.  Numbers are written as :mod:`fltheory.claims` writes them (four significant digits).
 
 :func:`assert_on_page` then requires every rendered fragment to appear in the page, whitespace aside, so a number
 that changes in the code fails the test until the page says the new one.
@@ -25,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 COMPUTED = re.compile(r"\{\{([A-Za-z_]\w*)(?::([^{}]*))?\}\}")
 STATUS = re.compile(r"\{\{status:([A-Za-z_][\w.]*)\}\}")
+WORST = re.compile(r"\{\{worstratio:([A-Za-z_][\w.]*)\}\}")
 
 
 def squash(text: str) -> str:
@@ -39,9 +42,11 @@ def page(name: str) -> str:
 
 def quoted(fragments) -> list:
     """The names of the checks the fragments quote, sorted."""
+    registered = {c.name for c in verify.registry()}
     names = set()
     for f in fragments:
-        names |= claims.checks_quoted(f) | set(STATUS.findall(f))
+        names |= claims.checks_quoted(f) | set(STATUS.findall(f)) | set(WORST.findall(f))
+        names |= {m.group(2).split(":")[0] for m in COMPUTED.finditer(f) if m.group(2)} & registered
     return sorted(names)
 
 
@@ -65,6 +70,7 @@ def render(fragment: str, found: dict, computed=None) -> str:
     """``fragment`` with its placeholders filled from the verdicts ``found`` and the functions ``computed``."""
     computed = computed or {}
     text = STATUS.sub(lambda m: found[m.group(1)].status, fragment)
+    text = WORST.sub(lambda m: claims._num(found[m.group(1)].worst_ratio), text)
     text = claims.render(text, found)
 
     def fill(m):
@@ -89,3 +95,24 @@ def missing(page_text: str, rendered) -> list:
 def assert_on_page(page_text: str, rendered) -> None:
     absent = missing(page_text, rendered)
     assert not absent, "the page does not say (rendered from a fresh run):\n" + "\n".join(absent)
+
+
+def assert_claimed(claimed: dict, found: dict) -> None:
+    """The page's words about checks it does not quote numbers of: ``claimed`` maps a check name to ``"holds"``
+    (``tight`` counts: a tight bound holds), ``"tight"`` or ``"violated"``.  A check in ``found`` (this run's
+    verdicts) is judged by its verdict; another by the registry's expected verdict, which the paper's checks test
+    (``test_<paper>_checks.py``) holds every check to; ``"tight"`` is a result of a run, so it needs a verdict."""
+    expected = {c.name: c.expected for c in verify.registry()}
+    wrong = {}
+    for name, word in claimed.items():
+        assert word in ("holds", "tight", "violated"), (name, word)
+        if name in found:
+            status = found[name].status
+            ok = status == word or (word == "holds" and status == "tight")
+        else:
+            assert word != "tight", f"{name}: a claim of tightness needs the check in the page's run"
+            status = expected[name]
+            ok = status == word
+        if not ok:
+            wrong[name] = (word, status)
+    assert not wrong, f"the page says (claimed, found): {wrong}"
