@@ -116,3 +116,9 @@ def assert_claimed(claimed: dict, found: dict) -> None:
         if not ok:
             wrong[name] = (word, status)
     assert not wrong, f"the page says (claimed, found): {wrong}"
+
+
+def ce_param(found: dict, arg: str):
+    """The parameter of a counterexample that ``arg`` (``"check:name"``) names, as stored (a list stays a list)."""
+    name, key = arg.split(":")
+    return found[name].counterexample["params"][key]

@@ -1,13 +1,15 @@
 """The numbers and verdicts docs/papers/afl_dga.rst states, each rebuilt from a fresh run (tests/docsfrag.py).
 
-FRAGMENTS quote the checks' verdicts (a full run of exactly the checks they name) and what the package computes
+FRAGMENTS quote the checks' verdicts (a full run of exactly the checks they name, about 40 s of CPU, marked slow) and what the package computes
 outside a verdict (the periodic and linear families' instances of the checks' samplers); CLAIMED are the page's
 words "holds", "tight", "violated" about the checks it names."""
 import pytest
 
 from fltheory.papers.afl_dga import checks as C
 
-from docsfrag import assert_claimed, assert_on_page, page, render_all, verdicts
+from docsfrag import assert_claimed, assert_on_page, ce_param, page, render_all, verdicts
+
+pytestmark = pytest.mark.slow      # the full run of the checks the page quotes: ~40 s of CPU
 
 PAGE = page("papers/afl_dga.rst")
 A = "afl_dga."
@@ -84,8 +86,7 @@ def found():
 @pytest.fixture(scope="module")
 def rendered(found):
     def tup(arg):
-        name, key = arg.split(":")          # check name, parameter (a client's row of the N x T array)
-        (row,) = found[name].counterexample["params"][key]
+        (row,) = ce_param(found, arg)       # one client: the row of the N x T array
         return "(" + ",".join(str(int(x)) for x in row) + ")"
 
     computed = {"periodic": _periodic, "lemma1_worst": _lemma1_worst, "tuple": tup,

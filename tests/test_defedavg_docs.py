@@ -1,6 +1,6 @@
 """The numbers and verdicts docs/papers/defedavg.rst states, each rebuilt from a fresh run (tests/docsfrag.py).
 
-FRAGMENTS quote the checks' verdicts (a full run of exactly the checks they name: about 50 s on one core);
+FRAGMENTS quote the checks' verdicts (a full run of exactly the checks they name: about 40 s of CPU, marked slow);
 the computed placeholders are what the package gives outside a verdict (an instance of a check's sampler, a
 closed form); CLAIMED are the page's words "holds", "tight", "violated" about the checks it names."""
 import math
@@ -12,11 +12,12 @@ import sympy as sp
 from fltheory.claims import _num
 from fltheory.papers.defedavg import bounds as B
 from fltheory.papers.defedavg import checks as C
-
 from fltheory.verify import registry
+
+from docsfrag import assert_claimed, assert_on_page, ce_param, page, render_all, verdicts
 from test_worst_case_defedavg import lemma8_noise_ratio
 
-from docsfrag import assert_claimed, assert_on_page, page, render_all, verdicts
+pytestmark = pytest.mark.slow      # the full run of the checks the page quotes: ~40 s of CPU
 
 PAGE = page("papers/defedavg.rst")
 D = "defedavg."
@@ -35,8 +36,8 @@ FRAGMENTS = (
     r"Lemma 3 reaches {{ratio:defedavg.lemma3}} (:math:`\to1/2`), Lemma 5 {{ratio:defedavg.lemma5}} "
     r"(:math:`(2N-1)/(4N)\to1/2`), the general form of Theorem 2 {{ratio:defedavg.theorem2_general}}.",
     r"fitted slopes {{values:defedavg.linear_speedup}} against the predicted :math:`-1`).",
-    r"fitted slopes are {{values:defedavg.linear_speedup_niid}}, where the check allows {{atol:defedavg.linear_speedup_niid}} "
-    r"from :math:`-1`).",
+    r"fitted slopes are {{values:defedavg.linear_speedup_niid}}, where the check allows "
+    r"{{atol:defedavg.linear_speedup_niid}} from :math:`-1`).",
     r"(:math:`\Phi_0` = {{param:defedavg.theorem2:Phi0}}), :math:`\sigma^2` = {{param:defedavg.theorem2:sigma2}}, "
     r":math:`n` = {{param:defedavg.theorem2:n}}, :math:`K` = {{param:defedavg.theorem2:K}}, zero delay, "
     r":math:`T` = {{param:defedavg.theorem2:T}}, so :math:`\eta` = {{param:defedavg.theorem2:eta}} and "
@@ -51,7 +52,8 @@ FRAGMENTS = (
     r":math:`K={{param:defedavg.fedavg_update:K}}`, :math:`\bar\eta={{param:defedavg.fedavg_update:eta_bar}}`, "
     r":math:`\eta={{param:defedavg.fedavg_update:eta}}` gives :math:`w_1^{t,1}=0.5w^t` and "
     r":math:`w^{t+1}={{first:defedavg.fedavg_update:w1_printed}}w^t`, which diverges",
-    r":math:`{{tuple:defedavg.aggregate_7_as_set:draws}}` the weights :math:`{{param:defedavg.aggregate_7_as_set:weights_7_set}}` "
+    r":math:`{{tuple:defedavg.aggregate_7_as_set:draws}}` the weights "
+    r":math:`{{param:defedavg.aggregate_7_as_set:weights_7_set}}` "
     r"where (8) gives :math:`{{param:defedavg.aggregate_7_as_set:weights_8}}`.",
     r"with :math:`N={{param:defedavg.lemma2_as_printed:N}}`, :math:`n={{param:defedavg.lemma2_as_printed:n}}` the "
     r"noise is :math:`{{noise:value}}K\sigma^2>{{noise:bound}}K\sigma^2` (ratio {{ratio:defedavg.lemma2_as_printed}}).",
@@ -102,8 +104,7 @@ def found():
 @pytest.fixture(scope="module")
 def rendered(found):
     def ce(arg):
-        name, key = arg.split(":")  # check name, parameter
-        return found[name].counterexample["params"][key]
+        return ce_param(found, arg)
 
     def noise(field):
         ce_ = found[D + "lemma2_as_printed"].counterexample

@@ -1,6 +1,6 @@
 """The numbers and verdicts docs/papers/tdma.rst states, each rebuilt from a fresh run (tests/docsfrag.py).
 
-FRAGMENTS quote the checks' verdicts (a full run of exactly the checks they name, about 20 s on one core) and
+FRAGMENTS quote the checks' verdicts (a full run of exactly the checks they name, about 17 s of CPU) and
 what the package computes outside a verdict (the timing closed forms, an instance of a check's sampler);
 CLAIMED are the page's words "holds", "tight", "violated" about the checks it names."""
 import math
@@ -11,7 +11,7 @@ from fltheory.papers.tdma import bounds as B
 from fltheory.papers.tdma import checks as TC
 from fltheory.papers.tdma import timing as tm
 
-from docsfrag import assert_claimed, assert_on_page, page, render_all, verdicts
+from docsfrag import assert_claimed, assert_on_page, ce_param, page, render_all, verdicts
 
 PAGE = page("papers/tdma.rst")
 T = "tdma."
@@ -97,8 +97,7 @@ def found():
 @pytest.fixture(scope="module")
 def rendered(found):
     def ce(arg):
-        name, key = arg.split(":")          # check name, parameter
-        return found[name].counterexample["params"][key]
+        return ce_param(found, arg)
 
     def ends():
         p = {k: ce(f"tdma.rounds_loop_bound:{k}") for k in ("N", "S", "tau_comp", "r", "T")}

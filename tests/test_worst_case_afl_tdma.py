@@ -133,7 +133,8 @@ def test_readme_and_docs_state_the_searched_ratios():
     afl = (root / "docs" / "papers" / "afl_dga.rst").read_text()
     tdma = (root / "docs" / "papers" / "tdma.rst").read_text()
     # README's table is generated from a fresh report (tests/test_claims.py); its prose says where the suprema lie
-    assert "its supremum is 1/2" in readme and "(``theorem1_corrected``, worst ratio 0.5 to four digits:" in afl  # test_afl_dga_docs
+    # the docs' number itself is tests/test_afl_dga_docs.py's
+    assert "its supremum is 1/2" in readme and "(``theorem1_corrected``, worst ratio 0.5 to four digits:" in afl
     import re
 
     assert float(re.search(r"\(28\) reaches ([\d.]+) on exact runs", tdma).group(1)) >= REACHED["tdma.lemma4_28"]
