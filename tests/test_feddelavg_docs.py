@@ -3,15 +3,13 @@
 FRAGMENTS are the page's sentences with placeholders (``fltheory.claims``) where the page has numbers; each
 rendered fragment must appear in the page (whitespace aside).  ``{{huber:tau}}`` is the ratio of Theorem 1's
 literal Huber instance at that tau (``checks.literal_huber_runs``)."""
-import re
-from pathlib import Path
-
 import pytest
 
-from fltheory import claims, verify
 from fltheory.papers.feddelavg import checks as C
 
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "papers" / "feddelavg.rst"
+from docsfrag import assert_on_page, page, render_all, squash, verdicts
+
+PAGE = page("papers/feddelavg.rst")
 FRAGMENTS = (
     r":math:`K\le8`, :math:`\tau\le6` that instance gives {{ratio:feddelavg.theorem1_corrected}}.",
     r"the search reaches {{ratio:feddelavg.prop2_corrected}}.",
@@ -28,26 +26,18 @@ TIGHT_NAMED = ("Lemmas 1 and 2", "Lemma 3 (printed, corrected and at :math:`\\De
                "Theorem 1 over :math:`k=1,\\dots,K`")
 
 
-def _squash(text):
-    return re.sub(r"\s+", " ", text)
-
-
-def _huber(m):
-    (s,) = C._theorem1_of(C.literal_huber_runs(int(m.group(1))), printed=True)
-    return claims._num(s.value / s.bound)
+def _huber(tau):
+    (s,) = C._theorem1_of(C.literal_huber_runs(int(tau)), printed=True)
+    return s.value / s.bound
 
 
 @pytest.fixture(scope="module")
 def rendered():
-    report = verify.run(names=sorted(set().union(*(claims.checks_quoted(f) for f in FRAGMENTS))))
-    verdicts = {v.check: v for v in report.verdicts}
-    return [re.sub(r"\{\{huber:(\d+)\}\}", _huber, claims.render(f, verdicts)) for f in FRAGMENTS]
+    return render_all(FRAGMENTS, verdicts(FRAGMENTS), {"huber": _huber})
 
 
 def test_every_number_of_the_page_is_the_checks(rendered):
-    page = _squash(PAGE.read_text())
-    for text in rendered:
-        assert _squash(text) in page, text
+    assert_on_page(PAGE, rendered)
 
 
 def test_theorem1_literal_huber_ratio_is_tau_over_4():
@@ -57,7 +47,7 @@ def test_theorem1_literal_huber_ratio_is_tau_over_4():
 
 
 def test_the_page_names_the_tight_statements():
-    page = _squash(PAGE.read_text())
+    page = squash(PAGE)
     assert "Tight (supremum ratio 1):" in page
     for name in TIGHT_NAMED:
         assert name in page, name

@@ -132,10 +132,12 @@ def test_readme_and_docs_state_the_searched_ratios():
     readme = (root / "README.md").read_text()
     afl = (root / "docs" / "papers" / "afl_dga.rst").read_text()
     tdma = (root / "docs" / "papers" / "tdma.rst").read_text()
-    t1 = f"{REACHED['afl_dga.theorem1_corrected']:g}"
     # README's table is generated from a fresh report (tests/test_claims.py); its prose says where the suprema lie
-    assert "its supremum is 1/2" in readme and f"(``theorem1_corrected``, {t1}:" in afl
-    assert f"(28) reaches {REACHED['tdma.lemma4_28']:g} on exact runs" in tdma
+    # the docs' number itself is tests/test_afl_dga_docs.py's
+    assert "its supremum is 1/2" in readme and "(``theorem1_corrected``, worst ratio 0.5 to four digits:" in afl
+    import re
+
+    assert float(re.search(r"\(28\) reaches ([\d.]+) on exact runs", tdma).group(1)) >= REACHED["tdma.lemma4_28"]
     assert "Lemma 3' reaches 0.5, its supremum" in tdma
     assert CEILING["tdma.lemma3_corrected"] < 0.5 + 1e-6 and REACHED["tdma.lemma3_corrected"] > 0.5 - 1e-6
     for name in ("tdma.lemma1_corrected", "tdma.lemma2_corrected", "afl_dga.lemma1_corrected"):
