@@ -69,7 +69,7 @@ from .checks_proofs import (  # noqa: F401 - the runs and per-run samplers, impo
     _lemma3_delta0_samples, _lemma3_of, _lemma3_samples, _lemma4_no_delay_of, _lemma4_no_delay_samples, _lemma4_of,
     _lemma4_parts, _lemma4_samples, _lemma5_48_samples, _lemma5_of, _lemma5_samples, _proof_step_samples, _prop1_of,
     _prop1_samples, _prop2_of, _prop2_samples, _recursion_of, _rng, _theorem1_of, _theorem1_samples, _worst,
-    _xi_star_of, _pdict, _random_params, huber_runs, literal_huber_runs, logistic_runs, mixture_runs, quadratic_runs, tiny_logistic,
+    _xi_star_of, _mean_gap, _next_sync, _pdict, _step_of, _window_of, _random_params, huber_runs, literal_huber_runs, logistic_runs, mixture_runs, quadratic_runs, tiny_logistic,
     tiny_logistic_runs,
 )
 
@@ -834,6 +834,35 @@ _reg("prop1_post_sync", B.prop1_post_sync,
      functools.partial(_proof_step_samples, functools.partial(_recursion_of, pre=False)),
      **_S(functools.partial(_recursion_of, pre=False), _sfamily(K=(1, 4), delay="Delta")),
      description="(68)-(71): sum_i rho_i ||w_i - c_k|| from the sync k tau to the next send time")
+def _with_delta0(of):
+    """A per-run sampler over the proof steps' families and the Delta = 0 runs (where (63)-(65) meet a sync)."""
+    return lambda quick, seed: [s for R in _families(quick, seed, any_eta=True) + _delta0_families(quick, seed)
+                                for s in of(R)]
+
+
+_STEP_WORDS = ("Equality at the first step after the send time (k = 0, j = 1: G = 0 before it) when every client's "
+               "dissimilarity is largest at w_init, e.g. common Hessians (grad F_i - grad F constant).")
+_WIN_WORDS = ("Equality at k = 0 (eps^(0) = 0) with tau = 2, Delta = 0 (S2) or Delta = 2 (the sum before the sync) "
+              "when the dissimilarity is constant: both sides are eta delta.")
+# the derivation's equality instance of the window sums: two clients with a common Hessian (constant dissimilarity)
+_WIN = dict(clients="quadratic", M=2, tau=2, K=1, alpha=0.5, eb=0.5, init=1.0)
+_reg("prop1_step", B.prop1_step, _with_delta0(functools.partial(_step_of, corrected=False)), expected="violated",
+     description="(63)-(65) on every l of (k tau - Delta, (k+1) tau - Delta] with alpha_l of (11): for Delta = 0 that "
+                 "range ends at the next period's sync (k+1) tau, where the devices take the average",
+     falsifies="proof step", still_stands="the recursion at every other step (prop1_step_corrected, tight); "
+                                          "Proposition 1 itself (its sums stop at (k+1) tau - Delta - 1)")
+_reg("prop1_step_corrected", B.prop1_step_corrected, _with_delta0(functools.partial(_step_of, corrected=True)),
+     **_S(functools.partial(_step_of, corrected=True),
+          _sfamily(M=(1, 3), K=(1, 4), eb_max=_ANY, delay="Delta", words=_STEP_WORDS)),
+     description="(63)-(65) on every step but, for Delta = 0, the next period's sync, any eta > 0")
+_reg("prop1_window", B.prop1_window, _with_delta0(functools.partial(_window_of, pre=False)),
+     **_S(functools.partial(_window_of, pre=False),
+          _sfamily(M=(1, 3), K=(1, 4), eb_max=_ANY, delay="Delta", words=_WIN_WORDS), start=[_WIN | {"Delta": 0}]),
+     description="(72)-(75): sum of the mean distances from the sync k tau to (k+1) tau - Delta - 1, any eta > 0")
+_reg("prop1_window_pre", B.prop1_window_pre, _with_delta0(functools.partial(_window_of, pre=True)),
+     **_S(functools.partial(_window_of, pre=True),
+          _sfamily(M=(1, 3), K=(1, 4), eb_max=_ANY, delay="Delta", words=_WIN_WORDS), start=[_WIN | {"Delta": 2}]),
+     description="the sum before (72): mean distances from the send time k tau - Delta to k tau - 1, any eta > 0")
 _reg("psi_monotone_k", B.psi_monotone_k, _psi_monotone_samples, family=_psi_monotone_family(),
      evaluate=_psi_monotone_evaluate, search_budget=(30, 150),
      description="(112): psi(alpha, k) <= psi(alpha, K) for k <= K (psi nondecreasing in k)")

@@ -576,3 +576,47 @@ def _recursion_of(R: Runs, *, pre):
 
 def _proof_step_samples(of, quick, seed, *, any_eta=False):
     return [s for R in _families(quick, seed, any_eta=any_eta) for s in of(R)]
+
+
+# ============================================================================= Proposition 1's recursion: (63)-(65), (72)-(75)
+def _mean_gap(R: Runs):
+    """G_k(l) = sum_i rho_i ||w_i(l) - c_k(l)|| at l = k tau - Delta + j, j = 0..tau: (B, K, tau + 1)."""
+    lg = np.asarray(to_numpy(R.res.record.local_gap), float)
+    return (lg * R.rho[:, None, None, :]).sum(-1)
+
+
+def _next_sync(R: Runs):
+    """Where l = k tau - Delta + j (j = 1..tau) is the NEXT period's sync: Delta = 0, j = tau, k + 1 <= K - 1."""
+    jj = np.arange(1, R.tau + 1)[None, None, :]
+    kk = np.arange(R.K)[None, :, None]
+    return (R.Delta[:, None, None] == 0) & (jj == R.tau) & (kk + 1 <= R.K - 1)
+
+
+def _step_of(R: Runs, *, corrected):
+    """(63)-(65) on every step l = k tau - Delta + j, j = 1..tau, with alpha_l of (11): alpha at the sync k tau
+    (j = Delta >= 1) and, for Delta = 0, at the next period's sync (k+1) tau (j = tau, k <= K - 2), else 0.
+    ``corrected`` leaves that last step out; the run's L and delta."""
+    G = _mean_gap(R)
+    jj = np.arange(1, R.tau + 1)[None, None, :]
+    D = R.Delta[:, None, None]
+    nxt = _next_sync(R)
+    a_l = np.where(((jj == D) & (D >= 1)) | nxt, R.alpha[:, None, None], 0.0)
+    bound = B.prop1_step(G_prev=G[..., :-1], alpha_l=a_l, eta=R.eta[:, None, None], beta=R.beta[:, None, None],
+                         L=R.L[:, None, None], delta=R.delta[:, None, None], Delta=D)
+    return _worst(R, G[..., 1:], bound, ~nxt if corrected else None)
+
+
+def _window_of(R: Runs, *, pre):
+    """(72)-(75) (sum over l = k tau .. (k+1) tau - Delta - 1, i.e. j = Delta..tau-1) or, ``pre``, the sum over
+    l = k tau - Delta .. k tau - 1 (j = 0..Delta-1), per period k = 0..K-1; configurations with an empty window
+    (Delta = 0 for ``pre``, Delta = tau otherwise) have no entry."""
+    G = _mean_gap(R)[..., :-1]                                          # j = 0..tau-1
+    jj = np.arange(R.tau)[None, None, :]
+    D = R.Delta[:, None, None]
+    S = np.where((jj < D) if pre else (jj >= D), G, 0.0).sum(-1)        # (B, K)
+    st = B.prop1_window_pre if pre else B.prop1_window
+    kw = R.kw()
+    kw["Delta"] = R.Delta[:, None]
+    bound = st(k=_k(R.K, stop=R.K), **kw)
+    has = (R.Delta > 0) if pre else (R.Delta < R.tau)
+    return _worst(R, S, bound, np.broadcast_to(has[:, None], S.shape))
