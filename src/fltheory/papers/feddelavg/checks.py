@@ -69,7 +69,7 @@ from .checks_proofs import (  # noqa: F401 - the runs and per-run samplers, impo
     _lemma3_delta0_samples, _lemma3_of, _lemma3_samples, _lemma4_no_delay_of, _lemma4_no_delay_samples, _lemma4_of,
     _lemma4_parts, _lemma4_samples, _lemma5_48_samples, _lemma5_of, _lemma5_samples, _proof_step_samples, _prop1_of,
     _prop1_samples, _prop2_of, _prop2_samples, _recursion_of, _rng, _theorem1_of, _theorem1_samples, _worst,
-    _xi_star_of, _mean_gap, _next_sync, _pdict, _step_of, _window_of, _random_params, huber_runs, literal_huber_runs, logistic_runs, mixture_runs, quadratic_runs, tiny_logistic,
+    _xi_star_of, _def_evaluate, _def_family, _def_samples, _mean_gap, _next_sync, _pdict, _step_of, _window_of, _random_params, huber_runs, literal_huber_runs, logistic_runs, mixture_runs, quadratic_runs, tiny_logistic,
     tiny_logistic_runs,
 )
 
@@ -907,6 +907,15 @@ _reg("psi_fedavg", B.psi_fedavg, _psi_fedavg_samples, relation="==", rtol=1e-10,
                  "eta delta tau for every k")
 _reg("Psi", B.Psi, _Psi_samples, relation="==", rtol=1e-10,
      description="(16): the direct sum of psi(alpha, k) against the library's closed-form Psi")
+for _name, _which, _st, _what in (
+        ("h_sum", "h", B.h, "(18): h(n) against the sum eta delta sum_{r<n} [(1 + eta beta)^r - 1] of (57)-(58)"),
+        ("epsilon_recursion", "epsilon", B.epsilon, "(19): eps^(k) against Lemma 3's recursion (45) unrolled from 0"),
+        ("psi_combination", "psi", B.psi, "(17): psi(alpha, k) against (76), the window sums of (67), (69)-(71)"),
+        ("psi_inf_as_limit", "psi_inf", B.psi_inf_st, "(21): psi(alpha, inf) against (76) at k with (1 - alpha)^k "
+                                                      "< 1e-60 (the k -> infinity limit of (17))")):
+    _reg(_name, _st, functools.partial(_def_samples, which=_which), relation="==", rtol=1e-12, atol=0.0,
+         family=_def_family(_which), evaluate=functools.partial(_def_evaluate, which=_which),
+         description=_what + ", mpmath at 60 digits, relative tolerance 1e-12 (every term >= 0)")
 _reg("golden_values", None, lambda q, s: _golden_samples(golden_values()), relation="==", rtol=1e-11, atol=1e-15,
      description="the paper's golden values (P1, P2, P3; 15 digits)")
 _reg("golden_tables", None, lambda q, s: _golden_samples(golden_table()), relation="==", rtol=5e-6, atol=1e-12,

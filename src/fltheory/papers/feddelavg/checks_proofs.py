@@ -620,3 +620,123 @@ def _window_of(R: Runs, *, pre):
     bound = st(k=_k(R.K, stop=R.K), **kw)
     has = (R.Delta > 0) if pre else (R.Delta < R.tau)
     return _worst(R, S, bound, np.broadcast_to(has[:, None], S.shape))
+
+
+# ============================================================================= the definitions (17)-(19), (21)
+# Each against the proof lines it abbreviates, computed term by term in mpmath (60 digits) from the same float
+# inputs: h (18) as the sum of (57)-(58), eps^(k) (19) as the recursion (45) unrolled from eps^(0) = 0, psi (17) as
+# the combination (76) of the window sums of the closed forms (67) and (69)-(71), psi(alpha, inf) (21) as the limit
+# of that combination at k with (1 - alpha)^k < 1e-60.  Every term is >= 0, so a relative tolerance is scale-free.
+_DPS = 60
+
+
+def _def_params(p: dict) -> dict:
+    """The typed constants of a definition instance: eta = eb/beta, delta = delta_frac L, Delta = round(Delta_frac
+    tau), k = round(k_frac k_max)."""
+    q = dict(eb=float(p["eb"]), beta=float(p["beta"]), L=float(p["L"]), delta_frac=float(p["delta_frac"]),
+             tau=int(p["tau"]), Delta_frac=float(p["Delta_frac"]), alpha=float(p["alpha"]))
+    for n in ("k", "n"):
+        if n in p:
+            q[n] = int(p[n])
+    q["eta"] = q["eb"] / q["beta"]
+    q["delta"] = q["delta_frac"] * q["L"]
+    q["Delta"] = int(round(q["Delta_frac"] * q["tau"]))
+    return q
+
+
+def _mp_consts(q):
+    import mpmath as mp  # noqa: PLC0415
+
+    e, b, l_, dl = (mp.mpf(q[n]) for n in ("eta", "beta", "L", "delta"))
+    return e, b, l_, dl, 1 + e * b, mp.mpf(q["alpha"])
+
+
+def _h_sum(n, e, b, dl):
+    """eta delta sum_{r=0}^{n-1} [(1 + eta beta)^r - 1]: the sum (57)-(58) that h(n) abbreviates."""
+    import mpmath as mp  # noqa: PLC0415
+
+    x = 1 + e * b
+    return e * dl * mp.fsum(x ** r - 1 for r in range(int(n)))
+
+
+def _eps_recursion(k, a, e, l_, tau, D):
+    """(45) unrolled: eps^(0) = 0, eps^(k+1) = (1 - alpha) eps^(k) + 2 eta L (tau - alpha Delta)."""
+    out = 0
+    for _ in range(int(k)):
+        out = (1 - a) * out + 2 * e * l_ * (tau - a * D)
+    return out
+
+
+def _psi_combination(eps, q):
+    """(76): (1 - alpha) eta beta S1 + eta beta S2 + alpha eta L Delta, with S1 the sum of (67) over j = 0..Delta-1 and
+    S2 the sum of (69)-(71) over j = Delta..tau-1 (j = l - k tau + Delta), given eps^(k)."""
+    import mpmath as mp  # noqa: PLC0415
+
+    e, b, l_, dl, x, a = _mp_consts(q)
+    t, D = q["tau"], q["Delta"]
+    S1 = mp.fsum(x ** j * eps + dl * (x ** j - 1) / b for j in range(D))
+    S2 = mp.fsum((1 - a) * x ** j * eps + (1 - a) * dl * x ** (j - D) * (x ** D - 1) / b
+                 + dl * (x ** (j - D) - 1) / b + a * e * D * l_ * x ** (j - D) for j in range(D, t))
+    return (1 - a) * e * b * S1 + e * b * S2 + a * e * l_ * D
+
+
+def _def_evaluate(p: dict, *, which: str) -> Sample:
+    """One instance of a definition: the library's value against the proof lines it abbreviates (mpmath)."""
+    import mpmath as mp  # noqa: PLC0415
+
+    q = _def_params(p)
+    kw = dict(eta=q["eta"], beta=q["beta"], L=q["L"], delta=q["delta"], tau=q["tau"], Delta=q["Delta"])
+    with mp.workdps(_DPS):
+        e, b, l_, dl, x, a = _mp_consts(q)
+        if which == "h":
+            lib = B.h_value(q["n"], eta=q["eta"], beta=q["beta"], delta=q["delta"])
+            ref = _h_sum(q["n"], e, b, dl)
+        elif which == "epsilon":
+            lib = B.epsilon_value(q["k"], alpha=q["alpha"], eta=q["eta"], L=q["L"], tau=q["tau"], Delta=q["Delta"])
+            ref = _eps_recursion(q["k"], a, e, l_, q["tau"], q["Delta"])
+        elif which == "psi":
+            lib = B.psi_value(q["k"], alpha=q["alpha"], **kw)
+            ref = _psi_combination(_eps_recursion(q["k"], a, e, l_, q["tau"], q["Delta"]), q)
+        else:   # psi(alpha, inf): the combination at k with (1 - alpha)^k < 1e-60, eps^(k) = sum_{j<k} of (45)'s terms
+            k_ = 1 if q["alpha"] == 1 else int(mp.ceil(60 * mp.log(10) / -mp.log1p(-a)))
+            share = 1 - (1 - a) ** k_   # sum_{j<k} (1 - alpha)^j = share/alpha (a geometric sum, k too large to loop)
+            lib = B.psi_inf(alpha=q["alpha"], **kw)
+            ref = _psi_combination(share / a * 2 * e * l_ * (q["tau"] - a * q["Delta"]), q)
+            q["k_limit"] = k_
+        return Sample(float(lib), float(ref), q, None, 0.0)
+
+
+def _def_family(which: str):
+    from ...search import Family, Integer, Real  # noqa: PLC0415
+
+    ps = [Real("eb", 1e-8, 10.0, log=True), Real("beta", 1e-2, 1e2, log=True), Real("L", 1e-3, 1e3, log=True),
+          Real("delta_frac", 0.0, 2.0), Integer("tau", 1, 60), Real("Delta_frac", 0.0, 1.0)]
+    ps += [Integer("n", 0, 60)] if which == "h" else [Real("alpha", 1e-12, 1.0, log=True)]
+    ps += [Integer("k", 0, 300)] if which in ("epsilon", "psi") else []
+    fixed = {"alpha": 1.0} if which == "h" else {}
+    what = {"h": "h(n) of (18) against eta delta sum_{r<n} [(1 + eta beta)^r - 1] ((57)-(58))",
+            "epsilon": "eps^(k) of (19) against the recursion (45) unrolled from eps^(0) = 0",
+            "psi": "psi(alpha, k) of (17) against the combination (76) of the window sums of (67), (69)-(71)",
+            "psi_inf": "psi(alpha, inf) of (21) against the combination (76) at k with (1 - alpha)^k < 1e-60 (the "
+                       "k -> infinity limit of (17))"}[which]
+    return Family(ps, fixed=fixed,
+                  description=f"{what}, mpmath at {_DPS} digits from the same float inputs; eta beta in [1e-8, 10] (no "
+                              "step condition), beta in [1e-2, 1e2], L in [1e-3, 1e3], delta = delta_frac L in [0, 2L], "
+                              "tau <= 60, Delta = round(Delta_frac tau), alpha in [1e-12, 1]; every term is >= 0, so "
+                              "the tolerance is relative to the reference alone")
+
+
+def _def_samples(quick, seed, *, which):
+    """Random instances of the definition's family (a fifth with alpha = 1, a fifth with Delta = tau)."""
+    rng = _rng(seed, f"definition-{which}")
+    n = 12 if quick else 120
+    out = []
+    for _ in range(n):
+        p = dict(eb=float(np.exp(rng.uniform(np.log(1e-8), np.log(10.0)))), beta=float(10 ** rng.uniform(-2, 2)),
+                 L=float(10 ** rng.uniform(-3, 3)), delta_frac=float(rng.uniform(0, 2)), tau=int(rng.integers(1, 61)),
+                 Delta_frac=float(1.0 if rng.uniform() < 0.2 else rng.uniform()), n=int(rng.integers(0, 61)),
+                 alpha=float(1.0 if rng.uniform() < 0.2 else 10 ** rng.uniform(-12, 0)), k=int(rng.integers(0, 301)))
+        if which == "h":
+            p["alpha"] = 1.0
+        out.append(_def_evaluate(p, which=which))
+    return [Sample(s.value, s.bound, s.params, seed, s.size) for s in out]
