@@ -63,6 +63,7 @@ from ...problems import PseudoHuberFederation, random_quadratic_federation
 from ...verify import Check, Sample, register
 from . import bounds as B
 from .algorithm import feddelavg
+from . import checks_experiments as _X
 from .checks_proofs import (  # noqa: F401 - the runs and per-run samplers, importable from here as before
     Runs, _ROUNDOFF, _asymptotic_of, _asymptotic_samples, _delta0_families, _digits, _families, _finish, _gaps,
     _gd_distance_max_of, _gd_inverse_gap_of, _gd_period_gap_of, _ge_samples, _inverse_growth, _k, _lemma3_delta0_of,
@@ -916,6 +917,11 @@ for _name, _which, _st, _what in (
     _reg(_name, _st, functools.partial(_def_samples, which=_which), relation="==", rtol=1e-12, atol=0.0,
          family=_def_family(_which), evaluate=functools.partial(_def_evaluate, which=_which),
          description=_what + ", mpmath at 60 digits, relative tolerance 1e-12 (every term >= 0)")
+for _which, (_rel, _what, _exp, _stands) in _X.CLAIMS.items():
+    _reg(f"exp_{_which}", None, functools.partial(_X.samples, which=_which), relation=_rel, expected=_exp,
+         family=_X.family(), evaluate=functools.partial(_X.claim, which=_which), search_budget=(1, 4),
+         search_start=list(_X.DERIVED), description="Section IV, " + _what,
+         **(dict(falsifies="remark", still_stands=_stands) if _exp == "violated" else {}))
 _reg("golden_values", None, lambda q, s: _golden_samples(golden_values()), relation="==", rtol=1e-11, atol=1e-15,
      description="the paper's golden values (P1, P2, P3; 15 digits)")
 _reg("golden_tables", None, lambda q, s: _golden_samples(golden_table()), relation="==", rtol=5e-6, atol=1e-12,
