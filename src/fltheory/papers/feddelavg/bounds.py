@@ -58,6 +58,8 @@ statement                          status     note
 ``psi_monotone_k``                 printed    (112): psi(alpha, k) <= psi(alpha, K) for k <= K
 ``prop1_pre_sync``                 printed    (66)-(67): Prop. 1's recursion before the sync
 ``prop1_post_sync``                printed    (68)-(71): Prop. 1's recursion from the sync on
+``prop1_step`` / ``_corrected``    p / c      (63)-(65): one step; c: not at the next sync if Delta = 0
+``prop1_window``, ``..._pre``      printed    (72)-(75) and the sum before it: Prop. 1's window sums
 =================================  =========  ================================================
 
 The Theorem 1 counterexample (our derivation, confirmed in ``checks.py``): with ``K = 1`` the
