@@ -24,16 +24,16 @@ FRAGMENTS = (
     r"{{value:feddelavg.lemma4_no_delay}} where the bound is {{bound:feddelavg.lemma4_no_delay}}).",
     r"the bound is 0 and the mean distance {{value:feddelavg.prop1_step}}).",
     # Section IV (checks_experiments.py)
-    r"(``exp_small_alpha_beats_fedavg``: mean gap at most {{ratio:feddelavg.exp_small_alpha_beats_fedavg}} of "
+    r"(``feddelavg.exp_small_alpha_beats_fedavg``: mean gap at most {{ratio:feddelavg.exp_small_alpha_beats_fedavg}} of "
     r"FedAvg's)",
-    r"(``exp_alpha_02_best``: on data seed {{param:feddelavg.exp_alpha_02_best:seed}}, separation "
+    r"(``feddelavg.exp_alpha_02_best``: on data seed {{param:feddelavg.exp_alpha_02_best:seed}}, separation "
     r"{{param:feddelavg.exp_alpha_02_best:sep}} the best is :math:`\alpha` = "
     r"{{param:feddelavg.exp_alpha_02_best:best_alpha}})",
-    r"(``exp_delay_robust_iterations``: {{param:feddelavg.exp_delay_robust_iterations:iterations_best}} against "
+    r"(``feddelavg.exp_delay_robust_iterations``: {{param:feddelavg.exp_delay_robust_iterations:iterations_best}} against "
     r"{{param:feddelavg.exp_delay_robust_iterations:iterations_benchmark}}; FedAvg under delay never reaches it)",
-    r"(``exp_final_accuracy_within_3pct``: {{param:feddelavg.exp_final_accuracy_within_3pct:acc_best}} against "
+    r"(``feddelavg.exp_final_accuracy_within_3pct``: {{param:feddelavg.exp_final_accuracy_within_3pct:acc_best}} against "
     r"{{param:feddelavg.exp_final_accuracy_within_3pct:acc_benchmark}})",
-    r"(``exp_fedavg_degraded_under_delay``: {{param:feddelavg.exp_fedavg_degraded_under_delay:acc_fedavg_delayed}} "
+    r"(``feddelavg.exp_fedavg_degraded_under_delay``: {{param:feddelavg.exp_fedavg_degraded_under_delay:acc_fedavg_delayed}} "
     r"against the benchmark's {{param:feddelavg.exp_fedavg_degraded_under_delay:acc_benchmark}}), although its mean "
     r"gap is {{param:feddelavg.exp_fedavg_degraded_under_delay:gap_ratio_fedavg_delayed}} times the benchmark's.",
 )
