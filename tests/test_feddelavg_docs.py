@@ -22,7 +22,8 @@ FRAGMENTS = (
     r"{{bound:feddelavg.lemma4}} (round-off of 0).",
     r"(``feddelavg.lemma4_no_delay``: :math:`\alpha` = {{param:feddelavg.lemma4_no_delay:alpha}} gives a distance of "
     r"{{value:feddelavg.lemma4_no_delay}} where the bound is {{bound:feddelavg.lemma4_no_delay}}).",
-    r"the bound is 0 and the mean distance {{value:feddelavg.prop1_step}}).",
+    r":math:`\alpha` = {{param:feddelavg.prop1_step:alpha}} the bound is {{bound:feddelavg.prop1_step}} and the mean "
+    r"distance {{value:feddelavg.prop1_step}}).",
     # Section IV (checks_experiments.py)
     r"(``feddelavg.exp_small_alpha_beats_fedavg``: mean gap at most {{ratio:feddelavg.exp_small_alpha_beats_fedavg}} of "
     r"FedAvg's)",

@@ -862,7 +862,15 @@ _WIN_WORDS = ("Equality at k = 0 (eps^(0) = 0) with tau = 2, Delta = 0 (S2) or D
               "when the dissimilarity is constant: both sides are eta delta.")
 # the derivation's equality instance of the window sums: two clients with a common Hessian (constant dissimilarity)
 _WIN = dict(clients="quadratic", M=2, tau=2, K=1, alpha=0.5, eb=0.5, init=1.0)
+# the derivation's counterexample to the printed step: FedAvg (alpha = 1) at Delta = 0 on two clients with different
+# Hessians, whose average after a period is not the auxiliary GD; at the next sync every device takes that average
+_STEP_FALSE = dict(clients="quadratic", M=2, tau=2, K=2, Delta=0, alpha=1.0, eb=0.5, kappa=10.0, spread=0.5, theta=0.5,
+                   init=5.0)
+_STEP_FALSE_WORDS = ("At Delta = 0, alpha = 1 and heterogeneous Hessians the step onto the next sync (k+1) tau has bound 0 "
+                     "and a positive distance; the search starts there.")
 _reg("prop1_step", B.prop1_step, _with_delta0(functools.partial(_step_of, corrected=False)), expected="violated",
+     **_S(functools.partial(_step_of, corrected=False),
+          _sfamily(M=(1, 3), K=(2, 4), eb_max=_ANY, delay="Delta", words=_STEP_FALSE_WORDS), start=[_STEP_FALSE]),
      description="(63)-(65) on every l of (k tau - Delta, (k+1) tau - Delta] with alpha_l of (11): for Delta = 0 that "
                  "range ends at the next period's sync (k+1) tau, where the devices take the average",
      falsifies="proof step", still_stands="the recursion at every other step (prop1_step_corrected, tight); "
