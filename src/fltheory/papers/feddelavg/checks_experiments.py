@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...backend import KeyedStream, to_numpy
+from ... import validation as V
 from ...problems import LogisticFederation
 from ...verify import Sample
 from .algorithm import feddelavg
@@ -110,6 +111,7 @@ def _instance(p: dict) -> tuple[dict, Experiment]:
 
 def claim(p: dict, *, which: str) -> Sample:
     """The Sample of claim ``which`` on the instance ``p`` (seed, sep, size); its params carry the numbers."""
+    V.choice(which, "which", tuple(CLAIMS))
     q, E = _instance(p)
     s = E.speed
     d9, d0 = E.at(DELTA, 1.0)[0], E.at(0, 1.0)[0]
