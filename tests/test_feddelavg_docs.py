@@ -20,8 +20,23 @@ FRAGMENTS = (
     r"{{bound:feddelavg.lemma4}} (round-off of 0).",
     r"(``feddelavg.lemma4_no_delay``: :math:`\alpha` = {{param:feddelavg.lemma4_no_delay:alpha}} gives a distance of "
     r"{{value:feddelavg.lemma4_no_delay}} where the bound is {{bound:feddelavg.lemma4_no_delay}}).",
+    r":math:`\alpha` = {{param:feddelavg.prop1_step:alpha}} the bound is {{bound:feddelavg.prop1_step}} and the mean "
+    r"distance {{value:feddelavg.prop1_step}}).",
+    # Section IV (checks_experiments.py)
+    r"(``feddelavg.exp_small_alpha_beats_fedavg``: mean gap at most {{ratio:feddelavg.exp_small_alpha_beats_fedavg}} of "
+    r"FedAvg's)",
+    r"(``feddelavg.exp_alpha_02_best``: on data seed {{param:feddelavg.exp_alpha_02_best:seed}}, separation "
+    r"{{param:feddelavg.exp_alpha_02_best:sep}} the best is :math:`\alpha` = "
+    r"{{param:feddelavg.exp_alpha_02_best:best_alpha}})",
+    r"(``feddelavg.exp_delay_robust_iterations``: {{param:feddelavg.exp_delay_robust_iterations:iterations_best}} against "
+    r"{{param:feddelavg.exp_delay_robust_iterations:iterations_benchmark}}; FedAvg under delay never reaches it)",
+    r"(``feddelavg.exp_final_accuracy_within_3pct``: {{param:feddelavg.exp_final_accuracy_within_3pct:acc_best}} against "
+    r"{{param:feddelavg.exp_final_accuracy_within_3pct:acc_benchmark}})",
+    r"(``feddelavg.exp_fedavg_degraded_under_delay``: {{param:feddelavg.exp_fedavg_degraded_under_delay:acc_fedavg_delayed}} "
+    r"against the benchmark's {{param:feddelavg.exp_fedavg_degraded_under_delay:acc_benchmark}}), although its mean "
+    r"gap is {{param:feddelavg.exp_fedavg_degraded_under_delay:gap_ratio_fedavg_delayed}} times the benchmark's.",
 )
-TIGHT_NAMED = ("Lemmas 1 and 2", "Lemma 3 (printed, corrected and at :math:`\\Delta=0`)", "Lemma 4 and (25) as corrected",
+TIGHT_NAMED = ("Proposition 1's one-step recursion (63)-(65)", "window sums (72)-(75)", "Lemmas 1 and 2", "Lemma 3 (printed, corrected and at :math:`\\Delta=0`)", "Lemma 4 and (25) as corrected",
                "Lemma 5 and Proposition 1 (printed and corrected, distance and loss forms)", "(20)",
                "Theorem 1 over :math:`k=1,\\dots,K`")
 

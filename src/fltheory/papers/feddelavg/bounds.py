@@ -58,6 +58,8 @@ statement                          status     note
 ``psi_monotone_k``                 printed    (112): psi(alpha, k) <= psi(alpha, K) for k <= K
 ``prop1_pre_sync``                 printed    (66)-(67): Prop. 1's recursion before the sync
 ``prop1_post_sync``                printed    (68)-(71): Prop. 1's recursion from the sync on
+``prop1_step`` / ``_corrected``    p / c      (63)-(65): one step; c: not at the next sync if Delta = 0
+``prop1_window``, ``..._pre``      printed    (72)-(75) and the sum before it: Prop. 1's window sums
 =================================  =========  ================================================
 
 The Theorem 1 counterexample (our derivation, confirmed in ``checks.py``): with ``K = 1`` the
@@ -122,12 +124,14 @@ eta, beta, L, delta, tau, Delta, alpha = (_s(n) for n in ("eta", "beta", "L", "d
 k, K, x, phi, xi, s = (_s(n) for n in ("k", "K", "x", "phi", "xi", "s"))
 rho_i, delta_i, dist_prev, Gamma_min, dist = (_s(n) for n in ("rho_i", "delta_i", "dist_prev", "Gamma_min", "dist"))
 dist_c, omega, j = _s("dist_c"), _s("omega"), _s("j")
+G_prev, alpha_l = _s("G_prev"), _s("alpha_l")
 SYMBOLS = {str(v): v for v in (eta, beta, L, delta, tau, Delta, alpha, k, K, x, phi, xi, s, rho_i, delta_i,
-                               dist_prev, Gamma_min, dist, dist_c, omega, j)}
+                               dist_prev, Gamma_min, dist, dist_c, omega, j, G_prev, alpha_l)}
 
 LATEX = {"rho_i": r"\rho_i", "delta_i": r"\delta_i", "Gamma_min": r"\Gamma_{\min}", "s": r"(t-k\tau)",
          "dist_prev": r"\|\mathbf w_i(t-1)-\mathbf c_k(t-1)\|", "dist": r"\|\mathbf w_1-\mathbf w_2\|",
-         "dist_c": r"\|\mathbf c_k(t)-\mathbf w^*\|"}
+         "dist_c": r"\|\mathbf c_k(t)-\mathbf w^*\|",
+         "G_prev": r"\sum_i\rho_i\|\mathbf w_i(\ell-1)-\mathbf c_k(\ell-1)\|", "alpha_l": r"\alpha_\ell"}
 X1 = 1 + eta * beta  # the paper writes (1 + eta beta) out everywhere
 A_ = X1 ** tau - 1
 
@@ -960,6 +964,41 @@ prop1_post_sync = _st(
     "(68)-(71), Proposition 1's recursion from the sync k tau to the next send time (k+1) tau - Delta: the sync "
     "contracts the pre-sync distance by (1 - alpha) and adds alpha eta Delta L (the delayed model). Tight (the "
     "checks' instances reach 1).", tight=True)
+_STEP_C = _ETA + _BETA + [(L > 0, "L > 0")] + _DELTA + [(Delta >= 0, "Delta >= 0"), _integer(Delta, "Delta"),
+                                                       (G_prev >= 0, "G_prev >= 0"), (alpha_l >= 0, "alpha_l >= 0"),
+                                                       (alpha_l <= 1, "alpha_l <= 1 (alpha at a sync time, else 0)")]
+_STEP = (1 - alpha_l) * X1 * G_prev + (1 - alpha_l) * eta * delta + alpha_l * eta * Delta * L
+prop1_step = _st(
+    "prop1_step", r"\sum_i\rho_i\|\mathbf w_i(\ell)-\mathbf c_k(\ell)\|", "<=", _STEP, _STEP_C, "(63)-(65)",
+    "(63)-(65), Proposition 1's one-step recursion for l in (k tau - Delta, (k+1) tau - Delta], alpha_l of (11). "
+    "For Delta = 0 that range ends at the next period's sync (k+1) tau, where the average of the devices replaces "
+    "w_i and the bound (1 - alpha)[...] fails (the step for the pre-sync model holds there).", tight=True)
+prop1_step_corrected = _st(
+    "prop1_step_corrected", r"\sum_i\rho_i\|\mathbf w_i(\ell)-\mathbf c_k(\ell)\|", "<=", _STEP, _STEP_C,
+    "(63)-(65)",
+    "(63)-(65) at every l of (k tau - Delta, (k+1) tau - Delta] except, for Delta = 0, the next period's sync "
+    "(k+1) tau (Proposition 1's sums (72) stop at (k+1) tau - Delta - 1, so the proof never uses it). Tight: equality "
+    "at the first step after the send time when the dissimilarity is constant (common Hessians).",
+    status="corrected", corrects="prop1_step", tight=True,
+    reason="the paper's (11) makes alpha_l = alpha at (k+1) tau when Delta = 0, a sync the recursion does not cover")
+_S2 = ((1 - alpha) * X1 ** Delta * eps_fn(k, alpha, eta, L, tau, Delta) * (X1 ** (tau - Delta) - 1) / (eta * beta)
+       + (1 - alpha) * (h_fn(tau, eta, beta, delta) - h_fn(Delta, eta, beta, delta)) / (eta * beta)
+       + alpha * h_fn(tau - Delta, eta, beta, delta) / (eta * beta)
+       + alpha * Delta * L * (X1 ** (tau - Delta) - 1) / beta)
+prop1_window = _st(
+    "prop1_window", r"\sum_{\ell=k\tau}^{(k+1)\tau-\Delta-1}\sum_i\rho_i\|\mathbf w_i(\ell)-\mathbf c_k(\ell)\|",
+    "<=", _S2, _BASE + _ALPHA + _k0, "(72)-(75)",
+    "(72)-(75), Proposition 1's sum of the distances from the sync k tau to the step before the send time "
+    "(k+1) tau - Delta (the closed forms (68)-(71) summed, with h(tau) - h(Delta) - h(tau - Delta) = "
+    "delta/beta (x^Delta - 1)(x^(tau - Delta) - 1)). Tight: equality at k = 0, tau = 2, Delta = 0 on two clients "
+    "with a common Hessian (both sides eta delta).", tight=True)
+_S1 = eps_fn(k, alpha, eta, L, tau, Delta) * (X1 ** Delta - 1) / (eta * beta) + h_fn(Delta, eta, beta, delta) / (eta * beta)
+prop1_window_pre = _st(
+    "prop1_window_pre", r"\sum_{\ell=k\tau-\Delta}^{k\tau-1}\sum_i\rho_i\|\mathbf w_i(\ell)-\mathbf c_k(\ell)\|",
+    "<=", _S1, _BASE + _ALPHA + _k0, "(71)-(72)",
+    "the unnumbered sum between (71) and (72): the distances from the send time k tau - Delta to the step before "
+    "the sync, within eps^(k) (x^Delta - 1)/(eta beta) + h(Delta)/(eta beta) ((66)-(67) summed). Tight: equality at "
+    "k = 0, tau = Delta = 2 on two clients with a common Hessian (both sides eta delta).", tight=True)
 psi_monotone_k = _st(
     "psi_monotone_k", r"\psi(\alpha,k)", "<=", psi_fn(*_P8K), _BASE + _ALPHA + _k0 + _KPER + [(k <= K, "k <= K")],
     "(112)", "(112): psi(alpha, k) is nondecreasing in k, so psi(alpha, k) <= psi(alpha, K) for k <= K. Tight: "
@@ -975,6 +1014,7 @@ STATEMENTS = [
     lemma5, lemma5_corrected, lemma5_intermediate,
     prop1, prop1_loss, prop1_corrected, prop1_loss_corrected, prop2, prop2_corrected,
     gd_inverse_gap, gd_distance_max, gd_period_gap, xi_star_bound, psi_monotone_k, prop1_pre_sync, prop1_post_sync,
+    prop1_step, prop1_step_corrected, prop1_window, prop1_window_pre,
 ]
 BY_NAME = {st.name: st for st in STATEMENTS}
 
@@ -1000,6 +1040,8 @@ MEANINGS = {
     "dist": "||w_1 - w_2||, the distance of two points before a GD step (Lemma 1)",
     "dist_c": "||c_k(t) - w*||, the auxiliary GD's distance to the optimum (from a run)",
     "omega": "1 / max_k ||c_k(k tau - Delta) - w*||^2 (App. A-G; from a run)",
+    "G_prev": "sum_i rho_i ||w_i(l-1) - c_k(l-1)||, the previous step's mean distance (from a run)",
+    "alpha_l": "alpha_t of (11) at t = l: alpha at a sync time, 0 otherwise",
     "j": "steps since the send time k tau - Delta (the point l = k tau - Delta + j of Proposition 1's recursion)",
     "Gamma_min": "the smallest loss gap of Proposition 2's condition (from a run)",
 }
