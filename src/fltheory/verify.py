@@ -64,7 +64,7 @@ DEEP_FACTOR = 20                            # a deep search spends this many tim
 # what a counterexample can refute: the numbered result itself, or only a line of its proof, or a printed constant
 MARKER = ".fltheory"   # written into a report folder (first line "fltheory verify"): the command may rewrite it
 FALSE_OBJECTS = ("theorem", "lemma", "proposition", "corollary", "remark", "proof step", "constant", "algorithm line",
-                 "our claim", "equation")
+                 "our claim", "equation", "experiment")
 
 
 @dataclass
@@ -154,7 +154,8 @@ class Check:
         result it serves; a ``"constant"`` is a printed constant while the form stands; ``"our claim"`` is a claim
         this package made, not the paper; an ``"equation"`` is a numbered equation of the text that states a fact
         about the method, e.g. a staleness or a round length, neither a theorem nor a remark nor a line of the
-        algorithm).
+        algorithm; an ``"experiment"`` is a claim about the paper's experiments that a rerun of its protocol on the
+        package's own data does not reproduce -- not a refutation of what the paper measured on its data).
     still_stands : what the counterexample leaves standing (the theorem's own statement, the
         corrected form, the range where it holds).
     family : optional :class:`fltheory.search.Family`: the instances inside the statement's

@@ -944,7 +944,7 @@ for _which, (_rel, _what, _exp, _stands) in _X.CLAIMS.items():
     _reg(f"exp_{_which}", None, functools.partial(_X.samples, which=_which), relation=_rel, expected=_exp,
          family=_X.family(), evaluate=functools.partial(_X.claim, which=_which), search_budget=(1, 8),
          search_start=list(_X.DERIVED), description="Section IV, " + _what,
-         **(dict(falsifies="remark", still_stands=_stands) if _exp == "violated" else {}))
+         **(dict(falsifies="experiment", still_stands=_stands) if _exp == "violated" else {}))
 _reg("golden_values", None, lambda q, s: _golden_samples(golden_values()), relation="==", rtol=1e-11, atol=1e-15,
      description="the paper's golden values (P1, P2, P3; 15 digits)")
 _reg("golden_tables", None, lambda q, s: _golden_samples(golden_table()), relation="==", rtol=5e-6, atol=1e-12,

@@ -19,6 +19,23 @@ FINDINGS = (
     Finding(P, "(25), Lemma 4's no-delay form",
             "the lemma for α < 1 (α = {{param:feddelavg.lemma4_no_delay:alpha}})",
             "α = 1, Δ = 0, before the next sync: {{verdict:feddelavg.lemma4_no_delay_corrected}}"),
+    Finding(P, "(63)-(65), Proposition 1's one-step recursion",
+            "the step onto the next sync (k+1)τ when Δ = 0: every device takes the average there, so the distance is "
+            "{{value:feddelavg.prop1_step}} where the bound is {{bound:feddelavg.prop1_step}}",
+            "every other step, {{verdict:feddelavg.prop1_step_corrected}}; Proposition 1 itself (its sums stop before "
+            "that step)"),
+    Finding(P, "Section IV's experiments (MNIST), rerun on a synthetic 10-device softmax federation",
+            "not reproduced there: α = 0.2 is not the best weight at Δ = 9 (best α = "
+            "{{param:feddelavg.exp_alpha_02_best:best_alpha}}); FedDelAvg needs "
+            "{{param:feddelavg.exp_delay_robust_iterations:iterations_best}} iterations where the benchmark needs "
+            "{{param:feddelavg.exp_delay_robust_iterations:iterations_benchmark}} (the claim: 10 % more); final "
+            "accuracy {{param:feddelavg.exp_final_accuracy_within_3pct:acc_best}} against the benchmark's "
+            "{{param:feddelavg.exp_final_accuracy_within_3pct:acc_benchmark}} (the claim: within 3 points); FedAvg under "
+            "delay ends at {{param:feddelavg.exp_fedavg_degraded_under_delay:acc_fedavg_delayed}} against "
+            "{{param:feddelavg.exp_fedavg_degraded_under_delay:acc_benchmark}} (the claim: severely degraded)",
+            "on the same data, some α < 1 beats FedAvg under delay ({{verdict:feddelavg.exp_small_alpha_beats_fedavg}}), "
+            "FedAvg is fastest without delay ({{verdict:feddelavg.exp_fedavg_best_without_delay}}) and the best α does "
+            "not grow with Δ ({{verdict:feddelavg.exp_alpha_moves_with_delay}}); MNIST itself is not rerun"),
 )
 
 RESULTS = (
