@@ -16,7 +16,7 @@ EXPECTED = {"prop1_step": "violated", "prop1_step_corrected": "tight", "prop1_wi
             "prop1_window_pre": "tight", "h_sum": "holds", "epsilon_recursion": "holds", "psi_combination": "holds",
             "psi_inf_as_limit": "holds", "exp_small_alpha_beats_fedavg": "holds", "exp_alpha_02_best": "violated",
             "exp_fedavg_best_without_delay": "holds", "exp_delay_robust_iterations": "violated",
-            "exp_final_accuracy_within_3pct": "violated", "exp_fedavg_degraded_under_delay": "violated",
+            "exp_final_accuracy_within_3pct": "holds", "exp_fedavg_degraded_under_delay": "violated",
             "exp_alpha_moves_with_delay": "holds"}
 
 
@@ -100,16 +100,16 @@ def test_the_definitions_agree_with_their_proof_lines_at_small_alpha():
 def test_the_experimental_counterexamples_carry_their_numbers_and_rebuild():
     """The derived small instances: FedDelAvg's best alpha at Delta = 9 is 0.1 (not 0.2) on seed 0, sep 1.5; on seed 0,
     sep 1.0 it needs 120 iterations to the benchmark's level against the benchmark's 60 (not 10 % more) and ends 3.3
-    points below the benchmark's accuracy; FedAvg under delay ends within 0.3 points of the benchmark there."""
+    points below the benchmark's accuracy on 100 held-out samples per class (10 samples of 300, one past the claim's 3
+    points) but within 3 points on N_TEST = 2000 per class, so the claim is not refuted there."""
     a02 = X.claim(X.DERIVED[0], which="alpha_02_best")
     assert a02.params["best_alpha"] == 0.1 and a02.value > a02.bound
     it = X.claim(X.DERIVED[1], which="delay_robust_iterations")
     assert it.params["iterations_best"] == 120 and it.params["iterations_benchmark"] == 60
     assert it.params["iterations_fedavg_delayed"] == np.inf
     acc = X.claim(X.DERIVED[1], which="final_accuracy_within_3pct")
-    assert acc.value == pytest.approx(0.7166666666666667 - 0.6833333333333333, abs=1e-12) and acc.value > 0.03
-    for name in ("exp_alpha_02_best", "exp_delay_robust_iterations", "exp_final_accuracy_within_3pct",
-                 "exp_fedavg_degraded_under_delay"):
+    assert X.N_TEST == 2000 and 0 < acc.value < 0.03
+    for name in ("exp_alpha_02_best", "exp_delay_robust_iterations", "exp_fedavg_degraded_under_delay"):
         ce = _quick(name).counterexample
         assert rebuild(_checks()[name], ce["params"], ce["seed"], quick=True, run_seed=0).violated, name
 

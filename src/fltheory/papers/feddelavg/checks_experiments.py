@@ -7,7 +7,7 @@ size, so the checks run the same protocol on a synthetic non-iid softmax federat
 10 devices, each holding samples of two of C Gaussian classes (label skew, so delta > 0), L2 1e-3, eta beta = 0.25
 (the scale of the digits toy at the paper's eta = 0.02), the weights alpha on a grid and Delta in {0, 3, 6, 9}.
 "Convergence speed" is the mean optimality gap of the candidates w(k tau - Delta), k = 0..K (the area under the
-training-loss curve), accuracy the test accuracy of w(K tau - Delta) on a held-out set of 100 samples per class.
+training-loss curve), accuracy the test accuracy of w(K tau - Delta) on a held-out set of N_TEST = 2000 samples per class.
 
 The claims, as the paper states them (each a check; the numbers 78 %, 10 % and 3 % are MNIST's):
 
@@ -46,12 +46,15 @@ TAU, DELTA, DELTAS, EB = 10, 9, (0, 3, 6, 9), 0.25   # the paper's tau and Delta
 SIZES = {"small": dict(C=3, m=4, n=10, K=30, alphas=(0.1, 0.2, 0.3, 0.5, 1.0)),
          "paper": dict(C=4, m=6, n=20, K=100, alphas=(0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0))}
 N_DEVICES = 10
+# held-out samples per class: the binomial standard error of an accuracy near 0.7 is then about 0.6 points over 3 classes
+# (with 100 per class it was 2.6 points, and a 3-point claim turned on one sample of 300)
+N_TEST = 2000
 
 
 def mixture_federation(seed: int, *, sep: float, C: int, m: int, n: int, M: int = N_DEVICES, reg: float = 1e-3):
     """A non-iid softmax federation: C Gaussian classes in R^m with means ``sep * N(0, I)`` and unit noise; device i
-    holds ``n`` samples of the two classes i mod C and (i + 1) mod C.  Returns ``(fed, X_test, y_test)`` with 100 test
-    samples per class."""
+    holds ``n`` samples of the two classes i mod C and (i + 1) mod C.  Returns ``(fed, X_test, y_test)`` with N_TEST
+    test samples per class (drawn after the training data, so their number does not change the runs)."""
     rng = KeyedStream(int(seed), f"feddelavg-experiment-{sep!r}-{C}-{m}-{n}-{M}").generator()
     mu = sep * rng.normal(size=(C, m))
     Xs, ys = [], []
@@ -59,7 +62,7 @@ def mixture_federation(seed: int, *, sep: float, C: int, m: int, n: int, M: int 
         y = rng.choice(np.array([i % C, (i + 1) % C]), n)
         Xs.append(mu[y] + rng.normal(size=(n, m)))
         ys.append(y)
-    y_test = np.repeat(np.arange(C), 100)
+    y_test = np.repeat(np.arange(C), N_TEST)
     X_test = mu[y_test] + rng.normal(size=(y_test.size, m))
     return LogisticFederation.from_client_data(Xs, ys, n_classes=C, reg=reg), X_test, y_test
 
@@ -162,8 +165,10 @@ def family():
 
 
 # The quick level's instances (small): one where the best grid alpha at Delta = 9 is not 0.2 (seed 0, sep 1.5) and one
-# where FedDelAvg's best alpha ends 3.7 points below the benchmark's accuracy (seed 0, sep 1.0; on 39 of the 40 small
-# instances seed 0..7 x sep 1..3 it ends within 3 points).  Found by a scan of those 40 instances; the search starts there.
+# with weakly separated classes (seed 0, sep 1.0), the lowest accuracies of a scan of the 40 small instances seed 0..7 x
+# sep 1..3.  With 100 test samples per class that instance ended 10 samples of 300 (3.3 points) below the benchmark;
+# with N_TEST = 2000 a scan of the 40 finds none outside 3 points, and FedAvg under delay more than 3 points below
+# the benchmark on 15 of them.
 DERIVED = (dict(seed=0, sep=1.5, size="small"), dict(seed=0, sep=1.0, size="small"))
 
 
@@ -192,8 +197,7 @@ CLAIMS = {   # name: (relation, the paper's claim, expected verdict, what still 
                                 "not reach it within T (exp_small_alpha_beats_fedavg)"),
     "final_accuracy_within_3pct": ("<=", "after K aggregations FedDelAvg (best alpha, Delta = 9) is within 3 % "
                                    "(points) of the benchmark's test accuracy: the benchmark's accuracy minus its own, "
-                                   "against 0.03", "violated",
-                                   "within 3 points on every other instance checked (39 of 40 small instances)"),
+                                   "against 0.03", "holds", ""),
     "fedavg_degraded_under_delay": (">=", "FedAvg under delay (alpha = 1, Delta = 9) is severely degraded: its test "
                                     "accuracy ends more than 3 points below the benchmark's", "violated",
                                     "in the training loss FedAvg under delay is degraded (mean gap 2-4 x the "
