@@ -976,11 +976,17 @@ _IID_ROUND = functools.partial(_iid_family, delays=("constant",))
 # 2 s (full) on a 2-core machine.  Where the supremum is derived it is in the family's description.
 SEARCH = {
     "theorem2_corrected": (
-        _iid_family(rates=("prescribed",), delays=IID_DELAYS, what="the prescribed rates of Theorem 2 for T"),
+        _iid_family(rates=("prescribed",), delays=IID_DELAYS,
+                    what="the prescribed rates of Theorem 2 for T (phi_frac above 1 is outside (13) and maps onto "
+                         "the cap). Derived: about (2/7 + 1/14)/2 = 0.179 at K = 1 as T grows (Phi0 at its cap, zero "
+                         "delay, noise settled; 0.1766 at T = 40), see _iid_theorem_evaluate"),
         functools.partial(_iid_theorem_evaluate, statement=B.theorem2_corrected), (8, 50)),
     "theorem2_general": (
         _iid_family(rates=("any",), delays=IID_DELAYS, what="any rates inside (13): eta_bar = u_bar/(4 sqrt3 L K), "
-                                                             "eta eta_bar = u_prod/(4 L K lambda)"),
+                                                             "eta eta_bar = u_prod/(4 L K lambda). Derived: "
+                                                             "z/(2 z_e (2 - z_e)) with both rates at their caps, zero "
+                                                             "delay, Phi0 dwarfing the noise: 0.3016 at K = 8, 0.3038 "
+                                                             "as K grows, see _iid_theorem_evaluate"),
         functools.partial(_iid_theorem_evaluate, statement=B.theorem2_general), (8, 50)),
     "descent_iid": (
         _IID_ROUND(rates=("prescribed", "any"), what="rates prescribed or any inside (13); the worst round. From "
