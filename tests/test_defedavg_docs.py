@@ -31,8 +31,8 @@ FRAGMENTS = (
     r"({{ratio:defedavg.lemma9_corrected}} under the corrected condition) and Lemma 4 {{ratio:defedavg.lemma4}} "
     r"(:math:`K` = {{limit:lemma4:K}})",
     r"the descent (47) reaches {{ratio:defedavg.descent_iid}} (a delay",
-    r"an exact instance reaches {{behind}}, while its search over i.i.d. uniform delays stops at "
-    r"{{ratio:defedavg.descent_niid}}",
+    r"search, over delays that mix the uniform and the constant one, reaches {{ratio:defedavg.descent_niid}} on its "
+    r"own (at :math:`N` = {{param:defedavg.descent_niid:N}});",
     r"Lemma 3 reaches {{ratio:defedavg.lemma3}} (:math:`\to1/2`), Lemma 5 {{ratio:defedavg.lemma5}} "
     r"(:math:`(2N-1)/(4N)\to1/2`), the general form of Theorem 2 {{ratio:defedavg.theorem2_general}}.",
     r"fitted slopes {{values:defedavg.linear_speedup}} against the predicted :math:`-1`).",
@@ -82,14 +82,6 @@ def _lead(which):
     return float(sp.sqrt(sp.simplify(expr**2 / inner)))
 
 
-def _behind():
-    """(39) with every client lambda = 2 rounds behind, n = N = 64, eta eta_bar at the cap of (11)."""
-    p = dict(d=1, N=64, n=64, K=1, lam=2, delay="constant", T=4, dir_seed=0, rates="any", L=1.0, b_scale=1e-4,
-             sigma2=1e6, phi_frac=1e-6, u1=1e-3, u2=1.0, G2_factor=1e-9)
-    s = C._niid_round_evaluate(p, "descent_niid")
-    return s.value / s.bound
-
-
 def _step9(what):
     samples = C._step_samples(False, 0, c=6, statement=B.lemma9_step, root=2 * math.sqrt(2))
     worst = max(samples, key=lambda s: s.value / s.bound)
@@ -113,7 +105,7 @@ def rendered(found):
     computed = {
         "lead": _lead, "limit": lambda a: C.LIMIT_INSTANCES[a.split(":")[0]][a.split(":")[1]],
         "lemma8_sup": lambda: max(lemma8_noise_ratio(10**5, x) for x in np.linspace(1.0, 1.15, 31)),
-        "behind": _behind, "step9": _step9, "noise": noise,
+        "step9": _step9, "noise": noise,
         "values": lambda name: ", ".join(_num(v) for v in found[name].values),
         "atol": lambda name: next(c for c in registry(["defedavg"]) if c.name == name).atol,
         "tmin": lambda: B.T_min(**{k: found[D + "theorem2"].counterexample["params"][k]

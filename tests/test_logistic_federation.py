@@ -96,3 +96,22 @@ def test_digits_federation(partition):
     assert digits_federation(n_clients=10, partition=partition, seed=1).fed.y.tolist() == fed.y.tolist()
     with pytest.raises(InputError, match="partition"):
         digits_federation(partition="iid")
+
+
+def test_digits_are_read_without_importing_scikit_learn_and_equal_load_digits():
+    # fltheory.datasets reads the file load_digits reads (saving the scikit-learn import in a quick verify run)
+    import subprocess
+    import sys
+
+    code = ("import sys; from fltheory.datasets import _digits_data; X, y = _digits_data(); "
+            "print(X.shape, int(y.sum()), 'sklearn' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    from sklearn.datasets import load_digits
+
+    from fltheory.datasets import _digits_data
+
+    X, y = _digits_data()
+    X2, y2 = load_digits(return_X_y=True)
+    assert X.dtype == X2.dtype and y.dtype == y2.dtype
+    assert np.array_equal(X, X2) and np.array_equal(y, y2)
+    assert out == ["(1797,", "64)", str(int(y2.sum())), "False"]

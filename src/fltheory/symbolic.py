@@ -257,13 +257,19 @@ def _tex_condition(c, names, nonneg) -> str:
 
 
 def _truth(parts, args, rtol):
-    """Elementwise truth of one condition's compiled parts, with relative slack on inequalities."""
-    ok = True
-    for strict, a, b in parts:
+    """Elementwise truth of compiled conditions ``(kinds, sides)``: one call of ``sides`` gives every side of
+    every relation; ``kinds`` says how to read them (``None``: a truth value, else ``strict`` and a
+    ``(small, big)`` pair), with relative slack on inequalities."""
+    kinds, sides = parts
+    vals = sides(*args)
+    ok, i = True, 0
+    for strict in kinds:
         if strict is None:
-            ok = ok & a(*args)
+            ok = ok & vals[i]
+            i += 1
             continue
-        lo, hi = a(*args), b(*args)
+        lo, hi = vals[i], vals[i + 1]
+        i += 2
         scale = abs(lo) + abs(hi)
         ok = ok & ((lo < hi) if strict else (lo <= hi + rtol * scale))
     return ok
@@ -428,15 +434,22 @@ class Statement:
     # ------------------------------------------------------------------ symbols
     @property
     def symbols(self) -> tuple:
-        """Every free symbol of the expression and the conditions, sorted by name."""
-        syms = set(self.expr.free_symbols)
-        for c in self.conditions:
-            syms |= c.symbols()
-        return tuple(sorted(syms, key=lambda s: s.name))
+        """Every free symbol of the expression and the conditions, sorted by name (computed once: a
+        statement's expression and conditions do not change after it is made)."""
+        out = self._cache.get("symbols")
+        if out is None:
+            syms = set(self.expr.free_symbols)
+            for c in self.conditions:
+                syms |= c.symbols()
+            out = self._cache["symbols"] = tuple(sorted(syms, key=lambda s: s.name))
+        return out
 
     @property
     def parameters(self) -> tuple[str, ...]:
-        return tuple(s.name for s in self.symbols)
+        out = self._cache.get("parameters")
+        if out is None:
+            out = self._cache["parameters"] = tuple(s.name for s in self.symbols)
+        return out
 
     def _check_names(self, values: Mapping[str, Any]):
         names = set(self.parameters)
@@ -670,19 +683,16 @@ class Statement:
 
     def _joint(self, f, rtol: float):
         """A function of the arguments returning (value, truth of every condition) (NumPy)."""
-        parts = [self._relaxed_parts(c, "numpy") for c in self.conditions]
+        parts = self._relaxed_parts(self.conditions, "numpy")
 
         def joint(*args):
-            ok = True
-            for p in parts:
-                ok = ok & _truth(p, args, rtol)
-            return f(*args), ok
+            return f(*args), _truth(parts, args, rtol)
 
         return joint
 
     def _relaxed(self, c: Condition, args, module: str, rtol: float):
         """Elementwise truth of a condition, with relative slack on inequalities."""
-        parts = self._relaxed_parts(c, module)
+        parts = self._relaxed_parts((c,), module)
         if module == "numpy":  # large grids block by block, as the value
             shape = np.broadcast_shapes(*(np.shape(a) for a in args))
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -690,22 +700,26 @@ class Statement:
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             return _scoped(lambda *a: _truth(parts, a, rtol), args)
 
-    def _relaxed_parts(self, c: Condition, module: str):
-        """The compiled sides of a condition's relations: (strict, small, big) or (None, truth, None)."""
-        rel = c.expr
-        key = ("relaxed", id(c), module)
+    def _relaxed_parts(self, conds: tuple, module: str):
+        """The compiled sides of the relations of ``conds``, as ``_truth`` reads them: ``(kinds, sides)``,
+        ``sides`` ONE function returning every side (one ``lambdify`` for all of them: SymPy's per-call
+        preprocessing, not the printing, was most of the cost of compiling them one by one)."""
+        key = ("relaxed", tuple(id(c) for c in conds), module)
         if key not in self._cache:
-            syms = self.symbols
-            modules = self._modules(module)
-            parts = []
-            for r in (rel.args if isinstance(rel, sp.And) else (rel,)):
-                if isinstance(r, (sp.LessThan, sp.StrictLessThan, sp.GreaterThan, sp.StrictGreaterThan)):
-                    small, big = (r.lhs, r.rhs) if isinstance(r, (sp.LessThan, sp.StrictLessThan)) else (r.rhs, r.lhs)
-                    strict = isinstance(r, (sp.StrictLessThan, sp.StrictGreaterThan))
-                    parts.append((strict, sp.lambdify(syms, small, modules=modules), sp.lambdify(syms, big, modules=modules)))
-                else:
-                    parts.append((None, sp.lambdify(syms, r, modules=modules), None))
-            self._cache[key] = parts
+            kinds, exprs = [], []
+            for c in conds:
+                rel = c.expr
+                for r in (rel.args if isinstance(rel, sp.And) else (rel,)):
+                    if isinstance(r, (sp.LessThan, sp.StrictLessThan, sp.GreaterThan, sp.StrictGreaterThan)):
+                        small, big = ((r.lhs, r.rhs) if isinstance(r, (sp.LessThan, sp.StrictLessThan))
+                                      else (r.rhs, r.lhs))
+                        kinds.append(isinstance(r, (sp.StrictLessThan, sp.StrictGreaterThan)))
+                        exprs += [small, big]
+                    else:
+                        kinds.append(None)
+                        exprs.append(r)
+            sides = sp.lambdify(self.symbols, exprs, modules=self._modules(module)) if exprs else (lambda *a: [])
+            self._cache[key] = (tuple(kinds), sides)
         return self._cache[key]
 
     def grid(self, *, outer: bool | None = None, mask: bool = False, max_points: int | None = None, **axes):

@@ -112,11 +112,25 @@ def moments(fed, schedule: Schedule, *, K: int, eta: float, eta_bar: float, x0, 
         fed, schedule, local, eta=eta, x0=x0, record_cov=record_cov, record_lags=record_lags))
 
 
+def _delay_probs(lam: int, delay: str = "uniform", stale: float = 0.0) -> np.ndarray:
+    """The probabilities of the delays ``0..lam`` of :func:`niid_moments`: ``"constant"`` puts all on
+    ``lam``; ``"uniform"`` puts ``(1 - stale)/(lam + 1)`` on each delay and ``stale`` more on ``lam``.
+    """
+    lam = V.integer(lam, "lam", low=0, high=10**4)
+    delay = V.choice(delay, "delay", ("uniform", "constant"))
+    stale = V.real(stale, "stale", low=0.0, high=1.0)
+    if delay == "constant":
+        return np.eye(lam + 1)[lam]
+    return np.full(lam + 1, (1.0 - stale) / (lam + 1)) + stale * np.eye(lam + 1)[lam]
+
+
 def niid_moments(fed, *, n: int, T: int, K: int, eta: float, eta_bar: float, x0, lam: int = 0,
-                 delay: str = "uniform", record_cov: bool = False, record_lags: bool = False):
+                 delay: str = "uniform", record_cov: bool = False, record_lags: bool = False,
+                 stale: float = 0.0):
     """Exact moments of DeFedAvg-nIID: each round ``n`` uniform draws with replacement (weight ``m/n``)
     and every client's delay i.i.d. -- ``"uniform"`` on ``{0..lam}`` or ``"constant"`` ``lam`` --
-    exact over the draws, the delays and the noise.
+    exact over the draws, the delays and the noise.  ``stale`` in [0, 1] moves that share of the
+    uniform delay's probability onto ``lam`` (``"uniform"`` only: ``stale = 1`` is the constant delay).
 
     >>> import numpy as np
     >>> fed = niid_federation(a=[1.0], b=[[1.0], [-1.0]], sigma2=0.1)
@@ -128,7 +142,7 @@ def niid_moments(fed, *, n: int, T: int, K: int, eta: float, eta_bar: float, x0,
     n = V.integer(n, "n", low=1, high=10**6)
     lam = V.integer(lam, "lam", low=0, high=10**4)
     delay = V.choice(delay, "delay", ("uniform", "constant"))
-    p = np.full(lam + 1, 1.0 / (lam + 1)) if delay == "uniform" else np.eye(lam + 1)[lam]
+    p = _delay_probs(lam, delay, stale)
     local = LocalSGD(eta_local=V.real(eta_bar, "eta_bar", low=0.0, open_low=True), K=V.integer(K, "K", low=1, high=10**6))
     return _blame_eta_bar(fed, local.eta_local, lambda: random_participation_moments(
         fed, local, eta=eta, T=T, x0=x0, participation=RandomParticipation.with_replacement(N=fed.M, n=n),
