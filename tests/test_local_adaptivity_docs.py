@@ -151,7 +151,7 @@ FRAGMENTS = (
     r":math:`\|\mathbb E[x^{(2)}-y^{(2)}]\|^2/((1-\eta\mu)^4\|x-y\|^2)` = {{ratio:local_adaptivity.h_sgd_stochastic}} "
     r"at :math:`\varepsilon` = {{param:local_adaptivity.h_sgd_stochastic:eps}}, growing like :math:`1/\varepsilon^2`.",
     # our claim
-    r"two clients with :math:`H=({{tuned:H}})`, :math:`x^*=({{tuned:x_opt}})` and :math:`w_1={{tuned:w1}}` "
+    r"two clients with :math:`H_i=({{tuned:H}})`, :math:`x_i^*=({{tuned:x_opt}})` and :math:`w_1={{tuned:w1}}` "
     r"(AdaGrad, :math:`v_0={{tuned:v0}}`, :math:`\tau={{param:local_adaptivity.adaptive_bias_shrinks:tau}}`, "
     r":math:`\eta={{param:local_adaptivity.adaptive_bias_shrinks:eta}}`) have the uncorrected limit at :math:`x^*` "
     r"(distance {{bound:local_adaptivity.adaptive_bias_shrinks}}) and the corrected one "
