@@ -31,11 +31,11 @@ FINDINGS = (
             "{{param:feddelavg.exp_delay_robust_iterations:iterations_benchmark}} (the claim: 10 % more); FedAvg under "
             "delay ends at {{param:feddelavg.exp_fedavg_degraded_under_delay:acc_fedavg_delayed}} against "
             "{{param:feddelavg.exp_fedavg_degraded_under_delay:acc_benchmark}} (the claim: severely degraded)",
-            "on the same data, some α < 1 beats FedAvg under delay ({{verdict:feddelavg.exp_small_alpha_beats_fedavg}}), "
-            "FedAvg is fastest without delay ({{verdict:feddelavg.exp_fedavg_best_without_delay}}) and the best α does "
-            "not grow with Δ ({{verdict:feddelavg.exp_alpha_moves_with_delay}}), and FedDelAvg under delay ends within 3 "
-            "points of the benchmark's accuracy ({{verdict:feddelavg.exp_final_accuracy_within_3pct}}); MNIST itself is "
-            "not rerun"),
+            "on the same data: some α < 1 beats FedAvg under delay, {{verdict:feddelavg.exp_small_alpha_beats_fedavg}}; "
+            "FedAvg is fastest without delay, {{verdict:feddelavg.exp_fedavg_best_without_delay}}; the best α does not "
+            "grow with Δ, {{verdict:feddelavg.exp_alpha_moves_with_delay}}; FedDelAvg under delay ends within 3 points "
+            "of the benchmark's accuracy, {{verdict:feddelavg.exp_final_accuracy_within_3pct}}. MNIST itself is not "
+            "rerun"),
 )
 
 RESULTS = (

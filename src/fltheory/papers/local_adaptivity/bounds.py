@@ -208,7 +208,7 @@ lemma3 = _st(
     "Lemma 3 as Stich proves it: there EXIST step sizes gamma_t <= 1/d (they depend on a, c, d, r0, T) with "
     "a r_(T+1) <= 32 d r0 (1 - a/d)^(T/2) + 36 c/(aT). " + _L3_TEXT + " The least r_(T+1) over all schedules is "
     "the greedy gamma_t = min{1/d, a r_t/(2c)} (optimal: the minimised map increases with r_t). Not tight: the "
-    "supremum of the ratio is about 0.22 (c/r0 -> 0).",
+    "ratio grows as c/r0 -> 0 and T -> infinity, and a scan found 0.2041 at most (its supremum is not established).",
     status="corrected", corrects="lemma3_printed",
     reason="the paper's wording quantifies the step sizes universally; the lemma only asserts that suitable step "
            "sizes exist (they are chosen in its proof)", tight=False)
