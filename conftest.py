@@ -3,12 +3,14 @@
 The notebooks save their figures into ``$FLTHEORY_FIGURES`` (``notebooks/figures/`` when it is
 unset, which is how the committed figures are drawn).  A test run must write nothing into the
 repository, so it points that variable at a temporary folder before any notebook kernel starts.
+Every process of the run (this one, xdist's workers, the notebook kernels) uses one BLAS thread.
 """
 import os
 import shutil
 import tempfile
 
 _TMP_FIGURES = None
+_BLAS_LIMIT = None
 
 
 def pytest_configure(config):
@@ -17,6 +19,19 @@ def pytest_configure(config):
     # its share up front, consecutive tests, so one worker got every long test below and ran them in a row)
     if getattr(config.option, "maxschedchunk", "absent") is None:
         config.option.maxschedchunk = 1
+    # one BLAS thread per process: xdist runs a worker per core and nbmake a kernel per notebook, and BLAS threads on
+    # top of those spin against each other (a Hessian-vector product of the digits federation took 0.18 s with the
+    # default threads on a busy 2-core machine, 0.003 s with one).  Kernels inherit the variables; this process and
+    # the workers, which may have loaded NumPy already, are limited through threadpoolctl.
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    global _BLAS_LIMIT
+    try:
+        from threadpoolctl import threadpool_limits
+
+        _BLAS_LIMIT = threadpool_limits(limits=int(os.environ["OPENBLAS_NUM_THREADS"]), user_api="blas")
+    except (ImportError, ValueError):   # threadpoolctl comes with scikit-learn, a dependency
+        pass
     if "FLTHEORY_FIGURES" not in os.environ:
         _TMP_FIGURES = tempfile.mkdtemp(prefix="fltheory-figures-")
         os.environ["FLTHEORY_FIGURES"] = _TMP_FIGURES
@@ -31,8 +46,9 @@ def pytest_unconfigure(config):
 # The longest tests, started first: with `-n auto` the run ends when its last test does, so a long test
 # collected late (a notebook, a README table rebuilt from a full run, the wheel's round trip) would run alone at
 # the end.  Longest first shortens the run; the order changes nothing else (every test stands alone).
-_LONG_FIRST = ("notebooks/", "tests/test_claims.py", "tests/test_packaging.py", "tests/test_docs.py",
-               "tests/test_feddelavg_docs.py", "tests/test_verify_levels.py", "tests/test_worst_case_")
+_LONG_FIRST = ("notebooks/", "tests/test_claims.py", "tests/test_packaging.py", "tests/test_docs.py", "tests/test_doors_harvest.py",
+               "tests/test_feddelavg_docs.py", "tests/test_tdma_docs.py", "tests/test_local_adaptivity_docs.py",
+               "tests/test_report.py", "tests/test_verify_levels.py", "tests/test_worst_case_")
 
 
 def pytest_collection_modifyitems(config, items):

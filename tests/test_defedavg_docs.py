@@ -117,9 +117,9 @@ def rendered(found):
     return render_all(FRAGMENTS, found, computed)
 
 
-def test_every_number_of_the_page_is_computed(rendered):
+def test_the_page_is_the_checks(rendered, found):
+    """Every number the page states is rendered from a fresh run, every holds/tight/violated it says is the run's,
+    and what it says of its instances is true (one test, so that the fresh run behind the fixtures is made once: xdist
+    hands each test to any worker, and each worker would make its own)."""
     assert_on_page(PAGE, rendered)
-
-
-def test_the_page_says_holds_tight_violated_as_the_checks_find(found):
     assert_claimed(CLAIMED, found)

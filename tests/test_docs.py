@@ -63,7 +63,10 @@ def built_docs(tmp_path_factory):
 
 
 def test_docs_build_with_warnings_as_errors(built_docs):
+    """The build (warnings as errors) has every page, documents the package's own names, links nothing outside,
+    and shows every notebook figure (one test on the one build: xdist would build once per worker otherwise)."""
     out = built_docs
+    _every_figure_of_every_notebook(out)
     pages = {p.relative_to(out).as_posix() for p in out.rglob("*.html")}
     for paper in verify.PAPERS:
         assert f"papers/{paper}.html" in pages, paper
@@ -171,7 +174,7 @@ def test_the_checker_finds_what_the_docs_would_show_verbatim():
     assert fltheory_docs._rst_problems("a : one\n    indented\nb : two")     # unexpected indentation
 
 
-def test_the_docs_show_every_figure_of_every_notebook(built_docs):
+def _every_figure_of_every_notebook(built_docs):
     """Each notebook page has an image for every figure its code saves, and each image file exists (the
     docs render the stored outputs; tests/test_notebooks.py checks that they are the current code's)."""
     sys.path.insert(0, str(ROOT / "notebooks"))

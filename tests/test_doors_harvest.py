@@ -90,20 +90,17 @@ def _allowed(key: str):
     return next((p for p in (*ALLOWED, *BY_DESIGN) if fnmatch.fnmatchcase(key, p)), None)
 
 
-def test_harvest_found_calls(outcome):
-    """The examples yield calls, and most bad values are refused by name (the full profile makes >= 6 * 10^4)."""
+def test_the_harvest_finds_nothing_outside_the_lists(outcome):
+    """The examples yield calls, and most bad values are refused by name (the full profile makes >= 6 * 10^4); no
+    outcome of classes b-g or unusual-input failure is outside ALLOWED and BY_DESIGN; every ALLOWED defect still occurs
+    (one test on the one replay: xdist would replay once per worker otherwise)."""
     replays = sum(len(v) for v in outcome.values())
     assert replays > (6 * 10**4 if FULL else 3000), replays
     assert len(outcome.get("a", [])) > replays // 2
-
-
-@pytest.mark.parametrize("cls", FAILING)
-def test_no_new_findings(outcome, cls):
-    new = [f"{key}  ->  {detail}" for key, detail in outcome.get(cls, []) if _allowed(key) is None]
-    assert not new, f"{len(new)} new findings of class {cls}:\n" + "\n".join(new[:40])
-
-
-def test_allowlist_only_shrinks(outcome):
+    new = {cls: [f"{key}  ->  {detail}" for key, detail in outcome.get(cls, []) if _allowed(key) is None]
+           for cls in FAILING}
+    report = "\n".join(f"{len(v)} new findings of class {cls}:\n" + "\n".join(v[:40]) for cls, v in new.items() if v)
+    assert not report, report
     found = [key for cls in FAILING for key, _ in outcome.get(cls, [])]
     stale = [p for p in ALLOWED if not any(fnmatch.fnmatchcase(k, p) for k in found)]
     assert not stale, f"these known defects no longer occur; remove them from ALLOWED: {stale}"

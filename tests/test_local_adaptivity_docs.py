@@ -316,15 +316,17 @@ def rendered(found):
     return render_all(FRAGMENTS, found, computed)
 
 
-def test_every_number_of_the_page_is_computed(rendered):
+def test_the_page_is_the_checks(rendered, found):
+    """Every number the page states is rendered from a fresh run, every holds/tight/violated it says is the run's,
+    and what it says of its instances is true (one test, so that the fresh run behind the fixtures is made once: xdist
+    hands each test to any worker, and each worker would make its own)."""
     assert_on_page(PAGE, rendered)
-
-
-def test_the_page_says_holds_tight_violated_as_the_checks_find(found):
     assert_claimed(CLAIMED, found)
+    _the_pages_instances_give_the_checks_counterexamples(found)
+    _what_the_page_says_about_its_instances(found)
 
 
-def test_the_pages_instances_give_the_checks_counterexamples(found):
+def _the_pages_instances_give_the_checks_counterexamples(found):
     """The instances the page writes out reproduce the counterexamples (same code path, so the same floats)."""
     ce = found[LA + "limit8_singular"].counterexample
     eta = ce["params"]["eta"]
@@ -340,7 +342,7 @@ def test_the_pages_instances_give_the_checks_counterexamples(found):
     assert np.linalg.norm(C._adaptive_limit(fed, False, **kw) - fed.x_star) == ce["bound"]
 
 
-def test_what_the_page_says_about_its_instances(found):
+def _what_the_page_says_about_its_instances(found):
     """The words around the numbers: the singular sum converges at every small eta and small_eta_limit refuses it;
     the gap instance's limit is x* exactly and v is orthogonal to g; the random federations of adaptive_bias_shrinks
     have the corrected limit closer; the ratios of theorem1_printed_best_schedule and h_sgd_stochastic grow as said;
