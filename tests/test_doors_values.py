@@ -193,6 +193,7 @@ def _big():
 
 
 @functools.lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1)
 def _big_timing():
     return TT.tdma_schedule(N=4, S=2, tau_comp=3, r=1, K=512_000)   # ~20 s to build; its moments would take minutes
 
