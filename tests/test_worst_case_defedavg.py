@@ -12,7 +12,11 @@ descriptions and ``LIMIT_INSTANCES`` in src/fltheory/papers/defedavg/checks.py s
   (one client of the non-IID family): 7/32 convex at K = 8, 0.2485 non-convex (-> 0.297 as K -> infinity);
 * descent_iid: 0.281 (delay 1, w0 = 0: the round-1 update still uses w^0, so the moved term K eta eta_bar/4
   ||grad F(w^1)||^2 adds to the noise's 1/4); descent_niid: 9(N + n - 1)/(64 N) -> 9/32 (every client lambda
-  rounds behind, w0 = x*: derived in _descent_niid_constrain's docstring; 0.2811 at n = N = 1000); the other searches reach the values in REACH.
+  rounds behind, w0 = x*: derived in _descent_niid_constrain's docstring; 0.2811 at n = N = 1000);
+* theorem1_general: z/(2 z_e (2 - z_e)) with both rates at their caps, no delay, no noise -> 0.3014 (0.2965 at the
+  family's corner K = 8, T = 40, n = N = 1000); theorem1_corrected: (53/216 + 4 (5/54))/5 = 133/1080 with every
+  client one round behind at the prescribed rates (0.1189 at the corner), theorem1 5/16 of it (derived in
+  _niid_theorem_evaluate's docstring); the other searches reach the values in REACH.
 """
 import math
 
@@ -30,7 +34,9 @@ REACH = {
     # the search alone (no search_start; the sampler's derived instance is not used by Check.search) gets within 1 %
     # of the derived 9 (2N - 1)/(64 N) = 0.28111 at the family's end N = 1000 (test_descent_niid_derived_supremum)
     "descent_niid": 0.2785,
-    "theorem1": 0.019, "theorem1_corrected": 0.06, "theorem1_general": 0.11, "lemma1": 0.9999,
+    # Theorem 1: the family's corner, where _niid_theorem_evaluate's derivation puts its worst instance (the sups
+    # 133/3456, 133/1080 and 0.3014 as the sizes grow; test_theorem1_search_alone_reaches_the_derived_worst)
+    "theorem1": 0.0371, "theorem1_corrected": 0.1188, "theorem1_general": 0.2964, "lemma1": 0.9999,
     "lemma4": 0.15,                   # the sampler's derived non-convex instance reaches 0.2485 (LIMITS)
     "lemma5": 0.44, "lemma2": 1 - 1e-6, "lemma4_step": 1 - 1e-6, "lemma9_step_corrected": 1 - 1e-6,
 }
@@ -237,3 +243,105 @@ def test_theorem2_corrected_derived_worst_k1():
            for j in range(t)) for t in range(T)]
     assert s.value == pytest.approx(L * L * sum(ew2) / T, rel=1e-9)
     assert 0.176 < s.value / s.bound < (2 / 7 + 1 / 14) / 2
+
+
+# ----------------------------------------------------------------------------- Theorem 1 (_niid_theorem_evaluate)
+def _theorem1_signal_ratio(K, T, n, z=0.25, c=0.125):
+    # _niid_theorem_evaluate: rho_s (1 - (1 - z_e)^(2T))/(1 + 4 z^2 T/n), noise-free identical clients, no delay
+    ze = z * (1 - (1 - c / K) ** K) / c
+    return z / (2 * ze * (2 - ze)) * (1 - (1 - ze) ** (2 * T)) / (1 + 4 * z * z * T / n)
+
+
+@pytest.mark.parametrize("K,T,N", [(1, 40, 1000), (8, 14, 1000), (3, 7, 50)])
+def test_theorem1_general_derived_worst(K, T, N):
+    fam, ev, _ = C.SEARCH["theorem1_general"]
+    raw = {**fam.corner(1), "d": 1, "K": K, "T": T, "N": N}
+    s = ev(fam.apply(raw))
+    assert s.value / s.bound == pytest.approx(_theorem1_signal_ratio(K, T, N), rel=1e-8)
+    assert s.params["G2"] == pytest.approx(2 * raw["L"] * s.params["Phi0"], rel=1e-8)     # G^2 = ||grad F(w0)||^2
+    # a delay, lambda > 1, noise, client heterogeneity or a rate below its cap only lower it
+    for change in (dict(delay="uniform"), dict(delay="constant"), dict(lam=2), dict(phi_frac=1e2), dict(homog=0.2),
+                   dict(u2=0.5), dict(d=2, a_ratio=0.3)) + ((dict(u1=0.3),) if K > 1 else ()):   # K = 1: z_e = z
+        other = ev(fam.apply({**raw, **change}))
+        assert other.value / other.bound < s.value / s.bound, change
+    # the supremum as K, T and n/T grow, and the family's best T at K = 8, n = 1000
+    assert 0.3013 < _theorem1_signal_ratio(10**6, 10**4, 10**12) < 0.3014
+    assert max(range(1, 41), key=lambda t: _theorem1_signal_ratio(8, t, 1000)) == 14
+
+
+def _theorem1_prescribed_k1(N, T, L, sigma2, D=1):
+    """Theorem 1 at its prescribed rates, K = 1, n = N, every client D in {0, 1} rounds behind, lambda = 1, Phi0 at
+    its cap of (11), identical clients, in closed form: y_{t+1} = y_t - z y_{t-D} - e_t (z = eta eta_bar L, e_t of
+    variance rho h^2 sigma^2/n, rho = (2N - 1)/N: draws with replacement share their noise), its mean and the
+    covariance of (y_t, y_{t-1}) propagated exactly; G^2 = L^2 max_t E y_t^2, on which the rates depend, so the fixed
+    point is iterated.  Returns (value, G^2, Phi0, z)."""
+    n, G, rho = N, 0.0, (2 * N - 1) / N
+    for _ in range(200):
+        S = 2 * sigma2 + max(G, 32 * L / T - 2 * sigma2)                # (C1): T >= 32 L/(2 sigma^2 + G^2)
+        Phi0 = T * S / (32 * n * L)                                      # the cap of (C2), lambda = 1
+        h = math.sqrt(4 * n * Phi0) / math.sqrt(2 * L * S * T)
+        z = h * L
+        A = np.array([[1.0 - z, 0.0], [1.0, 0.0]]) if D == 0 else np.array([[1.0, -z], [1.0, 0.0]])
+        x, P, m = np.full(2, math.sqrt(2 * Phi0 / L)), np.zeros((2, 2)), []
+        for t in range(T + 1):
+            m.append(x[0] ** 2 + P[0, 0])
+            x, P = A @ x, A @ P @ A.T + np.diag([rho * h * h * sigma2 / n, 0.0])
+        G_new, G_used = L * L * max(m), S - 2 * sigma2
+        if abs(G_new - G_used) <= 1e-13 * G_new:
+            break
+        G = G_new
+    return L * L * float(np.mean(m[:T])), G_used, Phi0, z
+
+
+@pytest.mark.parametrize("N,T,D", [(1000, 40, 1), (100, 20, 0), (30, 10, 1)])
+def test_theorem1_prescribed_derived_worst(N, T, D):
+    fam, ev, _ = C.SEARCH["theorem1_corrected"]
+    raw = {**fam.corner(1), "d": 1, "K": 1, "N": N, "T": T, "delay": ("zero", "constant")[D]}
+    assert fam.corner(1)["delay"] == "constant" and fam.corner(1)["lam"] == 1
+    s = ev(fam.apply(raw))
+    value, G2, Phi0, z = _theorem1_prescribed_k1(N, T, raw["L"], raw["sigma2"], D)
+    assert z == pytest.approx(0.25, rel=1e-12)                            # Phi0 at its cap: eta eta_bar K L = 1/4
+    assert s.value == pytest.approx(value, rel=1e-6) and s.params["Phi0"] == pytest.approx(Phi0, rel=1e-6)
+    assert G2 <= s.params["G2"] <= G2 * (1 + 1e-3)                         # the engine's G^2 (with a hair of spread)
+    bound = float(C.B.theorem1_corrected(n=N, K=1, T=T, L=raw["L"], sigma2=raw["sigma2"], Phi0=Phi0, lam=1,
+                                         nu2=0.0, G2=G2, N=N, check=False))
+    assert s.value / s.bound == pytest.approx(value / bound, rel=1e-5)
+    assert s.value / s.bound < (133 / 1080 if D else 4 / 35)
+    # the printed constant 16 for 5: 5/16 of it (the second term of the bound is negligible here)
+    printed = C.SEARCH["theorem1"][1](fam.apply(raw))
+    assert printed.value / printed.bound == pytest.approx(5 / 16 * s.value / s.bound, rel=1e-4)
+    # K makes no difference at eta_bar L K -> 0; lambda > 1, a smaller Phi0, heterogeneity lower it, and so does
+    # a delay spread over 0..lambda against every client one round behind
+    k8 = ev(fam.apply({**raw, "K": 8}))
+    assert k8.value / k8.bound == pytest.approx(s.value / s.bound, rel=1e-4)
+    for change in (dict(lam=2), dict(phi_frac=0.3), dict(homog=0.0)) + ((dict(delay="uniform"),) if D else ()):
+        other = ev(fam.apply({**raw, **change}))
+        assert other.value / other.bound < s.value / s.bound, change
+
+
+def test_theorem1_prescribed_supremum():
+    # no delay: (2/7 + 4/14)/5 = 4/35; every client one round behind: (53/216 + 4 (5/54))/5 = 133/1080, as
+    # n = N >> T -> infinity (closed form only)
+    y = [(1 + t / 2) / 2**t for t in range(200)]                 # y_{t+1} = y_t - y_{t-1}/4, y_{-1} = y_0 = 1
+    assert sum(v * v for v in y) == pytest.approx(53 / 27, rel=1e-12)
+
+    def ratio(N, T, D):
+        v, G, P, _ = _theorem1_prescribed_k1(N, T, 1.0, 1e8, D)
+        return v / float(C.B.theorem1_corrected(n=N, K=1, T=T, L=1.0, sigma2=1e8, Phi0=P, lam=1, nu2=0.0, G2=G, N=N,
+                                                check=False))
+
+    for D, sup in ((0, 4 / 35), (1, 133 / 1080)):
+        r = [ratio(N, T, D) for N, T in ((10**3, 40), (10**4, 400), (10**6, 3000))]
+        assert r[0] < r[1] < r[2] < sup and r[2] > 0.999 * sup, (D, r)
+
+
+def test_theorem1_search_alone_reaches_the_derived_worst():
+    # no search_start: the family's corner(1) is the derived instance; the search gets within 4 % of each supremum
+    # (133/3456, 133/1080, 0.3014) and within 1 % of the family's best known instance
+    sup = {"theorem1": 133 / 3456, "theorem1_corrected": 133 / 1080, "theorem1_general": 0.30137}
+    best = {"theorem1": 5 / 16 * 0.118858, "theorem1_corrected": 0.118858, "theorem1_general": 0.298242}
+    for name in sup:
+        c = _check(name)
+        assert c.search_start == ()
+        res = c.search(quick=True, seed=0)
+        assert 0.96 * sup[name] < res.ratio < sup[name] and res.ratio > 0.99 * best[name], (name, res.ratio)
