@@ -11,6 +11,7 @@ import tempfile
 
 _TMP_FIGURES = None
 _BLAS_LIMIT = None
+_RUN_CACHE = None
 
 
 def pytest_configure(config):
@@ -32,12 +33,19 @@ def pytest_configure(config):
         _BLAS_LIMIT = threadpool_limits(limits=int(os.environ["OPENBLAS_NUM_THREADS"]), user_api="blas")
     except (ImportError, ValueError):   # threadpoolctl comes with scikit-learn, a dependency
         pass
+    global _RUN_CACHE
+    if "FLTHEORY_RUN_CACHE" not in os.environ:   # tests/runcache.py: each quoted check's fresh run once per session
+        _RUN_CACHE = tempfile.mkdtemp(prefix="fltheory-runs-")
+        os.environ["FLTHEORY_RUN_CACHE"] = _RUN_CACHE
     if "FLTHEORY_FIGURES" not in os.environ:
         _TMP_FIGURES = tempfile.mkdtemp(prefix="fltheory-figures-")
         os.environ["FLTHEORY_FIGURES"] = _TMP_FIGURES
 
 
 def pytest_unconfigure(config):
+    if _RUN_CACHE is not None:
+        os.environ.pop("FLTHEORY_RUN_CACHE", None)
+        shutil.rmtree(_RUN_CACHE, ignore_errors=True)
     if _TMP_FIGURES is not None:
         os.environ.pop("FLTHEORY_FIGURES", None)
         shutil.rmtree(_TMP_FIGURES, ignore_errors=True)

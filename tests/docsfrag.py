@@ -22,6 +22,7 @@ import re
 from pathlib import Path
 
 from fltheory import claims, verify
+from runcache import fresh_run
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -55,7 +56,7 @@ def verdicts(fragments, *, quick: bool = False, search: str | None = None, extra
     their full size (``quick``: the ``--quick`` size), the adversarial search at ``search`` (default ``"full"``, with
     ``quick`` ``"quick"``)."""
     names = sorted(set(quoted(fragments)) | set(extra))
-    report = verify.run(names=names, quick=quick, search=search)
+    report = fresh_run(names, quick=quick, search=search)
     return {v.check: v for v in report.verdicts}
 
 
