@@ -99,6 +99,14 @@ def assert_on_page(page_text: str, rendered) -> None:
     assert not absent, "the page does not say (rendered from a fresh run):\n" + "\n".join(absent)
 
 
+def assert_page(page_text: str, rendered, claimed: dict, found: dict) -> None:
+    """Every number the page states is rendered from the fresh run (:func:`assert_on_page`) and every
+    holds/tight/violated it says is the run's (:func:`assert_claimed`).  A page test makes both assertions in one test,
+    so that the fresh run behind its fixtures is made once: xdist hands each test to any worker."""
+    assert_on_page(page_text, rendered)
+    assert_claimed(claimed, found)
+
+
 def assert_claimed(claimed: dict, found: dict) -> None:
     """The page's words about checks it does not quote numbers of: ``claimed`` maps a check name to ``"holds"``
     (``tight`` counts: a tight bound holds), ``"tight"`` or ``"violated"``.  A check in ``found`` (this run's

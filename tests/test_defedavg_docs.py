@@ -14,7 +14,7 @@ from fltheory.papers.defedavg import bounds as B
 from fltheory.papers.defedavg import checks as C
 from fltheory.verify import registry
 
-from docsfrag import assert_claimed, assert_on_page, ce_param, page, render_all, verdicts
+from docsfrag import assert_page, ce_param, page, render_all, verdicts
 from test_worst_case_defedavg import lemma8_noise_ratio
 
 pytestmark = pytest.mark.slow      # the full run of the checks the page quotes: ~40 s of CPU
@@ -118,8 +118,6 @@ def rendered(found):
 
 
 def test_the_page_is_the_checks(rendered, found):
-    """Every number the page states is rendered from a fresh run, every holds/tight/violated it says is the run's,
-    and what it says of its instances is true (one test, so that the fresh run behind the fixtures is made once: xdist
-    hands each test to any worker, and each worker would make its own)."""
-    assert_on_page(PAGE, rendered)
-    assert_claimed(CLAIMED, found)
+    """The page's numbers and verdict words are a fresh run's (docsfrag.assert_page), and what it says of its
+    instances is true."""
+    assert_page(PAGE, rendered, CLAIMED, found)

@@ -21,7 +21,7 @@ from fltheory.papers.local_adaptivity import checks_proofs as CP
 from fltheory.papers.local_adaptivity import exact
 from fltheory.problems import ProblemError, QuadraticFederation
 
-from docsfrag import assert_claimed, assert_on_page, ce_param, page, render_all, squash, tight, verdicts
+from docsfrag import assert_page, ce_param, page, render_all, squash, tight, verdicts
 
 PAGE = page("papers/local_adaptivity.rst")
 LA = "local_adaptivity."
@@ -317,11 +317,9 @@ def rendered(found):
 
 
 def test_the_page_is_the_checks(rendered, found):
-    """Every number the page states is rendered from a fresh run, every holds/tight/violated it says is the run's,
-    and what it says of its instances is true (one test, so that the fresh run behind the fixtures is made once: xdist
-    hands each test to any worker, and each worker would make its own)."""
-    assert_on_page(PAGE, rendered)
-    assert_claimed(CLAIMED, found)
+    """The page's numbers and verdict words are a fresh run's (docsfrag.assert_page), and what it says of its
+    instances is true."""
+    assert_page(PAGE, rendered, CLAIMED, found)
     _the_pages_instances_give_the_checks_counterexamples(found)
     _what_the_page_says_about_its_instances(found)
 
