@@ -291,6 +291,13 @@ class RegisterMoments:
             for mine2, theirs2 in blocks:
                 self.second[..., theirs, theirs2] = corner[..., mine, mine2]
 
+    def _many_states(self, P, batch) -> bool:
+        """Whether the state batch holds more states per client configuration than ``d^2`` (then sums over the
+        clients are cheaper as ``d^4``-sized operators built once than per state)."""
+        states = int(np.prod(batch)) if batch else 1
+        configs = int(np.prod(P.shape[:-3])) if P.ndim > 3 else 1
+        return states > configs * self.d * self.d
+
     def assign_random(self, dst: int, base: int, lag_regs: Sequence[int], participation: "RandomParticipation",
                       delay_probs, runs_P, runs_r, runs_Q, eta):
         """``y_dst <- y_base - eta * sum_i c_i (P_i y_{lag_regs[D_i]} + r_i + nu_i)``, exact in expectation
@@ -323,11 +330,13 @@ class RegisterMoments:
         batch = self.second.shape[:-2]
         S_LL = xp.reshape(xp.take(xp.take(self.second, rows, axis=-2), rows, axis=-1), batch + (L, d, L, d))
         m_L = xp.reshape(xp.take(self.mean, rows, axis=-1), batch + (L, d))   # (.., L, d)
+        many = xp is np and self._many_states(P, batch)
         if xp is np:
-            S_diag = np.einsum("...kakb->...kab", S_LL)
-            S_hat = np.einsum("ik,il,...kalb->...iab", p, p, S_LL)           # (.., N, d, d)
-            S_til = np.einsum("ik,...kab->...iab", p, S_diag)
-            m_hat = np.einsum("ik,...ka->...ia", p, m_L)                     # (.., N, d)
+            if not many:
+                S_diag = np.einsum("...kakb->...kab", S_LL)
+                S_hat = np.einsum("ik,il,...kalb->...iab", p, p, S_LL)       # (.., N, d, d)
+                S_til = np.einsum("ik,...kab->...iab", p, S_diag)
+                m_hat = np.einsum("ik,...ka->...ia", p, m_L)                 # (.., N, d)
             G = np.einsum("i,ik,...iab->...kab", u, p, P)                    # (.., L, d, d) mean coefficients
             rbar = np.einsum("i,...ia->...a", u, r)
             # E[ybar ybar^T] of the aggregate
@@ -352,13 +361,24 @@ class RegisterMoments:
             Gm = xp.sum(matvec(G, m_L), axis=-2)
         agg = agg + Gm[..., :, None] * rbar[..., None, :] + rbar[..., :, None] * Gm[..., None, :] \
             + rbar[..., :, None] * rbar[..., None, :]
-        mid = beta[:, None, None] * S_til - alpha[:, None, None] * S_hat
-        per = P @ mid @ mT(P)
-        Pm = (P @ m_hat[..., None])[..., 0]
-        cross = Pm[..., :, None] * r[..., None, :]
-        per = per + v[:, None, None] * (cross + mT(cross) + r[..., :, None] * r[..., None, :])
-        per = per + beta[:, None, None] * Q
-        extra = (kappa - 1.0) * agg + xp.sum(per, axis=-3)
+        if many:
+            # many states at once (the one-map driver's unit states): the client sums as d^4 L^2 numbers built
+            # once, sum_i c_ikl P_i (.) P_i^T with c_ikl = beta_i p_ik [k = l] - alpha_i p_ik p_il, not per state
+            c = beta[:, None, None] * p[:, :, None] * np.eye(L) - alpha[:, None, None] * p[:, :, None] * p[:, None, :]
+            K = np.einsum("ikl,...iab,...iec->...aekblc", c, P, P)
+            J = np.einsum("i,ik,...iab,...ie->...aekb", v, p, P, r)
+            cross = np.einsum("...aekb,...kb->...ae", J, m_L)
+            clients = np.einsum("...aekblc,...kblc->...ae", K, S_LL) + cross + mT(cross) \
+                + np.einsum("i,...ia,...ie->...ae", v, r, r) + np.einsum("i,...iae->...ae", beta, Q)
+        else:
+            mid = beta[:, None, None] * S_til - alpha[:, None, None] * S_hat
+            per = P @ mid @ mT(P)
+            Pm = (P @ m_hat[..., None])[..., 0]
+            cross = Pm[..., :, None] * r[..., None, :]
+            per = per + v[:, None, None] * (cross + mT(cross) + r[..., :, None] * r[..., None, :])
+            per = per + beta[:, None, None] * Q
+            clients = xp.sum(per, axis=-3)
+        extra = (kappa - 1.0) * agg + clients
         mats = xp.concat([xp.broadcast_to(xp.eye(d), G.shape[:-3] + (1, d, d)), -eta * G], axis=-3)
         self.assign([dst], [[base] + list(lag_regs)], mats[..., None, :, :, :], (-eta * rbar)[..., None, :],
                     None, eta**2 * extra)
@@ -478,6 +498,29 @@ def _per_step_terms(runs, r, kpos, schedule, t, eta, xp, B, cfg_batch):
     return lags, -eta * G, -eta * b, eta * eta * Q
 
 
+def _step_keys(runs: LocalRuns, r, kpos, schedule: Schedule, T: int) -> np.ndarray:
+    """A label per step ``t < T`` (0, 1, ...), equal for two steps whose affine maps are equal: the same
+    multiset of (client's runs, lag, weight, position of K) in every timing seed, clients whose runs
+    ``(P, r, Q)`` are equal counted as one (host work on copies of the small run arrays)."""
+    M = runs.P.shape[-3]
+    rows = np.concatenate([np.moveaxis(to_numpy(a), axis, 0).reshape(M, -1)
+                           for a, axis in ((runs.P, -3), (r, -2), (runs.Q, -3))], axis=1)
+    _, cls = np.unique(rows, axis=0, return_inverse=True)
+    client = np.asarray(schedule.client[:, :T, :])
+    valid = client >= 0
+    Bs, U = client.shape[0], client.shape[2]
+    fields = [np.where(valid, np.asarray(cls).reshape(-1)[np.maximum(client, 0)], -1),
+              np.where(valid, np.arange(T)[None, :, None] - schedule.start[:, :T, :], 0),
+              np.where(valid, schedule.weight[:, :T, :], 0.0),
+              np.where(valid, 0 if kpos is None else np.asarray(kpos)[:, :T, :], 0)]
+    group = np.broadcast_to(np.arange(Bs * T).reshape(Bs, T, 1), client.shape)
+    # the slots of each (seed, step) sorted by (client's runs, lag, weight, K): the last key of lexsort leads
+    order = np.lexsort([f.reshape(-1) for f in reversed(fields)] + [group.reshape(-1)])
+    slots = np.stack([f.reshape(-1)[order].astype(np.float64) for f in fields], axis=-1).reshape(Bs, T, U * 4)
+    _, keys = np.unique(np.moveaxis(slots, 1, 0).reshape(T, -1), axis=0, return_inverse=True)
+    return np.asarray(keys).reshape(-1)
+
+
 def _check_types(fed, schedule, local):
     from .problems import QuadraticFederation  # noqa: PLC0415
 
@@ -559,7 +602,12 @@ def schedule_moments(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0
 
     lag_msd = xp.zeros((T + 1, B, R)) if record_lags else None
     with np.errstate(over="ignore", invalid="ignore"):   # an overflow is reported as divergence below
-        means, blocks = _ring_moments(fed, x0, cov0, R, (B,), T, step, lag_msd=lag_msd)
+        got = None
+        if _LINEAR_DRIVER and T >= 8:
+            keys = _step_keys(runs, r, kpos, schedule, T)
+            if int(keys.max()) + 1 <= T // 4:            # steps repeat a few maps: one map per label
+                got = _linear_ring_moments(fed, x0, cov0, R, (B,), T, step, lag_msd=lag_msd, keys=keys)
+        means, blocks = got if got is not None else _ring_moments(fed, x0, cov0, R, (B,), T, step, lag_msd=lag_msd)
     out = _moments_result(fed, means, blocks, x_star, record_cov, eta)
     return out if lag_msd is None else dataclasses.replace(out, lag_msd=lag_msd)
 
@@ -591,6 +639,114 @@ def _ring_moments(fed, x0, cov0, R: int, batch: tuple, T: int, step, lag_msd=Non
             lags = xp.asarray((new - np.arange(R)) % R)                  # register of x_{t+1-l}
             lag_msd[t + 1, ...] = (own[..., new:new + 1] + xp.take(own, lags, axis=-1)
                                    - 2 * xp.take(cross, lags, axis=-1))
+    return means, blocks
+
+
+_LINEAR_DRIVER = True      # the exact moments by step maps where it pays (False: step by step; the tests compare)
+_LINEAR_STATE_MAX = 1200     # state coordinates (mean + upper triangle) the map driver builds at most
+
+
+def _linear_ring_moments(fed, x0, cov0, R: int, batch: tuple, T: int, step, lag_msd=None, keys=None):
+    """:func:`_ring_moments` by step maps: for steps that repeat one of a few affine maps (up to the ring's
+    rotation), as in :func:`random_participation_moments` (one map) or a schedule whose steps repeat; ``None``
+    where the state is too large for it (the caller then goes step by step).
+
+    ``keys`` (``T`` integers, default all 0) labels the steps: two steps with one label have the same map.
+    The state ``z`` (the ring's means and the upper triangle of its second moments, in registers
+    counted back from the newest: register ``k`` holds ``y_{t-k}``) moves by ``z <- A z + c``.  Each
+    label's ``A`` and ``c`` come from one call of ``step`` at its first step, on a batch of ``D + 1``
+    states (the unit states and the zero state: a step is affine in the means and second moments
+    jointly), so the cost is one step on ``D + 1`` states per label and ``T`` products by a ``D x D``
+    matrix, instead of ``T`` steps of small array calls (about 10x fewer seconds for one map and
+    ``T = 40``).  The numbers are those of the same arithmetic in another order (equal to the
+    step-by-step driver to rounding; tested).
+    """
+    xp, d = fed.xp, fed.d
+    n = R * d
+    iu0, iu1 = np.triu_indices(n)
+    D = n + iu0.size
+    nb = int(np.prod(batch)) if batch else 1
+    if D > _LINEAR_STATE_MAX or (D + 1) * nb * n * n > 4_000_000 or T < 3:
+        return None
+    keys = np.zeros(T, dtype=np.int64) if keys is None else np.asarray(keys)
+    flat_upper = xp.asarray(iu0 * n + iu1)
+    nbat = len(batch)
+    # the start: every register y0 (history before step 0 is x0), second moments y0 y0^T + cov0
+    y0 = xp.broadcast_to(V.array(x0, "x0", xp=xp, ndim=1, shape=(d,)) - fed.x_star, batch + (d,))
+    second0 = y0[..., :, None] * y0[..., None, :]
+    if cov0 is not None:
+        second0 = second0 + V.array(cov0, "cov0", xp=xp, shape=(d, d))
+    reps = (1,) * nbat
+    S0 = xp.reshape(xp.tile(second0, reps + (R, R)), batch + (n * n,))
+    z = xp.concat([xp.tile(y0, reps + (R,)), xp.take(S0, flat_upper, axis=-1)], axis=-1)
+
+    def registers(t):   # the slots of registers y_{t-j}, j = 0..R-1, at step t, d coordinates each
+        return np.concatenate([((t - j) % R) * d + np.arange(d) for j in range(R)])
+
+    def image(t, mean, second):
+        """The step at t of the states (canonical coordinates; leading axis: states), as z coordinates."""
+        into = np.argsort(registers(t))              # slot order of the canonical registers at step t
+        rows = xp.asarray(into)
+        eng = RegisterMoments(R, d, mean=xp.take(mean, rows, axis=-1),
+                              second=xp.take(xp.take(second, rows, axis=-2), rows, axis=-1), xp=xp)
+        step(eng, t, t % R, (t + 1) % R)
+        order = xp.asarray(registers(t + 1))         # canonical registers after the step: y_{t+1-j}
+        S1 = xp.take(xp.take(eng.second, order, axis=-2), order, axis=-1)
+        return xp.concat([xp.take(eng.mean, order, axis=-1),
+                          xp.take(xp.reshape(S1, S1.shape[:-2] + (n * n,)), flat_upper, axis=-1)], axis=-1)
+
+    def largest(v, lo, hi):   # max |v[..., lo:hi]| per configuration
+        return xp.max(xp.abs(v[..., lo:hi]), axis=-1)
+
+    def step_map(t):
+        """``A`` (*batch, D, D) and ``c`` (*batch, D) of the step at ``t``: ``c`` is the image of the zero state,
+        column ``j`` of ``A`` that of ``mu_j e_j`` less ``c``, over ``mu_j``.  ``mu_j`` is the scale of the
+        moments (the start's and ``c``'s: ``mu`` for a mean, ``mu^2`` for a second moment), so that the
+        difference loses no more digits than a step itself (with unit states, ``c`` of 1e18 against columns
+        of 1 left none)."""
+        c = image(t, xp.zeros((1,) + batch + (n,)), xp.zeros((1,) + batch + (n, n)))[0, ...]
+        mu = xp.ones(batch)
+        for v in (z, c):
+            mu = xp.maximum(mu, xp.maximum(largest(v, 0, n), xp.sqrt(largest(v, n, D))))
+        scale = xp.concat([xp.broadcast_to(mu[..., None], batch + (n,)),
+                           xp.broadcast_to((mu * mu)[..., None], batch + (D - n,))], axis=-1)   # (*batch, D)
+        unit = xp.permute_dims(scale, (nbat,) + tuple(range(nbat)))                            # (D, *batch)
+        mean = xp.reshape(asarray(mean0, xp), (D,) + (1,) * nbat + (n,)) * unit[..., None]
+        second = xp.reshape(asarray(sec0, xp), (D,) + (1,) * nbat + (n, n)) * unit[..., None, None]
+        cols = (image(t, mean, second) - c) / unit[..., None]                                   # (D, *batch, D)
+        return xp.permute_dims(cols, tuple(range(1, nbat + 2)) + (0,)), c
+
+    # the unit states: e_j for the means, E_ab + E_ba for the upper triangle (scaled in step_map)
+    mean0 = np.zeros((D, n))
+    mean0[np.arange(n), np.arange(n)] = 1.0
+    sec0 = np.zeros((D, n, n))
+    k = n + np.arange(iu0.size)
+    sec0[k, iu0, iu1] = 1.0
+    sec0[k, iu1, iu0] = 1.0
+    Z = xp.empty((T + 1,) + batch + (D,))
+    Z[0, ...] = z
+    maps: dict = {}
+    for t in range(T):
+        key = int(keys[t])
+        if key not in maps:
+            maps[key] = step_map(t)
+        A, c = maps[key]
+        z = matvec(A, z) + c
+        Z[t + 1, ...] = z
+    # read the outputs off the upper triangle: position of (a, b) in z
+    pos = np.full((n, n), -1)
+    pos[iu0, iu1] = n + np.arange(iu0.size)
+    pos = np.where(pos >= 0, pos, pos.T)
+    means = Z[..., :d]
+    blocks = xp.reshape(xp.take(Z, xp.asarray(pos[:d, :d].reshape(-1)), axis=-1), (T + 1,) + batch + (d, d))
+    if lag_msd is not None:   # E||y_t - y_{t-l}||^2 = tr S_00 + tr S_ll - 2 tr S_0l, register l = y_{t-l}
+        ii = np.arange(d)
+        coef = np.zeros((D, R))
+        for l in range(R):
+            np.add.at(coef[:, l], pos[ii, ii], 1.0)
+            np.add.at(coef[:, l], pos[l * d + ii, l * d + ii], 1.0)
+            np.add.at(coef[:, l], pos[ii, l * d + ii], -2.0)
+        lag_msd[...] = Z @ asarray(coef, xp)
     return means, blocks
 
 
@@ -669,7 +825,8 @@ def random_participation_moments(fed, local: LocalSGD, *, eta: float, T: int, x0
         R = 2
     lag_msd = xp.zeros((T + 1,) + batch + (R,)) if record_lags else None
     with np.errstate(over="ignore", invalid="ignore"):   # an overflow is reported as divergence below
-        means, blocks = _ring_moments(fed, x0, cov0, R, batch, T, step, lag_msd=lag_msd)
+        got = _linear_ring_moments(fed, x0, cov0, R, batch, T, step, lag_msd=lag_msd) if _LINEAR_DRIVER else None
+        means, blocks = got if got is not None else _ring_moments(fed, x0, cov0, R, batch, T, step, lag_msd=lag_msd)
     out = _moments_result(fed, means, blocks, x_star, record_cov, eta)
     return out if lag_msd is None else dataclasses.replace(out, lag_msd=lag_msd)
 

@@ -752,7 +752,17 @@ def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int =
         raise V.InputTypeError(f"only must be a string or None; got {V.shown(only)}")
     papers = _list_of_names(papers, "papers", "paper names")
     names = _list_of_names(names, "names", "check names")
-    checks = registry(papers)
+    t0 = time.perf_counter()
+    early = None
+    if jobs > 1 and only is None and names is None and "fork" in _start_methods():
+        # the workers start now and import their own papers' checks while this process imports them all
+        early = _Pool(_known_papers(papers), quick=quick, seed=seed, search=search, jobs=jobs)
+    try:
+        checks = registry(papers)
+    except BaseException:
+        if early is not None:
+            early.pool.shutdown(wait=False, cancel_futures=True)
+        raise
     if only is not None and not only.strip():
         raise InputError(f"only must name part of a check name ('feddelavg.theorem1', say); got {only!r}, which "
                          f"would keep every check")
@@ -776,13 +786,14 @@ def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int =
             raise InputError(f"names: no registered check is called {[n for n in unknown if n not in exist]} "
                              "(names look like 'feddelavg.theorem1')")
         checks = [c for c in checks if c.name in set(wanted)]
-    t0 = time.perf_counter()
     bar = None
     if progress:
         bar = _progress(len(checks))
     verdicts: list = [None] * len(checks)
     with _one_blas_thread():
-        if jobs > 1 and len(checks) > 1:
+        if early is not None:
+            early.collect(checks, verdicts, bar)
+        elif jobs > 1 and len(checks) > 1:
             _run_pool(checks, verdicts, quick=quick, seed=seed, search=search, jobs=jobs, bar=bar)
         for i, c in enumerate(checks):
             if verdicts[i] is None:
@@ -849,17 +860,47 @@ def _one_blas_thread():
     return threadpool_limits(limits=1, user_api="blas")
 
 
+# the built-in papers in the order the pool starts them: the longest first, so that none of them starts last (the
+# seconds of their checks, 2-core guest, 2026-11-26: quick run local_adaptivity 8.0, defedavg 5.4, feddelavg 4.2,
+# afl_dga 3.8, tdma 2.5; full run 34.6, 17.5, 27.9, 27.9, 20.6).  Only the wall time depends on it.
+_LONGEST_FIRST = ("local_adaptivity", "defedavg", "feddelavg", "afl_dga", "tdma")
+
+
+def _start_methods() -> list:
+    import multiprocessing  # noqa: PLC0415
+
+    return multiprocessing.get_all_start_methods()
+
+
+def _known_papers(papers) -> list:
+    """The papers :func:`registry` would import for ``papers`` (each one known), longest first."""
+    known = all_papers()
+    wanted = list(known if papers is None else papers)
+    for p in wanted:
+        if p not in known:
+            raise InputError(f"unknown paper {p!r}; known: {known} (register your own with verify.register_paper)")
+    rank = {p: i for i, p in enumerate(_LONGEST_FIRST)}
+    return sorted(dict.fromkeys(wanted), key=lambda p: rank.get(p, len(rank)))
+
+
+def _run_paper(paper: str, quick: bool, seed: int, search: str) -> list:
+    """A worker's task: ``(name, verdict)`` for every registered check of ``paper`` (imported here)."""
+    with _one_blas_thread():
+        return [(c.name, c.run(quick=quick, seed=seed, search=search)) for c in registry([paper])]
+
+
 def _run_named(names: list, quick: bool, seed: int, search: str) -> list:
     """A worker's task: the verdicts of the registered checks ``names`` (``None`` where this process lacks one)."""
+    known: dict = {}
+    for paper in dict.fromkeys(name.split(".", 1)[0] for name in names):   # one lookup per paper, not per check
+        try:
+            known.update((c.name, c) for c in registry([paper]))
+        except InputError:
+            pass
     out = []
     with _one_blas_thread():
         for name in names:
-            try:
-                checks = registry([name.split(".", 1)[0]])
-            except InputError:
-                out.append(None)
-                continue
-            c = next((c for c in checks if c.name == name), None)
+            c = known.get(name)
             out.append(None if c is None else c.run(quick=quick, seed=seed, search=search))
     return out
 
@@ -879,32 +920,65 @@ def _chunks(checks, jobs: int) -> list:
     return sorted(chunks, key=len, reverse=True)
 
 
-def _run_pool(checks, verdicts, *, quick, seed, search, jobs, bar) -> None:
-    """Fill ``verdicts`` from a process pool of ``jobs`` workers (see :func:`_chunks`)."""
+def _forking_pool(jobs: int):
+    """A process pool of ``jobs`` forked workers (they inherit every check registered so far)."""
     import multiprocessing  # noqa: PLC0415
     import warnings  # noqa: PLC0415
-    from concurrent.futures import ProcessPoolExecutor, as_completed  # noqa: PLC0415
+    from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
 
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    names = {c.name: i for i, c in enumerate(checks)}
-    if len(names) < len(checks):        # two checks of one name: a worker could not tell them apart
-        return
-    chunks = _chunks(checks, jobs)
-    if method == "fork":     # what every searched check imports: once here, not once per worker
-        import scipy.optimize  # noqa: F401, PLC0415
+    import scipy.optimize  # noqa: F401, PLC0415 - what every searched check imports: once here, not per worker
     with warnings.catch_warnings():
         # Python >= 3.12 warns that forking a process with threads may deadlock; the threads here are
         # the BLAS pool's, idle between calls, and its library re-initialises them in the child.
         warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks", category=DeprecationWarning)
-        ctx = multiprocessing.get_context(method)
-        with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=ctx) as pool:
-            futures = {pool.submit(_run_named, chunk, quick, seed, search): chunk for chunk in chunks}
-            for fut in as_completed(futures):
-                for name, v in zip(futures[fut], fut.result()):
-                    verdicts[names[name]] = v
-                    if bar is not None and v is not None:
-                        bar.set_postfix_str(name[-40:])
-                        bar.update()
+        return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"))
+
+
+class _Pool:
+    """Whole papers run by forked workers from the start of :func:`run`, before this process has imported their
+    checks: each worker imports the papers it runs while this process imports them all (the registry), so the
+    imports of a run overlap instead of preceding the work (the default run: every check, ``jobs > 1``)."""
+
+    def __init__(self, papers: list, *, quick, seed, search, jobs):
+        self.pool = _forking_pool(min(jobs, max(1, len(papers))))
+        self.futures = {self.pool.submit(_run_paper, p, quick, seed, search): p for p in papers}
+
+    def collect(self, checks, verdicts, bar) -> None:
+        from concurrent.futures import as_completed  # noqa: PLC0415
+
+        where = {c.name: i for i, c in enumerate(checks)}
+        with self.pool:
+            for fut in as_completed(self.futures):
+                for name, v in fut.result():
+                    i = where.get(name)
+                    if i is not None and verdicts[i] is None:
+                        verdicts[i] = v
+                        if bar is not None:
+                            bar.set_postfix_str(name[-40:])
+                            bar.update()
+
+
+def _run_pool(checks, verdicts, *, quick, seed, search, jobs, bar) -> None:
+    """Fill ``verdicts`` from a process pool of ``jobs`` workers (see :func:`_chunks`); workers are forked where
+    the platform allows it, else spawned (a check a spawned worker does not know stays ``None``)."""
+    import multiprocessing  # noqa: PLC0415
+    from concurrent.futures import ProcessPoolExecutor, as_completed  # noqa: PLC0415
+
+    names = {c.name: i for i, c in enumerate(checks)}
+    if len(names) < len(checks):        # two checks of one name: a worker could not tell them apart
+        return
+    chunks = _chunks(checks, jobs)
+    workers = min(jobs, len(chunks))
+    pool = _forking_pool(workers) if "fork" in _start_methods() else \
+        ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    with pool:
+        futures = {pool.submit(_run_named, chunk, quick, seed, search): chunk for chunk in chunks}
+        for fut in as_completed(futures):
+            for name, v in zip(futures[fut], fut.result()):
+                verdicts[names[name]] = v
+                if bar is not None and v is not None:
+                    bar.set_postfix_str(name[-40:])
+                    bar.update()
 
 
 # ----------------------------------------------------------------------------- rebuilding a counterexample

@@ -325,9 +325,17 @@ def _local_runs(problem, x, s: _Setup, t: int, record: bool = False) -> ClientUp
     Mk = xp.zeros_like(acc)
     stream = KeyedStream(s.seed, _NOISE) if s.noise_factor is not None else None
     rec_y, rec_g, rec_P, rec_a = [y], [], [], []
+    if type(problem) is QuadraticFederation:   # its gradient without the door's shape check (y is ours)
+        H, x_opt = problem.H, problem.x_opt
+
+        def grad(Y):
+            return matvec(H, Y - x_opt)
+    else:
+        grad = problem.grad_clients
+    ones = None if opt in _ADAPTIVE else xp.ones(acc.shape)
     for k in range(s.tau_max):
         active = (k < s.tau)[..., None]
-        g = problem.grad_clients(y)
+        g = grad(y)
         if stream is not None:
             z = stream.normal(config=s.config[..., None], round=t * _STEP_KEY + k, client=s.client_ids,
                               size=(s.d,))
@@ -346,7 +354,7 @@ def _local_runs(problem, x, s: _Setup, t: int, record: bool = False) -> ClientUp
                 Pk = Pk * (math.sqrt(1.0 - b2 ** (k + 1)) / (1.0 - b1 ** (k + 1)))
             u = Pk * m
         else:
-            Pk = xp.ones(acc.shape)
+            Pk = ones
             u = m if diag else matvec(s.precond, m)
         y = xp.where(active, y - eta * u, y)
         Mk = b1 * Mk + (1.0 - b1) * Pk
@@ -402,6 +410,23 @@ def client_update(problem, *, x, eta, tau, client_opt="sgd", precond=None, beta1
                   v0=v0, eps=eps, bias_correction=bias_correction, n_mode=n_mode, noise=noise, seed=seed,
                   config=config, client_ids=client_ids, x_name="x")
     return _local_runs(problem, s.xp.broadcast_to(x, s.batch + (s.d,)), s, round, record=record)
+
+
+def _client_update_runner(problem, *, x, record=False, **options):
+    """:func:`client_update` from many models of the shape of ``x``, its options validated once (a loop of a
+    check that calls it every round): ``run(x)`` is ``client_update(problem, x=x, record=record, **options)``
+    for an ``x`` of that shape (not checked again)."""
+    record = V.flag(record, "record")
+    s, _ = _setup(problem, x, x_name="x", **{**_CLIENT_UPDATE_DEFAULTS, **options})
+
+    def run(x):
+        return _local_runs(problem, s.xp.broadcast_to(x, s.batch + (s.d,)), s, 0, record=record)
+
+    return run
+
+
+_CLIENT_UPDATE_DEFAULTS = dict(client_opt="sgd", precond=None, beta1=None, beta2=None, v0=None, eps=None,
+                               bias_correction=False, n_mode="exact", seed=0, noise=True, config=None, client_ids=None)
 
 
 # --------------------------------------------------------------------------------------

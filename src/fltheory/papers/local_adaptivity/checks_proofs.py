@@ -17,7 +17,7 @@ from ...validation import InputError, per_client
 from ...verify import Check, Sample, register
 from . import bounds as B
 from . import exact
-from .algorithm import client_update
+from .algorithm import _client_update_runner
 # the shared helpers of the paper's checks (checks.py imports this module after defining them)
 from .checks import _cosine_instance, _n, _ratios, _rotation, _sample, _spectrum, _unit, instance
 
@@ -606,9 +606,11 @@ def _theorem3_gradients(fed, *, eta, tau, T, x0, v0, F_inf):
     x = np.array(x0, float)
     alpha = eta * tau
     g2, Lam, G = [], 1.0, 0.0
+    local = _client_update_runner(fed, x=x, eta=per_client(eta), tau=per_client(tau), client_opt="adagrad", v0=v0,
+                                  eps=0.0, record=True, noise=False)   # client_update, validated once
     for t in range(T):
         g2.append(float((fed.grad(x) ** 2).sum()))
-        cu = client_update(fed, x=x, eta=per_client(eta), tau=per_client(tau), client_opt="adagrad", v0=v0, eps=0.0, record=True, noise=False)
+        cu = local(x)
         P = np.asarray(cu.P)                          # (tau, M, d): B^(k) = P^(k) for beta1 = 0
         Lam = max(Lam, float((tau * P / P.sum(0)).max()))
         G = max(G, float(np.linalg.norm(P * np.asarray(cu.g), axis=-1).max()))
