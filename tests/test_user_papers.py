@@ -131,7 +131,22 @@ def test_bad_registrations_are_refused_by_name():
         verify.unregister_paper("nobody")
 
 
-def test_a_users_checks_run_in_worker_processes_too(mine):
+def test_a_users_checks_run_in_worker_processes_too(mine, monkeypatch):
     one, two = verify.run(papers=["mine"], quick=True), verify.run(papers=["mine"], quick=True, jobs=2)
     assert [(v.check, v.status, v.worst_ratio) for v in one.verdicts] == \
         [(v.check, v.status, v.worst_ratio) for v in two.verdicts] and two.ok
+    # as many papers as workers: whole papers go to workers forked before the registry import (verify._Pool)
+    verify.register_paper("mine2", title="Me again")
+    try:
+        for c in _checks("mine2"):
+            verify.register(c)
+        made = []
+        real = verify._Pool
+        monkeypatch.setattr(verify, "_Pool", lambda papers, **kw: made.append(papers) or real(papers, **kw))
+        both, apart = verify.run(papers=["mine", "mine2"], quick=True, jobs=2), verify.run(papers=["mine", "mine2"],
+                                                                                          quick=True)
+        assert [(v.check, v.status, v.worst_ratio) for v in both.verdicts] == \
+            [(v.check, v.status, v.worst_ratio) for v in apart.verdicts] and len(both.verdicts) == 4 and both.ok
+        assert made == [["mine", "mine2"]]       # the forked pool ran the two papers (the serial run made none)
+    finally:
+        verify.unregister_paper("mine2")

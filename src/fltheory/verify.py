@@ -755,8 +755,10 @@ def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int =
     t0 = time.perf_counter()
     early = None
     if jobs > 1 and only is None and names is None and "fork" in _start_methods():
-        # the workers start now and import their own papers' checks while this process imports them all
-        early = _Pool(_known_papers(papers), quick=quick, seed=seed, search=search, jobs=jobs)
+        wanted = _known_papers(papers)
+        if len(wanted) >= jobs:   # (fewer papers than workers: the papers are split, after the import)
+            # the workers start now and import their own papers' checks while this process imports them all
+            early = _Pool(wanted, quick=quick, seed=seed, search=search, jobs=jobs)
     try:
         checks = registry(papers)
     except BaseException:
@@ -940,7 +942,7 @@ class _Pool:
     imports of a run overlap instead of preceding the work (the default run: every check, ``jobs > 1``)."""
 
     def __init__(self, papers: list, *, quick, seed, search, jobs):
-        self.pool = _forking_pool(min(jobs, max(1, len(papers))))
+        self.pool = _forking_pool(jobs)
         self.futures = {self.pool.submit(_run_paper, p, quick, seed, search): p for p in papers}
 
     def collect(self, checks, verdicts, bar) -> None:
