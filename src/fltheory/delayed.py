@@ -603,7 +603,7 @@ def schedule_moments(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0
     lag_msd = xp.zeros((T + 1, B, R)) if record_lags else None
     with np.errstate(over="ignore", invalid="ignore"):   # an overflow is reported as divergence below
         got = None
-        if _LINEAR_DRIVER and T >= 8:
+        if _LINEAR_DRIVER and T >= 8 and _maps_fit(R, fed.d, (B,)):
             keys = _step_keys(runs, r, kpos, schedule, T)
             if int(keys.max()) + 1 <= T // 4:            # steps repeat a few maps: one map per label
                 got = _linear_ring_moments(fed, x0, cov0, R, (B,), T, step, lag_msd=lag_msd, keys=keys)
@@ -646,6 +646,15 @@ _LINEAR_DRIVER = True      # the exact moments by step maps where it pays (False
 _LINEAR_STATE_MAX = 1200     # state coordinates (mean + upper triangle) the map driver builds at most
 
 
+def _maps_fit(R: int, d: int, batch: tuple) -> bool:
+    """Whether the step maps of a ring of ``R`` registers in ``R^d`` are small enough to build: ``D`` state
+    coordinates (``n = R d`` means and ``n (n + 1) / 2`` second moments) at most ``_LINEAR_STATE_MAX``, and the
+    ``D + 1`` images of a map at most 4e6 numbers per configuration batch."""
+    n = R * d
+    D = n + n * (n + 1) // 2
+    return D <= _LINEAR_STATE_MAX and (D + 1) * (int(np.prod(batch)) if batch else 1) * n * n <= 4_000_000
+
+
 def _linear_ring_moments(fed, x0, cov0, R: int, batch: tuple, T: int, step, lag_msd=None, keys=None):
     """:func:`_ring_moments` by step maps: for steps that repeat one of a few affine maps (up to the ring's
     rotation), as in :func:`random_participation_moments` (one map) or a schedule whose steps repeat; ``None``
@@ -662,12 +671,11 @@ def _linear_ring_moments(fed, x0, cov0, R: int, batch: tuple, T: int, step, lag_
     step-by-step driver to rounding; tested).
     """
     xp, d = fed.xp, fed.d
+    if not _maps_fit(R, d, batch) or T < 3:
+        return None
     n = R * d
     iu0, iu1 = np.triu_indices(n)
     D = n + iu0.size
-    nb = int(np.prod(batch)) if batch else 1
-    if D > _LINEAR_STATE_MAX or (D + 1) * nb * n * n > 4_000_000 or T < 3:
-        return None
     keys = np.zeros(T, dtype=np.int64) if keys is None else np.asarray(keys)
     flat_upper = xp.asarray(iu0 * n + iu1)
     nbat = len(batch)
