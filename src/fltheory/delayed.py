@@ -663,12 +663,12 @@ def _linear_ring_moments(fed, x0, cov0, R: int, batch: tuple, T: int, step, lag_
     ``keys`` (``T`` integers, default all 0) labels the steps: two steps with one label have the same map.
     The state ``z`` (the ring's means and the upper triangle of its second moments, in registers
     counted back from the newest: register ``k`` holds ``y_{t-k}``) moves by ``z <- A z + c``.  Each
-    label's ``A`` and ``c`` come from one call of ``step`` at its first step, on a batch of ``D + 1``
-    states (the unit states and the zero state: a step is affine in the means and second moments
-    jointly), so the cost is one step on ``D + 1`` states per label and ``T`` products by a ``D x D``
-    matrix, instead of ``T`` steps of small array calls (about 10x fewer seconds for one map and
-    ``T = 40``).  The numbers are those of the same arithmetic in another order (equal to the
-    step-by-step driver to rounding; tested).
+    label's ``c`` and ``A`` come from ``step`` at its first step, applied to the zero state and to
+    ``D`` unit states scaled to the size of the moments (a step is affine in the means and second
+    moments jointly; see ``step_map``), so the cost is one step on ``D + 1`` states per label and
+    ``T`` products by a ``D x D`` matrix, instead of ``T`` steps of small array calls
+    (``benchmarks/bench_moment_maps.py``).  The numbers are those of the same arithmetic in another
+    order: equal to the step-by-step driver to rounding (``tests/test_delayed_maps.py``).
     """
     xp, d = fed.xp, fed.d
     if not _maps_fit(R, d, batch) or T < 3:
