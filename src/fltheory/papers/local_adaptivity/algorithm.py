@@ -357,8 +357,11 @@ def _local_runs(problem, x, s: _Setup, t: int, record: bool = False) -> ClientUp
             Pk = ones
             u = m if diag else matvec(s.precond, m)
         y = xp.where(active, y - eta * u, y)
-        Mk = b1 * Mk + (1.0 - b1) * Pk
-        inc = Mk if s.n_mode == "alg1" else (1.0 - b1 ** (k + 1)) * Pk
+        if s.n_mode == "alg1":
+            Mk = b1 * Mk + (1.0 - b1) * Pk
+            inc = Mk
+        else:
+            inc = (1.0 - b1 ** (k + 1)) * Pk
         acc = acc + xp.where(active, inc, 0.0)
         if record:
             rec_y.append(y)
