@@ -132,14 +132,33 @@ def _one_line(text: str) -> str:
     return re.sub(r"^(\(|\d+[.)]|[A-Za-z][.)] )", r"\\\1", text)
 
 
+def _reexported(module) -> list:
+    """The classes and functions that ``module`` lists in ``__all__`` but another module of the package defines
+    (a facade's re-exports, e.g. ``fltheory.schedules.round_robin``): documented once, where they are defined."""
+    import inspect  # noqa: PLC0415
+
+    names = getattr(module, "__all__", None) or []
+    objs = [(n, getattr(module, n, None)) for n in names]
+    return [(n, o) for n, o in objs if (inspect.isclass(o) or inspect.isroutine(o))
+            and getattr(o, "__module__", module.__name__) != module.__name__ and not _imported(o)]
+
+
 def _module_sections(package, underline: str, skip=()) -> list[str]:
-    """A titled ``automodule`` for every module of ``package`` (sorted by name)."""
+    """A titled ``automodule`` for every module of ``package`` (sorted by name); a name the module only
+    re-exports is listed with a link to where it is defined, not documented twice."""
     out = []
     for m in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
         if m.name in skip:
             continue
-        title = f"``{package.__name__}.{m.name}``"
-        out += [title, underline * len(title), "", f".. automodule:: {package.__name__}.{m.name}", ""]
+        name = f"{package.__name__}.{m.name}"
+        title = f"``{name}``"
+        out += [title, underline * len(title), "", f".. automodule:: {name}"]
+        again = _reexported(importlib.import_module(name))
+        if again:
+            links = ", ".join(f":{'class' if isinstance(o, type) else 'func'}:`{o.__module__}.{n}`" for n, o in again)
+            out += [f"   :exclude-members: {', '.join(n for n, _ in again)}", "",
+                    f"Also importable from ``{name}`` (documented where they are defined): {links}."]
+        out += [""]
     return out
 
 

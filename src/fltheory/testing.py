@@ -11,8 +11,8 @@ This module needs hypothesis (``pip install "fltheory[testing]"``).  It gives
 * :func:`statement_parameters`: every parameter of a statement, drawn from given strategies,
   kept only where the statement's conditions hold;
 * :func:`delays` and :func:`schedules`: delay arrays and schedules of stale updates whose
-  staleness never exceeds a bound ``lam`` (:func:`fltheory.schedules.from_delays`,
-  :func:`fltheory.schedules.round_robin`);
+  staleness never exceeds a bound ``lam`` (:func:`fltheory.schedule_generators.from_delays`,
+  :func:`fltheory.schedule_generators.round_robin`);
 * :func:`assert_statement`: asserts a statement against a quantity you compute (exactly or by
   simulation) on drawn cases; on failure hypothesis shrinks the case and the error
   (:class:`BoundViolated`) prints the smallest counterexample it found, with the call that
@@ -322,9 +322,9 @@ def delays(lam, *, T, U=1):
 def schedules(lam, *, N, T, U=1, kinds=("delays", "round_robin")):
     """Schedules of ``T`` server steps over ``N`` clients whose staleness never exceeds ``lam``.
 
-    ``kinds`` picks the generators: ``"delays"`` (:func:`fltheory.schedules.from_delays`: ``U``
+    ``kinds`` picks the generators: ``"delays"`` (:func:`fltheory.schedule_generators.from_delays`: ``U``
     clients per step, drawn with their delays in ``[0, lam]``) and ``"round_robin"``
-    (:func:`fltheory.schedules.round_robin` with a group size ``S`` such that
+    (:func:`fltheory.schedule_generators.round_robin` with a group size ``S`` such that
     ``ceil(N/S) - 1 <= lam``).  Every schedule carries its rebuild call (:func:`recipe`).
 
     >>> from hypothesis import given

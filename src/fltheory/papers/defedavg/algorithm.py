@@ -3,9 +3,9 @@ r"""Batched simulators of DeFedAvg and its baselines, driven by schedules.
 Problem class: quadratic clients :math:`F_i(w)=\frac12(w-w_i^*)^\top H_i(w-w_i^*)` with additive
 Gaussian gradient noise (:class:`fltheory.QuadraticFederation`; the paper's :math:`\sigma^2` is the
 trace of the noise covariance), and the non-linear clients of the paper's experiments in miniature:
-multinomial logistic regression (:class:`fltheory.problems.LogisticFederation`, e.g. the digits toy of
+multinomial logistic regression (:class:`fltheory.problems_logistic.LogisticFederation`, e.g. the digits toy of
 :func:`fltheory.datasets.digits_federation`) and pseudo-Huber clients
-(:class:`fltheory.problems.PseudoHuberFederation`), with optional additive noise ``sigma2 * I``.
+(:class:`fltheory.problems_nonquadratic.PseudoHuberFederation`), with optional additive noise ``sigma2 * I``.
 Method (Wang, Li, Jin, Zhang, eq. (8)): every update is ``K`` local SGD steps with the local rate ``eta_bar`` from the server model it started from,
 :math:`\Delta=w^{\tau}-w^{\tau,K}`, and the server applies
 :math:`w^{t+1}=w^t-\eta\sum_u\text{weight}_u\Delta_u` (weights ``m/n`` for draws with replacement,
@@ -135,7 +135,7 @@ def defedavg(fed, schedule: Schedule, *, K: int, eta: float, eta_bar: float, x0,
 def asysg(fed, schedule: Schedule, *, eta: float, x0, seed: int = 0, sigma2: float | None = None) -> DeFedAvgResult:
     """AsySG: every update is one stochastic gradient at the model it started from (``K = 1``, no
     local rate), and the server applies ``w <- w - eta/n sum g`` (``schedule`` from
-    :func:`fltheory.schedules.first_n_arrivals` with ``K = 1``).  Clients and ``sigma2`` as in
+    :func:`fltheory.schedule_generators.first_n_arrivals` with ``K = 1``).  Clients and ``sigma2`` as in
     :func:`defedavg`."""
     x0 = _check(fed, x0, general=True)
     V.instance(schedule, "schedule", Schedule)

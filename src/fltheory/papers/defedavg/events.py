@@ -7,7 +7,7 @@ consumes the schedule (``algorithm.py``, ``exact.py``).
 
 Timing model (Section 4.1.3 of the paper): client ``i`` needs ``c_i = rho_i * unit`` per local
 step with ``rho_i ~ U[1, 5]`` drawn once per client and timing seed
-(:func:`fltheory.schedules.compute_times`); a run of ``K`` steps takes ``K c_i``; downloads take
+(:func:`fltheory.schedule_generators.compute_times`); a run of ``K`` steps takes ``K c_i``; downloads take
 ``t_dl`` and uploads ``t_ul`` for everyone; aggregation takes no time.
 
 * :func:`niid_events` -- DeFedAvg-nIID (Algorithm 1): each round the server draws ``n`` clients
@@ -20,7 +20,7 @@ step with ``rho_i ~ U[1, 5]`` drawn once per client and timing seed
   anchors (the model every client is working from at the start of each round, which the proof
   of Theorem 1 uses for every client) are recorded;
 * DeFedAvg-IID (Algorithm 2, the first ``n`` arrivals) and AsySG (``K = 1``) are the core's
-  :func:`fltheory.schedules.first_n_arrivals`;
+  :func:`fltheory.schedule_generators.first_n_arrivals`;
 * :func:`fedbuff_events` -- FedBuff: first ``n`` arrivals, but a client downloads the current model
   and restarts as soon as it has uploaded;
 * :func:`fedavg_schedule` -- synchronous FedAvg with client sampling: every round waits for its

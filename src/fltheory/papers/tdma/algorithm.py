@@ -4,7 +4,7 @@ Problem class
 -------------
 Any federation with per-client gradients: :class:`fltheory.problems.QuadraticFederation` (mini-batch
 noise as additive gradient noise of covariance ``noise_cov``) or
-:class:`fltheory.problems.LogisticFederation` (true mini-batches of ``batch_size`` samples drawn
+:class:`fltheory.problems_logistic.LogisticFederation` (true mini-batches of ``batch_size`` samples drawn
 with replacement, or full local gradients).
 
 Method
@@ -72,7 +72,7 @@ def afl_tdma(fed, timing: TDMATiming, *, eta: float, x0, H: int = 1, batch_size:
              replicates: int = 1, seed: int = 0, record_every: int = 1) -> TDMARun:
     """Run asynchronous FL over TDMA along ``timing`` (see the module docstring).
 
-    ``batch_size`` applies to a :class:`~fltheory.problems.LogisticFederation` (``None``: full local
+    ``batch_size`` applies to a :class:`~fltheory.problems_logistic.LogisticFederation` (``None``: full local
     gradients); a quadratic federation carries its mini-batch noise in ``noise_cov``.  The loss and
     gradient norm (full-data evaluations) are recorded every ``record_every`` rounds and at the last.
     """
