@@ -16,7 +16,11 @@
   the noise factor in registers for the round and its coordinate of the local model; a product ``H_i y`` is
   ``d`` fused multiply-adds per thread, with the other coordinates read from the group by warp shuffles.
 
-The noise is the keyed stream's own: the same hash, uniforms and formula as the array path on the device, so
+``_PORTABLE_CODE`` holds version 2 of the keyed noise (``KeyedStream(version=2)``: a portable ``log`` and
+``cos(2 pi u)`` from basic IEEE-754 operations, ``fl_normal_v2``) as one C text for CUDA and the host; the tests
+compile it on the host and compare it with NumPy bit for bit, but no kernel uses it and it has not run on a GPU.
+
+The noise of the kernels is the keyed stream's own (version 1): the same hash, uniforms and formula as the array path on the device, so
 the same bits as ``KeyedStream.normal`` there.  Sums are in another order than the array path's batched
 products (a few units in the last place).
 """

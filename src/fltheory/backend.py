@@ -469,7 +469,8 @@ _NORMAL_BLOCK = 2**16  # numbers per block of the NumPy normal path (a few array
 
 
 def _unit(bits, xp):
-    """The top 53 bits of uint64 hashes as uniforms in the open interval (0, 1)."""
+    """The top 53 bits ``k`` of uint64 hashes as uniforms ``fl(k + 1/2) 2^-53`` in [2^-54, 1]: for ``k >= 2^52``
+    the sum rounds to even, and for ``k = 2^53 - 1`` to ``2^53``, so that uniform is 1."""
     return (xp.astype(bits >> _constants(xp)[3], xp.float64) + 0.5) * (2.0**-53)
 
 
@@ -554,8 +555,8 @@ def _log_split(x, xp):
 
 def _portable_log(x, xp=np):
     """``log x`` for float64 ``x`` in ``(0, 1]`` (positive normal numbers), from basic operations only, in the order
-    of the C function ``fl_portable_log`` (see the comment above).  Measured within 1 ulp of ``np.log`` and of the
-    exact logarithm (``tests/test_portable_noise.py``)."""
+    of the C function ``fl_portable_log`` (see the comment above).  Within 2 ulp of ``np.log`` over 10^6 of the
+    stream's uniforms and the extremes 2^-54 and 1 (``tests/test_portable_noise.py``)."""
     m, dk = _log_split(x, xp)
     f = m - 1.0
     s = f / (2.0 + f)
@@ -571,8 +572,10 @@ def _portable_log(x, xp=np):
 def _portable_cos_2pi(u, xp=np):
     """``cos(2 pi u)`` for float64 ``u`` in ``[0, 1]``, from basic operations only, in the order of the C function
     ``fl_portable_cos_2pi`` (see the comment above).  It is the cosine of the turn ``u`` itself, not of the rounded
-    angle ``2 pi u`` that ``np.cos(2 * np.pi * u)`` takes: within 1 ulp of the exact value (measured), and within a few
-    units of 2^-53 of ``np.cos(2 * np.pi * u)`` (whose argument's rounding moves it by up to ``2^-51 |sin|``)."""
+    angle ``2 pi u`` that ``np.cos(2 * np.pi * u)`` takes: within 2 ulp of ``cos`` of the double-double ``2 pi u``,
+    and within 2^-50 of ``np.cos(2 * np.pi * u)`` (whose argument's rounding moves it by up to about 1.5 * 2^-51;
+    near a zero of cos that is many ulp), over 10^6 of the stream's uniforms and the extremes
+    (``tests/test_portable_noise.py``)."""
     t = 4.0 * u
     n = (xp.astype(t > 0.5, xp.float64) + xp.astype(t > 1.5, xp.float64) + xp.astype(t > 2.5, xp.float64)
          + xp.astype(t > 3.5, xp.float64))
@@ -635,9 +638,10 @@ class KeyedStream:
       ``cos`` (NumPy's on the host, CUDA's in the CuPy kernel), which may round differently in the last place,
       so the bits are those of the library that computes them.
     * ``version=2``: ``log`` and ``cos(2 pi u)`` computed from IEEE-754 basic operations and exact bit
-      manipulation only, in one fixed order (:func:`_portable_log`, :func:`_portable_cos_2pi`; each within 1 ulp
-      of the exact function, measured), so every IEEE-754 machine whose compiler keeps that order and fuses no
-      multiply-add gives the same bits.  The tests compare the NumPy path, the ``array_api_strict`` path and the
+      manipulation only, in one fixed order (:func:`_portable_log`, :func:`_portable_cos_2pi`; within 2 ulp of
+      ``np.log`` and of a reference for ``cos(2 pi u)``, tested), so every IEEE-754 machine whose compiler keeps
+      that order and fuses no multiply-add gives the same bits.  Its draws differ from version 1's in the last
+      places (the same uniforms).  The tests compare the NumPy path, the ``array_api_strict`` path and the
       C text of the same functions (``fltheory._cuda._PORTABLE_CODE``, compiled by the host's C++ compiler with
       ``-ffp-contract=off``) bit for bit.  That text has not been run on a GPU: on CuPy, version 2 raises
       ``NotImplementedError``.
@@ -685,7 +689,8 @@ class KeyedStream:
                      for v, name in ((config, "config"), (round, "round"), (client, "client")))
 
     def uniform(self, *, config=0, round=0, client=0, size=None, backend=None):
-        """Uniform numbers in the open interval (0, 1), float64."""
+        """Uniform numbers in (0, 1], float64: 1 only for the top 53 bits all ones (probability 2^-53; see
+        :func:`_unit`)."""
         config, round, client = self._keys(config, round, client)
         bits, xp = self._bits(config, round, client, size, backend)
         return _unit(bits, xp)
