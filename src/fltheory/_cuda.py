@@ -16,7 +16,11 @@
   the noise factor in registers for the round and its coordinate of the local model; a product ``H_i y`` is
   ``d`` fused multiply-adds per thread, with the other coordinates read from the group by warp shuffles.
 
-The noise is the keyed stream's own: the same hash, uniforms and formula as the array path on the device, so
+``_PORTABLE_CODE`` holds version 2 of the keyed noise (``KeyedStream(version=2)``: a portable ``log`` and
+``cos(2 pi u)`` from basic IEEE-754 operations, ``fl_normal_v2``) as one C text for CUDA and the host; the tests
+compile it on the host and compare it with NumPy bit for bit, but no kernel uses it and it has not run on a GPU.
+
+The noise of the kernels is the keyed stream's own (version 1): the same hash, uniforms and formula as the array path on the device, so
 the same bits as ``KeyedStream.normal`` there.  Sums are in another order than the array path's batched
 products (a few units in the last place).
 """
@@ -50,6 +54,102 @@ __device__ __forceinline__ unsigned long long fl_key_rest(unsigned long long h, 
     return fl_mix(h ^ (client * FL_GOLDEN + FL_M2));
 }
 """
+
+# Version 2 of the keyed normal noise (``KeyedStream(version=2)``): the portable log and cos(2 pi u) of
+# :mod:`fltheory.backend` (``_portable_log``, ``_portable_cos_2pi``: the same operations in the same order, the
+# same constants printed as shortest round-trip decimals) and ``fl_normal_v2``, the counterpart of ``fl_normal``.
+# One text for both compilers: under CUDA (``__CUDACC__``, defined by nvcc and NVRTC) the functions are
+# ``__device__ __forceinline__``, on the host ``static inline``.  Bit for bit equal to the NumPy path only when no
+# multiply-add is fused: ``-ffp-contract=off`` for a host compiler, ``--fmad=false`` for nvcc or NVRTC (CuPy:
+# ``options=("--fmad=false",)``).  The tests compile this text with the host's C++ compiler and compare it with
+# NumPy bit for bit; it has not been compiled or run on a GPU, and no kernel uses it yet.
+_PORTABLE_TEMPLATE = r"""
+#if defined(__CUDACC__)
+#define FL_PORTABLE __device__ __forceinline__
+#else
+#include <math.h>
+#define FL_PORTABLE static inline
+#endif
+FL_PORTABLE unsigned long long fl_v2_mix(unsigned long long z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+FL_PORTABLE unsigned long long fl_v2_bits(double x) { union { double d; unsigned long long u; } v; v.d = x; return v.u; }
+FL_PORTABLE double fl_v2_double(unsigned long long b) { union { double d; unsigned long long u; } v; v.u = b; return v.d; }
+// log x for x in (0, 1], positive normal: x = m 2^k, m in [sqrt(1/2), sqrt(2)), by the bits
+FL_PORTABLE double fl_portable_log(double x) {
+    unsigned long long b = fl_v2_bits(x);
+    long long k = (long long)(b >> 52) - 1023;
+    unsigned long long mb = (b & ${MANTISSA}ull) | ${ONE_BITS}ull;
+    if (mb >= ${SQRT2_BITS}ull) { mb -= 1ull << 52; k += 1; }
+    double m = fl_v2_double(mb);
+    double dk = (double)k;
+    double f = m - 1.0;
+    double s = f / (2.0 + f);
+    double z = s * s;
+    double w = z * z;
+    double t1 = w * (${LG1} + w * (${LG3} + w * ${LG5}));
+    double t2 = z * (${LG0} + w * (${LG2} + w * (${LG4} + w * ${LG6})));
+    double R = t2 + t1;
+    double hfsq = 0.5 * f * f;
+    return dk * ${LN2_HI} - ((hfsq - (s * (hfsq + R) + dk * ${LN2_LO})) - f);
+}
+// cos(2 pi u) for u in [0, 1]: quarter turns n, theta = (pi/2)(4u - n) as a double-double x + y
+FL_PORTABLE double fl_portable_cos_2pi(double u) {
+    double t = 4.0 * u;
+    double n = (double)((t > 0.5) + (t > 1.5) + (t > 2.5) + (t > 3.5));
+    double r = t - n;
+    double p = r * ${PIO2_HI};
+    double c = ${SPLITTER} * r;
+    double rh = c - (c - r);
+    double rl = r - rh;
+    double e = ((rh * ${PIO2_HH} - p) + rh * ${PIO2_HL} + rl * ${PIO2_HH}) + rl * ${PIO2_HL};
+    double lo = e + r * ${PIO2_LO};
+    double x = p + lo;
+    double y = lo - (x - p);
+    double z = x * x;
+    double v = z * x;
+    double rs = ${S1} + z * (${S2} + z * (${S3} + z * (${S4} + z * ${S5})));
+    double sn = x - ((z * (0.5 * y - v * rs) - y) - v * ${S0});
+    double w = z * z;
+    double rc = z * (${C0} + z * (${C1} + z * ${C2})) + w * w * (${C3} + z * (${C4} + z * ${C5}));
+    double hz = 0.5 * z;
+    w = 1.0 - hz;
+    double cs = w + (((1.0 - w) - hz) + (z * rc - x * y));
+    return (n == 0.0 || n == 4.0) ? cs : (n == 1.0 ? -sn : (n == 2.0 ? -cs : sn));
+}
+// the normal number of key hash h and counter c: the uniforms of fl_normal, the portable functions
+FL_PORTABLE double fl_normal_v2(unsigned long long h, unsigned long long c) {
+    unsigned long long a = fl_v2_mix(h ^ (c * 0xBF58476D1CE4E5B9ull + 0x9E3779B97F4A7C15ull));
+    unsigned long long b = fl_v2_mix(h ^ ((c + (1ull << 40)) * 0xBF58476D1CE4E5B9ull + 0x9E3779B97F4A7C15ull));
+    double u1 = ((double)(a >> 11) + 0.5) * ${TWO_M53};
+    double u2 = ((double)(b >> 11) + 0.5) * ${TWO_M53};
+    return sqrt(-2.0 * fl_portable_log(u1)) * fl_portable_cos_2pi(u2);
+}
+"""
+
+
+def _portable_source() -> str:
+    """:data:`_PORTABLE_TEMPLATE` with the constants of :mod:`fltheory.backend` filled in (``repr``: the shortest
+    decimal that reads back to the same double)."""
+    from string import Template  # noqa: PLC0415
+
+    from . import backend as bk  # noqa: PLC0415
+
+    values = {"LN2_HI": bk._LN2_HI, "LN2_LO": bk._LN2_LO, "SQRT2_BITS": hex(bk._SQRT2_BITS),
+              "MANTISSA": hex(bk._MANTISSA), "ONE_BITS": hex(bk._ONE_BITS), "PIO2_HI": bk._PIO2_HI,
+              "PIO2_LO": bk._PIO2_LO, "PIO2_HH": bk._PIO2_HH, "PIO2_HL": bk._PIO2_HL, "SPLITTER": bk._SPLITTER,
+              "TWO_M53": 2.0**-53}
+    values.update({f"LG{i}": c for i, c in enumerate(bk._LG)})
+    values.update({f"S{i}": c for i, c in enumerate(bk._S)})
+    values.update({f"C{i}": c for i, c in enumerate(bk._C)})
+    return Template(_PORTABLE_TEMPLATE).substitute({k: v if isinstance(v, str) else f"({v!r})" for k, v in
+                                                    values.items()})
+
+
+_PORTABLE_CODE = _portable_source()
+
 
 _LOCAL_RUN = r"""
 // NOISE: 0 none, 1 a diagonal factor (F holds its diagonal, (M, D) per configuration), 2 a dense factor (M, D, D)

@@ -469,7 +469,8 @@ _NORMAL_BLOCK = 2**16  # numbers per block of the NumPy normal path (a few array
 
 
 def _unit(bits, xp):
-    """The top 53 bits of uint64 hashes as uniforms in the open interval (0, 1)."""
+    """The top 53 bits ``k`` of uint64 hashes as uniforms ``fl(k + 1/2) 2^-53`` in [2^-54, 1]: for ``k >= 2^52``
+    the sum rounds to even, and for ``k = 2^53 - 1`` to ``2^53``, so that uniform is 1."""
     return (xp.astype(bits >> _constants(xp)[3], xp.float64) + 0.5) * (2.0**-53)
 
 
@@ -483,6 +484,118 @@ def _mix_inplace(z, tmp):
     z *= _M2
     np.right_shift(z, np.uint64(31), out=tmp)
     z ^= tmp
+
+
+# --------------------------------------------------------------------------------------
+# portable log and cos(2 pi u): version 2 of the keyed stream
+# --------------------------------------------------------------------------------------
+# Only IEEE-754 basic operations (+, -, *, /, sqrt: correctly rounded everywhere), comparisons, selections and exact
+# bit manipulation, one operation at a time in the order written, so that every IEEE-754 machine that keeps that
+# order and fuses nothing gives the same bits: NumPy (each elementwise operation rounds once; NumPy fuses no
+# multiply-add), C compiled with -ffp-contract=off, CUDA compiled with --fmad=false.  The C text of the same
+# functions is ``fltheory._cuda._PORTABLE_CODE``, printed from the constants below (shortest round-trip decimals,
+# which a correctly rounding compiler reads back to these doubles).
+#
+# log (the scheme and coefficients of fdlibm's e_log.c, Sun Microsystems): x = m 2^k exactly, m in [sqrt(1/2),
+# sqrt(2)); f = m - 1 (exact: Sterbenz); s = f / (2 + f); log(1 + f) = f - hfsq + s (hfsq + R), hfsq = f^2 / 2,
+# R an even polynomial in s; log x = k ln2_hi - ((hfsq - (s (hfsq + R) + k ln2_lo)) - f), where ln2_hi ends in 32
+# zero bits (k ln2_hi exact for |k| < 2^20).
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+_LG = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01, 2.222219843214978396e-01,
+       1.818357216161805012e-01, 1.531383769920937332e-01, 1.479819860511658591e-01)
+_SQRT2 = 1.4142135623730951                  # the double nearest sqrt(2), where the mantissa is split
+_SQRT2_BITS = 0x3FF6A09E667F3BCD             # its bits
+_MANTISSA = 0x000FFFFFFFFFFFFF
+_ONE_BITS = 0x3FF0000000000000
+# cos(2 pi u) (the kernels and coefficients of fdlibm's k_sin.c and FreeBSD's k_cos.c, for |x| <= pi/4): t = 4 u
+# (exact), n = the whole number of quarter turns nearest t, by comparisons; r = t - n (exact: Sterbenz), |r| <= 1/2,
+# so 2 pi u = n pi/2 + theta with theta = (pi/2) r (u reduced by a multiple of 1/4 to within 1/8 of a turn);
+# theta as a double-double x + y, the product r (pi/2) exact by Dekker's two-product on Veltkamp's halves (no
+# fused multiply-add); cos(2 pi u) = cos theta, -sin theta, -cos theta, sin theta for n mod 4 = 0, 1, 2, 3.
+_S = (-1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04,
+      2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10)
+_C = (4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05,
+      -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11)
+_PIO2_HI = 1.5707963267948966                # pi/2 rounded to a double
+_PIO2_LO = 6.123233995736766e-17             # pi/2 - _PIO2_HI rounded to a double
+_SPLITTER = 134217729.0                      # 2^27 + 1: Veltkamp's split into halves of 26 bits
+
+
+def _veltkamp(a):
+    """``(hi, lo)`` with ``a = hi + lo`` exactly, each of at most 26 significant bits (for |a| < 2^996)."""
+    c = _SPLITTER * a
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+_PIO2_HH, _PIO2_HL = _veltkamp(_PIO2_HI)     # Python floats are IEEE doubles: the same halves as the C code's
+
+
+def _log_split(x, xp):
+    """``(m, k)`` with ``x = m 2^k`` exactly, ``m`` in ``[sqrt(1/2), sqrt(2))``, ``k`` a whole float64, for positive
+    normal ``x``.  NumPy: integer operations on the bits (the C code's way).  The array API standard has no bit cast:
+    there the exponent is found by halving intervals, scaling by exact powers of two (for x in [2^-62, 2); the
+    stream's uniforms lie in [2^-54, 1]); both ways are exact, so they give the same (m, k)."""
+    if xp is np:
+        b = x.view(np.uint64)
+        k = (b >> np.uint64(52)).astype(np.int64) - 1023
+        mb = (b & np.uint64(_MANTISSA)) | np.uint64(_ONE_BITS)          # x's mantissa as a double in [1, 2)
+        big = mb >= np.uint64(_SQRT2_BITS)
+        mb = np.where(big, mb - np.uint64(1 << 52), mb)                  # halve m: exponent field one down
+        return mb.view(np.float64), (k + big).astype(np.float64)
+    m, k = x, xp.zeros_like(x)
+    for s in (32, 16, 8, 4, 2, 1):
+        low = m < 2.0 ** (1 - s)
+        m = xp.where(low, m * 2.0**s, m)
+        k = xp.where(low, k - float(s), k)
+    big = m >= _SQRT2
+    return xp.where(big, m * 0.5, m), xp.where(big, k + 1.0, k)
+
+
+def _portable_log(x, xp=np):
+    """``log x`` for float64 ``x`` in ``(0, 1]`` (positive normal numbers), from basic operations only, in the order
+    of the C function ``fl_portable_log`` (see the comment above).  Within 2 ulp of ``np.log`` over 10^6 of the
+    stream's uniforms and the extremes 2^-54 and 1 (``tests/test_portable_noise.py``)."""
+    m, dk = _log_split(x, xp)
+    f = m - 1.0
+    s = f / (2.0 + f)
+    z = s * s
+    w = z * z
+    t1 = w * (_LG[1] + w * (_LG[3] + w * _LG[5]))
+    t2 = z * (_LG[0] + w * (_LG[2] + w * (_LG[4] + w * _LG[6])))
+    R = t2 + t1
+    hfsq = 0.5 * f * f
+    return dk * _LN2_HI - ((hfsq - (s * (hfsq + R) + dk * _LN2_LO)) - f)
+
+
+def _portable_cos_2pi(u, xp=np):
+    """``cos(2 pi u)`` for float64 ``u`` in ``[0, 1]``, from basic operations only, in the order of the C function
+    ``fl_portable_cos_2pi`` (see the comment above).  It is the cosine of the turn ``u`` itself, not of the rounded
+    angle ``2 pi u`` that ``np.cos(2 * np.pi * u)`` takes: within 2 ulp of ``cos`` of the double-double ``2 pi u``,
+    and within 2^-50 of ``np.cos(2 * np.pi * u)`` (whose argument's rounding moves it by up to about 1.5 * 2^-51;
+    near a zero of cos that is many ulp), over 10^6 of the stream's uniforms and the extremes
+    (``tests/test_portable_noise.py``)."""
+    t = 4.0 * u
+    n = (xp.astype(t > 0.5, xp.float64) + xp.astype(t > 1.5, xp.float64) + xp.astype(t > 2.5, xp.float64)
+         + xp.astype(t > 3.5, xp.float64))
+    r = t - n
+    p = r * _PIO2_HI
+    rh, rl = _veltkamp(r)
+    e = ((rh * _PIO2_HH - p) + rh * _PIO2_HL + rl * _PIO2_HH) + rl * _PIO2_HL    # p + e = r * _PIO2_HI exactly
+    lo = e + r * _PIO2_LO
+    x = p + lo
+    y = lo - (x - p)                                                             # theta = x + y
+    z = x * x
+    v = z * x
+    rs = _S[1] + z * (_S[2] + z * (_S[3] + z * (_S[4] + z * _S[5])))
+    sin = x - ((z * (0.5 * y - v * rs) - y) - v * _S[0])
+    w = z * z
+    rc = z * (_C[0] + z * (_C[1] + z * _C[2])) + w * w * (_C[3] + z * (_C[4] + z * _C[5]))
+    hz = 0.5 * z
+    w = 1.0 - hz
+    cos = w + (((1.0 - w) - hz) + (z * rc - x * y))
+    return xp.where((n == 0.0) | (n == 4.0), cos, xp.where(n == 1.0, -sin, xp.where(n == 2.0, -cos, sin)))
 
 
 def _purpose_id(purpose: str | int) -> int:
@@ -517,12 +630,28 @@ class KeyedStream:
     ``config``, ``round`` and ``client`` are integers or integer arrays that broadcast
     against each other; ``size`` is appended to the broadcast shape and indexes the counter.
     The module of the output is that of the index arrays (or ``backend``).
+
+    ``version`` chooses how :meth:`normal` turns the two keyed uniforms into a normal number (Box-Muller,
+    ``sqrt(-2 log u1) cos(2 pi u2)``); :meth:`uniform` and :meth:`generator` are the same for both.
+
+    * ``version=1`` (the default, the stream every result so far was drawn from): the platform's ``log`` and
+      ``cos`` (NumPy's on the host, CUDA's in the CuPy kernel), which may round differently in the last place,
+      so the bits are those of the library that computes them.
+    * ``version=2``: ``log`` and ``cos(2 pi u)`` computed from IEEE-754 basic operations and exact bit
+      manipulation only, in one fixed order (:func:`_portable_log`, :func:`_portable_cos_2pi`; within 2 ulp of
+      ``np.log`` and of a reference for ``cos(2 pi u)``, tested), so every IEEE-754 machine whose compiler keeps
+      that order and fuses no multiply-add gives the same bits.  Its draws differ from version 1's in the last
+      places (the same uniforms).  The tests compare the NumPy path, the ``array_api_strict`` path and the
+      C text of the same functions (``fltheory._cuda._PORTABLE_CODE``, compiled by the host's C++ compiler with
+      ``-ffp-contract=off``) bit for bit.  That text has not been run on a GPU: on CuPy, version 2 raises
+      ``NotImplementedError``.
     """
 
-    def __init__(self, seed: int, purpose: str | int = 0):
+    def __init__(self, seed: int, purpose: str | int = 0, *, version: int = 1):
         from .validation import integer  # noqa: PLC0415
 
         self.seed = integer(seed, "seed", low=0, high=2**63 - 1)
+        self.version = integer(version, "version", low=1, high=2)
         if not isinstance(purpose, (str, int)) or isinstance(purpose, bool):
             raise InputTypeError(f"purpose must be a string or an integer; got {purpose!r}")
         self.purpose = purpose
@@ -560,7 +689,8 @@ class KeyedStream:
                      for v, name in ((config, "config"), (round, "round"), (client, "client")))
 
     def uniform(self, *, config=0, round=0, client=0, size=None, backend=None):
-        """Uniform numbers in the open interval (0, 1), float64."""
+        """Uniform numbers in (0, 1], float64: 1 only for the top 53 bits all ones (probability 2^-53; see
+        :func:`_unit`)."""
         config, round, client = self._keys(config, round, client)
         bits, xp = self._bits(config, round, client, size, backend)
         return _unit(bits, xp)
@@ -573,6 +703,10 @@ class KeyedStream:
         if xp is np:
             return self._normal_numpy(config, round, client, size)
         if "cupy" in xp.__name__:   # pragma: no cover - GPU machines
+            if self.version == 2:
+                raise NotImplementedError(
+                    "KeyedStream(version=2).normal on CuPy: the portable GPU kernel (fltheory._cuda._PORTABLE_CODE, "
+                    "to be compiled with --fmad=false) has not run on a GPU yet; draw on the host (NumPy) instead")
             return self._normal_cupy(config, round, client, size, backend)
         return self._normal_plain(config, round, client, size, backend)
 
@@ -588,12 +722,16 @@ class KeyedStream:
         return out
 
     def _normal_plain(self, config, round, client, size, backend=None):
-        """:meth:`normal` as one vectorised formula (namespaces other than NumPy and CuPy; on a namespace that
-        computes with NumPy's functions, such as ``array_api_strict``, the NumPy path's bits; the device functions
-        of a GPU may round ``log`` and ``cos`` differently in the last place)."""
+        """:meth:`normal` as one vectorised formula (namespaces other than NumPy and CuPy).  Version 1: on a
+        namespace that computes with NumPy's functions, such as ``array_api_strict``, the NumPy path's bits (the
+        device functions of a GPU may round ``log`` and ``cos`` differently in the last place).  Version 2: the
+        portable functions, the NumPy path's bits on any namespace whose basic operations are IEEE-754's."""
         b1, xp = self._bits(config, round, client, size, backend, offset=0)
         b2, _ = self._bits(config, round, client, size, backend, offset=1 << 40)
-        return xp.sqrt(-2.0 * xp.log(_unit(b1, xp))) * xp.cos(2.0 * np.pi * _unit(b2, xp))
+        u1, u2 = _unit(b1, xp), _unit(b2, xp)
+        if self.version == 2:
+            return xp.sqrt(-2.0 * _portable_log(u1, xp)) * _portable_cos_2pi(u2, xp)
+        return xp.sqrt(-2.0 * xp.log(u1)) * xp.cos(2.0 * np.pi * u2)
 
     def _key_hash(self, config, round, client):
         keys = [np.asarray(v).astype(np.uint64) for v in (config, round, client)]
@@ -616,6 +754,7 @@ class KeyedStream:
         keys = h.reshape(-1)
         out = np.empty((keys.size, n))
         rows = max(1, _NORMAL_BLOCK // n)
+        portable = self.version == 2
 
         def part(lo, hi):   # rows [lo, hi) of the output, block by block, with scratch of its own
             z = np.empty((rows, n), dtype=np.uint64)
@@ -632,11 +771,15 @@ class KeyedStream:
                     np.copyto(v, tt.view(np.int64), casting="unsafe")   # < 2**53: exact, and int64 converts faster
                     v += 0.5
                     v *= 2.0**-53
-                np.log(v1, out=v1)
+                if portable:   # version 2: the portable functions, on the block (their temporaries stay small)
+                    v1[...] = _portable_log(v1)
+                    v2[...] = _portable_cos_2pi(v2)
+                else:
+                    np.log(v1, out=v1)
+                    v2 *= 2.0 * np.pi
+                    np.cos(v2, out=v2)
                 v1 *= -2.0
                 np.sqrt(v1, out=v1)
-                v2 *= 2.0 * np.pi
-                np.cos(v2, out=v2)
                 np.multiply(v1, v2, out=out[a:a + m])
 
         # threads: the numbers are elementwise, so the same bits for any split; a part of at least 2^14 numbers
