@@ -1064,8 +1064,8 @@ def simulate_schedule_general(fed, schedule: Schedule, local: LocalSGD, *, eta: 
     """Run the method of this module on clients with non-linear gradients (Monte Carlo, keyed noise).
 
     Problem class: any federation with ``grad_clients(X)`` (one point per client, ``X`` of shape
-    ``(..., M, d)``), ``loss(x)``, ``weights``, ``M``, ``d`` -- :class:`fltheory.problems.LogisticFederation`,
-    :class:`fltheory.problems.PseudoHuberFederation`, :class:`fltheory.problems.QuadraticFederation`
+    ``(..., M, d)``), ``loss(x)``, ``weights``, ``M``, ``d`` -- :class:`fltheory.problems_logistic.LogisticFederation`,
+    :class:`fltheory.problems_nonquadratic.PseudoHuberFederation`, :class:`fltheory.problems.QuadraticFederation`
     -- with optional additive gradient noise: the federation's own ``noise_cov`` where it has one,
     else ``sigma2`` (noise ``sigma2 * I`` on every client, as ``QuadraticFederation(..., sigma2=)``).
 
