@@ -15,7 +15,8 @@ in its anchor, so the core computes the first and second moments of every server
 * :func:`running_average` and :func:`first_crossing` -- the theorems' metric
   :math:`\frac1T\sum_{t<T}\mathbb E\|\nabla F(w^t)\|^2` and the first ``T`` at which it reaches epsilon;
 * :func:`theorem1_delay_limit` -- the limit of Theorem 1's (corrected) ratio at the prescribed rates under a
-  delay distribution on ``0..lam``, exactly (rational ``p``) from two discrete Lyapunov sums;
+  delay distribution on ``0..lam``, exactly (rational ``p``) from two discrete Lyapunov sums, and
+  :func:`theorem1_delay_certificate`, a proof that it stays below a level on the whole simplex of ``p``;
 * :func:`linear_speedup` -- exact rounds (and wall-clock) to epsilon against ``n`` at the
   Theorem 2 rates, with the fitted log-log slope (linear speedup: -1).
 
@@ -48,7 +49,8 @@ from . import bounds as Bd
 from .events import iid_oracle
 
 __all__ = ["iid_federation", "niid_federation", "moments", "niid_moments", "assumption_constants", "Constants",
-           "running_average", "first_crossing", "linear_speedup", "theorem1_delay_limit", "DelayLimit", "Speedup", "loglog_slope"]
+           "running_average", "first_crossing", "linear_speedup", "theorem1_delay_limit", "DelayLimit",
+           "theorem1_delay_certificate", "Speedup", "loglog_slope"]
 
 
 def iid_federation(*, a, N: int, sigma2: float) -> QuadraticFederation:
@@ -405,3 +407,74 @@ def theorem1_delay_limit(lam: int, p) -> DelayLimit:
         S, gamma = float(W.sum()), float(W[0, 0])
     signal, noise = z * S / 2, z * gamma / 8
     return DelayLimit(signal=signal, noise=noise, ratio=(signal + 4 * noise) / 5, S=S, gamma=gamma)
+
+
+def theorem1_delay_certificate(lam: int, level=Fraction(133, 1080)) -> tuple[int, Any, Any]:
+    r"""A certificate that :func:`theorem1_delay_limit`'s ratio stays at most ``level`` for *every* delay
+    distribution ``p`` on ``0..lam``.
+
+    **Claim checked.**  :math:`r(\lambda,p)=z(S+\gamma)/10` is a rational function of ``p`` (the Lyapunov
+    equation solved symbolically, SymPy); on the simplex, :math:`\text{level}-r=N(p)/D(p)`.  Written in the
+    Bernstein basis of the simplex (homogenised with :math:`\sum_kp_k=1`), a polynomial whose Bernstein
+    coefficients are all :math:`\ge0` (:math:`>0`) is :math:`\ge0` (:math:`>0`) on the whole simplex.  The
+    function returns the degree and the smallest Bernstein coefficient of :math:`N` and of :math:`D`, both
+    normalised so that :math:`D>0` at the uniform ``p``: both minima :math:`>0` prove
+    :math:`r<\text{level}` on the whole simplex (``D`` never vanishes there, and ``A`` is stable for every
+    ``p``, see :func:`theorem1_delay_limit`), a numerator minimum of 0 with ``D``'s :math:`>0` proves
+    :math:`r\le\text{level}`.  Exact rational arithmetic throughout.  Cost grows fast: about 1 s at
+    ``lam = 2, 3``, 20 s at ``lam = 4``.
+
+    Args:
+        lam: the largest delay (``1 <= lam <= 6``).
+        level: the level to certify (rational); 133/1080 (every client one round behind, ``lam = 1``).
+
+    Returns:
+        ``(degree, min Bernstein coefficient of N, min Bernstein coefficient of D)``.
+
+    Example:
+        >>> deg, num, den = theorem1_delay_certificate(1)     # lam = 1: r <= 133/1080, equal at p = (0, 1)
+        >>> deg, num, den > 0
+        (3, 0, True)
+        >>> deg, num, den = theorem1_delay_certificate(2)     # lam = 2: r < 133/1080 for every p
+        >>> deg, num > 0, den > 0
+        (4, True, True)
+    """
+    import sympy as sp  # noqa: PLC0415
+
+    lam = V.integer(lam, "lam", low=1, high=6)
+    if not isinstance(level, (numbers.Rational, sp.Rational)) or isinstance(level, bool):
+        raise V.InputTypeError(f"level must be a rational number (int, Fraction); got {V.shown(level)}")
+    level = sp.Rational(Fraction(level).numerator, Fraction(level).denominator) \
+        if not isinstance(level, sp.Rational) else level
+    n = lam + 1
+    x = sp.symbols(f"p0:{n}", nonnegative=True)
+    z = sp.Rational(1, 4 * lam)
+    A = sp.zeros(n, n)
+    for k in range(n):
+        A[0, k] = -z * x[k]
+    A[0, 0] += 1
+    for i in range(1, n):
+        A[i, i - 1] = 1
+    pairs = [(i, j) for i in range(n) for j in range(i, n)]
+    w = sp.symbols(f"w0:{len(pairs)}")
+    index = {pr: k for k, pr in enumerate(pairs)}
+    W = sp.Matrix(n, n, lambda i, j: w[index[(min(i, j), max(i, j))]])
+    E = sp.zeros(n, n)
+    E[0, 0] = 1
+    R = A.T * W * A - W + E
+    sol = sp.solve([sp.expand(R[i, j]) for i, j in pairs], w, dict=True)[0]
+    W = W.subs(sol)
+    num, den = sp.fraction(sp.together(level - z * (sum(W) + W[0, 0]) / 10))
+    sign = sp.sign(den.subs({v: sp.Rational(1, n) for v in x}))
+
+    def bernstein_min(poly):
+        P = sp.Poly(sp.expand(sign * poly), *x)
+        d, total = P.total_degree(), sum(x)
+        H = sp.Poly(sp.expand(sum(c * sp.prod([v**e for v, e in zip(x, m)]) * total ** (d - sum(m))
+                                  for m, c in P.terms())), *x)
+        coef = [c * sp.prod([sp.factorial(e) for e in m]) / sp.factorial(d) for m, c in H.terms()]
+        full = len(coef) == sp.binomial(d + n - 1, n - 1)
+        return d, min(coef) if full else min(min(coef), 0)
+
+    deg, num_min = bernstein_min(num)
+    return deg, num_min, bernstein_min(den)[1]
