@@ -19,11 +19,14 @@ descriptions and ``LIMIT_INSTANCES`` in src/fltheory/papers/defedavg/checks.py s
   _niid_theorem_evaluate's docstring); the other searches reach the values in REACH.
 """
 import math
+from fractions import Fraction as Fr
 
 import numpy as np
 import pytest
 
+from fltheory.delayed import LocalSGD, RandomParticipation, random_participation_moments
 from fltheory.papers.defedavg import checks as C
+from fltheory.papers.defedavg import exact as X
 from fltheory.verify import Check, Sample, rebuild, registry
 
 # the full-budget search's worst ratio (seed 0), floored a little below the value it reached
@@ -269,23 +272,30 @@ def test_theorem1_general_derived_worst(K, T, N):
     assert max(range(1, 41), key=lambda t: _theorem1_signal_ratio(8, t, 1000)) == 14
 
 
-def _theorem1_prescribed_k1(N, T, L, sigma2, D=1):
-    """Theorem 1 at its prescribed rates, K = 1, n = N, every client D in {0, 1} rounds behind, lambda = 1, Phi0 at
-    its cap of (11), identical clients, in closed form: y_{t+1} = y_t - z y_{t-D} - e_t (z = eta eta_bar L, e_t of
-    variance rho h^2 sigma^2/n, rho = (2N - 1)/N: draws with replacement share their noise), its mean and the
-    covariance of (y_t, y_{t-1}) propagated exactly; G^2 = L^2 max_t E y_t^2, on which the rates depend, so the fixed
-    point is iterated.  Returns (value, G^2, Phi0, z)."""
+def _theorem1_prescribed_k1(N, T, L, sigma2, D=1, lam=1, p=None):
+    """Theorem 1 at its prescribed rates, K = 1, n = N, every client D rounds behind (or, with ``p``, each client's
+    delay i.i.d. P(D = k) = p_k on 0..lam, averaged over the n draws: the n = N -> infinity limit of the update),
+    Phi0 at its cap of (11), identical clients, in closed form: y_{t+1} = y_t - z sum_k p_k y_{t-k} - e_t
+    (z = eta eta_bar L, e_t of variance rho h^2 sigma^2/n, rho = (2N - 1)/N: draws with replacement share their
+    noise), its mean and the covariance of (y_t, ..., y_{t-lam}) propagated exactly; G^2 = L^2 max_t E y_t^2, on
+    which the rates depend, so the fixed point is iterated.  Returns (value, G^2, Phi0, z)."""
     n, G, rho = N, 0.0, (2 * N - 1) / N
+    p = np.eye(lam + 1)[D] if p is None else np.asarray(p, float)
     for _ in range(200):
         S = 2 * sigma2 + max(G, 32 * L / T - 2 * sigma2)                # (C1): T >= 32 L/(2 sigma^2 + G^2)
-        Phi0 = T * S / (32 * n * L)                                      # the cap of (C2), lambda = 1
+        Phi0 = min(T * S / (32 * n * L * lam**2),                         # the cap of (C2)
+                   T * S**3 / (32 * n * L * lam**2 * (2 * sigma2 + (S - 2 * sigma2) * lam) ** 2))
         h = math.sqrt(4 * n * Phi0) / math.sqrt(2 * L * S * T)
         z = h * L
-        A = np.array([[1.0 - z, 0.0], [1.0, 0.0]]) if D == 0 else np.array([[1.0, -z], [1.0, 0.0]])
-        x, P, m = np.full(2, math.sqrt(2 * Phi0 / L)), np.zeros((2, 2)), []
+        A = np.eye(lam + 1, k=-1)
+        A[0] -= z * p
+        A[0, 0] += 1.0
+        x, P, m = np.full(lam + 1, math.sqrt(2 * Phi0 / L)), np.zeros((lam + 1, lam + 1)), []
+        noise = np.zeros((lam + 1, lam + 1))
+        noise[0, 0] = rho * h * h * sigma2 / n
         for t in range(T + 1):
             m.append(x[0] ** 2 + P[0, 0])
-            x, P = A @ x, A @ P @ A.T + np.diag([rho * h * h * sigma2 / n, 0.0])
+            x, P = A @ x, A @ P @ A.T + noise
         G_new, G_used = L * L * max(m), S - 2 * sigma2
         if abs(G_new - G_used) <= 1e-13 * G_new:
             break
@@ -345,3 +355,79 @@ def test_theorem1_search_alone_reaches_the_derived_worst():
         assert c.search_start == ()
         res = c.search(quick=True, seed=0)
         assert 0.96 * sup[name] < res.ratio < sup[name] and res.ratio > 0.99 * best[name], (name, res.ratio)
+
+
+# delay distributions on 0..lam: a mixture, a sparse one, every client lam rounds behind
+DELAY_POINTS = [(2, (Fr(1, 2), Fr(1, 4), Fr(1, 4))), (3, (Fr(1, 10), 0, Fr(3, 5), Fr(3, 10))), (2, (0, 0, 1))]
+
+
+@pytest.mark.parametrize("lam,p", DELAY_POINTS)
+def test_theorem1_delay_limit_sums_match_the_engine(lam, p):
+    # the exact engine (i.i.d. delays with these p, n = N = 2000 draws with replacement, K = 1, z = 1/(4 lam)):
+    # sum_t E y_t^2 from y_0 = 1 (history y_0, no noise) is S; the stationary E y^2 from y_0 = 0 with noise is
+    # rho h^2 sigma^2/n gamma.  The delays' spread over the draws adds O(1/n) (exactly nothing for one delay)
+    N, T, z = 2000, 400, 1 / (4 * lam)
+    part, local = RandomParticipation.with_replacement(N=N, n=N), LocalSGD(eta_local=0.1, K=1)
+
+    def run(sigma2, y0):
+        fed = X.niid_federation(a=[1.0], b=np.zeros((N, 1)), sigma2=sigma2)
+        return np.asarray(random_participation_moments(fed, local, eta=z / 0.1, T=T, x0=np.full(1, y0),
+                                                       participation=part, delay_probs=np.asarray(p, float)).grad_sq)
+    d = X.theorem1_delay_limit(lam, p)
+    assert run(0.0, 1.0).sum() == pytest.approx(float(d.S), rel=2e-5)
+    assert run(1.0, 0.0)[-1] / ((2 * N - 1) / N * z * z / N) == pytest.approx(float(d.gamma), rel=2e-5)
+    z = Fr(1, 4 * lam)
+    assert d.ratio == z * (d.S + d.gamma) / 10 and d.signal == z * d.S / 2 and d.noise == z * d.gamma / 8
+
+
+def test_theorem1_delay_limit_is_the_limit_of_the_ratio():
+    # no delay 4/35, every client one round behind 133/1080 (53/216 + 4 (5/54))/5, exactly
+    assert (X.theorem1_delay_limit(1, (1, 0)).ratio, X.theorem1_delay_limit(1, (0, 1)).ratio) == (Fr(4, 35),
+                                                                                                  Fr(133, 1080))
+    assert (X.theorem1_delay_limit(1, (0, 1)).signal, X.theorem1_delay_limit(1, (0, 1)).noise) == (Fr(53, 216),
+                                                                                                   Fr(5, 54))
+    # the check's own instance (every client lam = 2 rounds behind) is the closed form at finite N, T ...
+    fam, ev, _ = C.SEARCH["theorem1_corrected"]
+    raw = {**fam.corner(1), "d": 1, "K": 1, "N": 1000, "T": 40, "lam": 2, "delay": "constant"}
+    s = ev(fam.apply(raw))
+    value, G2, Phi0, z = _theorem1_prescribed_k1(1000, 40, raw["L"], raw["sigma2"], D=2, lam=2)
+    # (z is a hair below 1/(4 lam): (11)'s second cap binds at lam > 1 while G^2 > 0; -> 1/(4 lam) as G^2/sigma^2 -> 0)
+    assert 0.999 / 8 < z < 1 / 8 and s.value == pytest.approx(value, rel=1e-6)
+
+    def ratio(N, T, lam, p):
+        v, G, P, _ = _theorem1_prescribed_k1(N, T, 1.0, 1e8, lam=lam, p=p)
+        return v / float(C.B.theorem1_corrected(n=N, K=1, T=T, L=1.0, sigma2=1e8, Phi0=P, lam=lam, nu2=0.0, G2=G,
+                                                N=N, check=False))
+    # ... and the ratio rises to theorem1_delay_limit as n = N and T grow with n/T (0.9989 of it at N = 10^6, T = 3000)
+    for lam, p in DELAY_POINTS:
+        lim = float(X.theorem1_delay_limit(lam, p).ratio)
+        r = [ratio(N, T, lam, np.asarray(p, float)) for N, T in ((10**3, 40), (10**4, 400))
+             + (((10**6, 1500),) if lam == 3 else ())]
+        assert all(a < b for a, b in zip(r, r[1:])) and r[-1] < lim, (lam, p, r, lim)
+        assert r[-1] > (0.997 if lam == 3 else 0.993) * lim, (lam, p, r, lim)
+
+
+def test_theorem1_delay_limit_is_largest_one_round_behind():
+    # lam = 1: r(1, (1 - q, q)) = (q^3 - 4 q^2 + 8 q + 128)/(40 (4 - q)(7 + 2 q)), increasing (its derivative's
+    # numerator 48 + 144 q + 48 q^2 + q^3 - q^4 > 0 on [0, 1]): the maximum 133/1080 at q = 1
+    rs = [X.theorem1_delay_limit(1, (1 - q, q)).ratio for q in (Fr(j, 16) for j in range(17))]
+    for j, r in enumerate(rs):
+        q = Fr(j, 16)
+        assert r == (q**3 - 4 * q**2 + 8 * q + 128) / (40 * (4 - q) * (7 + 2 * q))
+    assert all(a < b for a, b in zip(rs, rs[1:])) and rs[-1] == Fr(133, 1080)
+    # the Bernstein certificates: r <= 133/1080 on the whole simplex at lam = 1 (touching at delta_1), r < 133/1080
+    # at lam = 2, 3 (lam = 4 takes 20 s: see theorem1_delay_certificate)
+    assert X.theorem1_delay_certificate(1)[1:] == (0, 29160)
+    for lam in (2, 3):
+        deg, num, den = X.theorem1_delay_certificate(lam)
+        assert deg == lam + 2 and num > 0 and den > 0
+    # lam = 1..6 on grids of the simplex (step 1/(24, 12, 8, 6, 5, 4)): the largest value is at delta_lam (every
+    # client lam rounds behind), and these fall with lam, at least 0.0104 below 133/1080 from lam = 2 on
+    top = []
+    for lam, m in ((1, 24), (2, 12), (3, 8), (4, 6), (5, 5), (6, 4)):
+        grid = [c for c in np.ndindex(*(m + 1,) * lam) if sum(c) <= m]
+        vals = {c: X.theorem1_delay_limit(lam, np.array((m - sum(c),) + c) / m).ratio for c in grid}
+        assert max(vals, key=vals.get) == (0,) * (lam - 1) + (m,), lam
+        top.append(X.theorem1_delay_limit(lam, (0,) * lam + (1,)).ratio)
+    assert top[0] == Fr(133, 1080) and all(a > b for a, b in zip(top, top[1:]))
+    assert float(top[1]) < 133 / 1080 - 0.0104

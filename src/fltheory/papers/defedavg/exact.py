@@ -14,6 +14,9 @@ in its anchor, so the core computes the first and second moments of every server
   are stated along the iterates) for clients that share one Hessian;
 * :func:`running_average` and :func:`first_crossing` -- the theorems' metric
   :math:`\frac1T\sum_{t<T}\mathbb E\|\nabla F(w^t)\|^2` and the first ``T`` at which it reaches epsilon;
+* :func:`theorem1_delay_limit` -- the limit of Theorem 1's (corrected) ratio at the prescribed rates under a
+  delay distribution on ``0..lam``, exactly (rational ``p``) from two discrete Lyapunov sums, and
+  :func:`theorem1_delay_certificate`, a proof that it stays below a level on the whole simplex of ``p``;
 * :func:`linear_speedup` -- exact rounds (and wall-clock) to epsilon against ``n`` at the
   Theorem 2 rates, with the fitted log-log slope (linear speedup: -1).
 
@@ -30,7 +33,9 @@ Example
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -44,7 +49,8 @@ from . import bounds as Bd
 from .events import iid_oracle
 
 __all__ = ["iid_federation", "niid_federation", "moments", "niid_moments", "assumption_constants", "Constants",
-           "running_average", "first_crossing", "linear_speedup", "Speedup", "loglog_slope"]
+           "running_average", "first_crossing", "linear_speedup", "theorem1_delay_limit", "DelayLimit",
+           "theorem1_delay_certificate", "Speedup", "loglog_slope"]
 
 
 def iid_federation(*, a, N: int, sigma2: float) -> QuadraticFederation:
@@ -304,3 +310,171 @@ def linear_speedup(*, a, sigma2: float, ns, K: int, lam: int, epsilon: float, x0
         measured.append(first_crossing(running_average(np.asarray(m.grad_sq)[:-1, 0]), epsilon))
     measured = np.array(measured, float)
     return Speedup(ns, measured, theory, loglog_slope(ns, measured), loglog_slope(ns, theory), horizon, epsilon)
+
+
+@dataclass(frozen=True)
+class DelayLimit:
+    """:func:`theorem1_delay_limit`'s answer: ``signal`` (share of B_s), ``noise`` (share of B_n), ``ratio``
+    = (signal + 4 noise)/5, and the sums ``S`` = sum_t y_t^2/y_0^2 and ``gamma`` = sum_t g_t^2 they come from
+    (SymPy Rationals for rational ``p``, floats otherwise)."""
+
+    signal: Any
+    noise: Any
+    ratio: Any
+    S: Any
+    gamma: Any
+
+
+def theorem1_delay_limit(lam: int, p) -> DelayLimit:
+    r"""The limit of ``theorem1_corrected``'s ratio (exact average squared gradient norm over its bound) for
+    DeFedAvg-nIID at the prescribed rates when each client's delay is i.i.d. with :math:`P(D=k)=p_k`,
+    :math:`k=0..\lambda`.
+
+    **Limit** (derivation: ``_niid_theorem_evaluate`` in ``checks.py``): isotropic Hessian ``L I``, identical
+    clients, :math:`\Phi_0` at its cap of (11), so :math:`z=\eta\bar\eta KL=1/(4\lambda)`; ``n = N`` and ``T`` to
+    infinity with ``n/T`` and :math:`\sigma^2T/L` growing (:math:`\rho=(N+n-1)/N\to2`,
+    :math:`G^2=2L\Phi_0\ll\sigma^2`, :math:`\bar\eta LK\to0`).  Over the ``n`` draws the update averages the
+    delays (law of large numbers): :math:`y_{t+1}=y_t-z\sum_kp_ky_{t-k}+e_t`, :math:`e_t` white.  Then, with
+    :math:`B_s=4\Phi_0/(KT\eta\bar\eta)` and :math:`B_n=4B_s`,
+
+    * signal (from :math:`w^0`, history :math:`y_{-k}=y_0`): :math:`zS/2` of :math:`B_s`,
+      :math:`S=\sum_{t\ge0}y_t^2/y_0^2`;
+    * noise (stationary): :math:`\rho z\gamma/16=z\gamma/8` of :math:`B_n`, :math:`\gamma=\sum_{t\ge0}g_t^2`
+      for the impulse response (:math:`g_0=1`, :math:`g_{-k}=0`);
+    * ratio :math:`r=(zS/2+4\cdot z\gamma/8)/5=z(S+\gamma)/10`.
+
+    Both sums come from one matrix: with the companion matrix ``A`` of the recursion on
+    :math:`(y_t,\dots,y_{t-\lambda})`, :math:`W=A^\top WA+e_1e_1^\top` (discrete Lyapunov equation),
+    :math:`S=\mathbf 1^\top W\mathbf 1`, :math:`\gamma=W_{11}`.  ``A`` is stable for every ``p`` on
+    :math:`0..\lambda` at :math:`z=1/(4\lambda)` (a root :math:`|w|\ge1` of :math:`w-1=-z\sum_kp_kw^{-k}` has
+    :math:`|w-1|\le z`, so :math:`\mathrm{Re}(w^{-k})\ge e^{-1/4}\cos(\pi/8)` and
+    :math:`\mathrm{Re}(w-1)\le-0.72z<-z^2/2`, i.e. :math:`|w|<1`), so ``W`` is unique and the sums converge.
+    No delay gives 4/35, every client one round behind 133/1080 (tests/test_worst_case_defedavg.py checks the
+    sums against the exact engine :func:`niid_moments` / ``random_participation_moments``).
+
+    Args:
+        lam: the largest delay :math:`\lambda\ge1` of Assumption 4 (sets :math:`z=1/(4\lambda)`).
+        p: ``lam + 1`` probabilities of the delays ``0..lam``; all rational (int, ``Fraction``, SymPy
+           Rational) gives exact SymPy Rationals, otherwise floats.
+
+    Returns:
+        :class:`DelayLimit`.
+
+    Example:
+        >>> from fractions import Fraction
+        >>> theorem1_delay_limit(1, [0, 1]).ratio, theorem1_delay_limit(1, [1, 0]).ratio
+        (133/1080, 4/35)
+        >>> theorem1_delay_limit(1, [0, 1]).signal, theorem1_delay_limit(1, [0, 1]).noise
+        (53/216, 5/54)
+        >>> theorem1_delay_limit(2, [Fraction(1, 2), Fraction(1, 4), Fraction(1, 4)]).ratio
+        66283/615040
+        >>> round(theorem1_delay_limit(2, [0.5, 0.25, 0.25]).ratio, 6)
+        0.10777
+    """
+    import sympy as sp  # noqa: PLC0415
+
+    lam = V.integer(lam, "lam", low=1, high=64)
+    if isinstance(p, (str, bytes)) or not hasattr(p, "__len__") or len(p) != lam + 1:
+        raise V.InputError(f"p must be lam + 1 = {lam + 1} probabilities of the delays 0..lam; got {V.shown(p)}")
+    exact = all(isinstance(q, (numbers.Rational, sp.Rational)) and not isinstance(q, bool) for q in p)
+    n = lam + 1
+    if exact:
+        q = [sp.Rational(Fraction(v).numerator, Fraction(v).denominator) if not isinstance(v, sp.Rational)
+             else v for v in p]
+        if any(v < 0 for v in q) or sum(q) != 1:
+            raise V.InputError(f"p must be nonnegative and sum to 1; got {V.shown(p)}")
+        z = sp.Rational(1, 4 * lam)
+        A = sp.zeros(n, n)
+        for k in range(n):
+            A[0, k] = -z * q[k]
+        A[0, 0] += 1
+        for i in range(1, n):
+            A[i, i - 1] = 1
+        M = sp.eye(n * n) - sp.Matrix(sp.kronecker_product(A.T, A.T))
+        e = sp.zeros(n * n, 1)
+        e[0] = 1
+        W = M.LUsolve(e).reshape(n, n)
+        S, gamma = sum(W), W[0, 0]
+    else:
+        q = V.array(p, "p", xp=np, low=0.0).astype(float)
+        if q.ndim != 1 or not np.isclose(q.sum(), 1.0, rtol=0, atol=1e-12):
+            raise V.InputError(f"p must be nonnegative and sum to 1; got {V.shown(p)}")
+        z = 1.0 / (4 * lam)
+        A = np.eye(n, k=-1)
+        A[0] -= z * q
+        A[0, 0] += 1.0
+        W = np.linalg.solve(np.eye(n * n) - np.kron(A.T, A.T), np.eye(n * n)[0]).reshape(n, n)
+        S, gamma = float(W.sum()), float(W[0, 0])
+    signal, noise = z * S / 2, z * gamma / 8
+    return DelayLimit(signal=signal, noise=noise, ratio=(signal + 4 * noise) / 5, S=S, gamma=gamma)
+
+
+def theorem1_delay_certificate(lam: int, level=Fraction(133, 1080)) -> tuple[int, Any, Any]:
+    r"""A certificate that :func:`theorem1_delay_limit`'s ratio stays at most ``level`` for *every* delay
+    distribution ``p`` on ``0..lam``.
+
+    **Claim checked.**  :math:`r(\lambda,p)=z(S+\gamma)/10` is a rational function of ``p`` (the Lyapunov
+    equation solved symbolically, SymPy); on the simplex, :math:`\text{level}-r=N(p)/D(p)`.  Written in the
+    Bernstein basis of the simplex (homogenised with :math:`\sum_kp_k=1`), a polynomial whose Bernstein
+    coefficients are all :math:`\ge0` (:math:`>0`) is :math:`\ge0` (:math:`>0`) on the whole simplex.  The
+    function returns the degree and the smallest Bernstein coefficient of :math:`N` and of :math:`D`, both
+    normalised so that :math:`D>0` at the uniform ``p``: both minima :math:`>0` prove
+    :math:`r<\text{level}` on the whole simplex (``D`` never vanishes there, and ``A`` is stable for every
+    ``p``, see :func:`theorem1_delay_limit`), a numerator minimum of 0 with ``D``'s :math:`>0` proves
+    :math:`r\le\text{level}`.  Exact rational arithmetic throughout.  Cost grows fast: about 1 s at
+    ``lam = 2, 3``, 20 s at ``lam = 4``.
+
+    Args:
+        lam: the largest delay (``1 <= lam <= 6``).
+        level: the level to certify (rational); 133/1080 (every client one round behind, ``lam = 1``).
+
+    Returns:
+        ``(degree, min Bernstein coefficient of N, min Bernstein coefficient of D)``.
+
+    Example:
+        >>> deg, num, den = theorem1_delay_certificate(1)     # lam = 1: r <= 133/1080, equal at p = (0, 1)
+        >>> deg, num, den > 0
+        (3, 0, True)
+        >>> deg, num, den = theorem1_delay_certificate(2)     # lam = 2: r < 133/1080 for every p
+        >>> deg, num > 0, den > 0
+        (4, True, True)
+    """
+    import sympy as sp  # noqa: PLC0415
+
+    lam = V.integer(lam, "lam", low=1, high=6)
+    if not isinstance(level, (numbers.Rational, sp.Rational)) or isinstance(level, bool):
+        raise V.InputTypeError(f"level must be a rational number (int, Fraction); got {V.shown(level)}")
+    level = sp.Rational(Fraction(level).numerator, Fraction(level).denominator) \
+        if not isinstance(level, sp.Rational) else level
+    n = lam + 1
+    x = sp.symbols(f"p0:{n}", nonnegative=True)
+    z = sp.Rational(1, 4 * lam)
+    A = sp.zeros(n, n)
+    for k in range(n):
+        A[0, k] = -z * x[k]
+    A[0, 0] += 1
+    for i in range(1, n):
+        A[i, i - 1] = 1
+    pairs = [(i, j) for i in range(n) for j in range(i, n)]
+    w = sp.symbols(f"w0:{len(pairs)}")
+    index = {pr: k for k, pr in enumerate(pairs)}
+    W = sp.Matrix(n, n, lambda i, j: w[index[(min(i, j), max(i, j))]])
+    E = sp.zeros(n, n)
+    E[0, 0] = 1
+    R = A.T * W * A - W + E
+    sol = sp.solve([sp.expand(R[i, j]) for i, j in pairs], w, dict=True)[0]
+    W = W.subs(sol)
+    num, den = sp.fraction(sp.together(level - z * (sum(W) + W[0, 0]) / 10))
+    sign = sp.sign(den.subs({v: sp.Rational(1, n) for v in x}))
+
+    def bernstein_min(poly):
+        P = sp.Poly(sp.expand(sign * poly), *x)
+        d, total = P.total_degree(), sum(x)
+        H = sp.Poly(sp.expand(sum(c * sp.prod([v**e for v, e in zip(x, m)]) * total ** (d - sum(m))
+                                  for m, c in P.terms())), *x)
+        coef = [c * sp.prod([sp.factorial(e) for e in m]) / sp.factorial(d) for m, c in H.terms()]
+        full = len(coef) == sp.binomial(d + n - 1, n - 1)
+        return d, min(coef) if full else min(min(coef), 0)
+
+    deg, num_min = bernstein_min(num)
+    return deg, num_min, bernstein_min(den)[1]
