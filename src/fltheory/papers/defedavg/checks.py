@@ -1019,8 +1019,11 @@ def _niid_theorem_evaluate(p, statement):
       :math:`n\gg T`), approached as ``n = N`` and ``T`` grow with ``n/T`` and :math:`\sigma^2T/L` growing, every
       client one round behind, ``lambda = 1``, any ``K``; 0.1189 at the family's corner (``N = n = 1000``,
       ``T = 40``: the noise has not settled).  Uniform delays give less (0.1133 there), no delay 0.1109,
-      ``lambda`` = 2, 3, 4 less again (the engine, ``T = 40``); that no other delay distribution on
-      :math:`0..\lambda` goes higher is checked on these families only, not proved.
+      ``lambda`` = 2, 3, 4 less again (the engine, ``T = 40``).  Over *every* delay distribution on
+      :math:`0..\lambda` the limit ratio is :func:`~fltheory.papers.defedavg.exact.theorem1_delay_limit`
+      (Lyapunov sums, checked against the engine); :func:`~fltheory.papers.defedavg.exact.theorem1_delay_certificate`
+      proves it at most 133/1080 on the whole simplex for ``lambda = 1`` (equality only one round behind) and
+      below it for ``lambda = 2, 3`` (Bernstein coefficients, exact arithmetic); ``lambda >= 4`` is not certified.
     * ``theorem1`` (printed constant 16 for 5): the same instances, 5/16 of it: sup **133/3456 = 0.0385**, 0.0371
       at the corner.
 
