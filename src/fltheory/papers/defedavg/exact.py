@@ -348,7 +348,8 @@ def theorem1_delay_limit(lam: int, p) -> DelayLimit:
     :math:`S=\mathbf 1^\top W\mathbf 1`, :math:`\gamma=W_{11}`.  ``A`` is stable for every ``p`` on
     :math:`0..\lambda` at :math:`z=1/(4\lambda)` (a root :math:`|w|\ge1` of :math:`w-1=-z\sum_kp_kw^{-k}` has
     :math:`|w-1|\le z`, so :math:`\mathrm{Re}(w^{-k})\ge e^{-1/4}\cos(\pi/8)` and
-    :math:`\mathrm{Re}(w-1)\le-0.71z<-z^2/2`, i.e. :math:`|w|<1`: a contradiction), so ``W`` is unique and the sums converge.
+    :math:`\mathrm{Re}(w-1)\le-0.71z<-z^2/2`, i.e. :math:`|w|<1`: a contradiction), so ``W`` is unique and the
+    sums converge.
     No delay gives 4/35, every client one round behind 133/1080 (tests/test_worst_case_defedavg.py checks the
     sums against the exact engine :func:`niid_moments` / ``random_participation_moments``).
 
