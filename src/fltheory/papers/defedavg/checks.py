@@ -1171,9 +1171,9 @@ SEARCH = {
         _theorem1_family(rates="prescribed", what="the prescribed rates of Theorem 1 for T. Derived (see "
                          "_niid_theorem_evaluate): (53/216 + 4 (5/54))/5 = 133/1080 = 0.1231 as n = N >> T -> "
                          "infinity with every client one round behind, lambda = 1, Phi0 at its cap, sigma^2 T/L -> "
-                         "infinity (no delay: 4/35; no delay distribution on 0..lambda goes higher in that limit: proved for "
-                         "lambda <= 4, exact.theorem1_delay_certificate); 0.1189 at the family's corner (N = n = 1000, "
-                         "T = 40)"),
+                         "infinity (no delay: 4/35; no delay distribution on 0..lambda goes higher in that limit: "
+                         "proved for lambda <= 4, exact.theorem1_delay_certificate); 0.1189 at the family's corner "
+                         "(N = n = 1000, T = 40)"),
         functools.partial(_niid_theorem_evaluate, statement=B.theorem1_corrected), (4, 24)),
     "theorem1_general": (
         _theorem1_family(rates="any", what="any rates inside (11): eta_bar = u1/(8 L K), eta eta_bar = u2 times the "
