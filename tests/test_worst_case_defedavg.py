@@ -16,7 +16,10 @@ descriptions and ``LIMIT_INSTANCES`` in src/fltheory/papers/defedavg/checks.py s
 * theorem1_general: z/(2 z_e (2 - z_e)) with both rates at their caps, no delay, no noise -> 0.3014 (0.2965 at the
   family's corner K = 8, T = 40, n = N = 1000); theorem1_corrected: (53/216 + 4 (5/54))/5 = 133/1080 with every
   client one round behind at the prescribed rates (0.1189 at the corner), theorem1 5/16 of it (derived in
-  _niid_theorem_evaluate's docstring); the other searches reach the values in REACH.
+  _niid_theorem_evaluate's docstring); under any delay distribution p on 0..lambda the limit is z (S + gamma)/10
+  (exact.theorem1_delay_limit, checked against the engine), at most 133/1080: proved for lambda <= 4 (lambda = 1
+  in closed form, lambda = 2, 3 by the Bernstein certificate here, lambda = 4 by the same function, 31 s), checked on
+  grids for lambda = 5, 6; the other searches reach the values in REACH.
 """
 import math
 from fractions import Fraction as Fr

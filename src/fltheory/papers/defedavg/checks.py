@@ -1019,11 +1019,20 @@ def _niid_theorem_evaluate(p, statement):
       :math:`n\gg T`), approached as ``n = N`` and ``T`` grow with ``n/T`` and :math:`\sigma^2T/L` growing, every
       client one round behind, ``lambda = 1``, any ``K``; 0.1189 at the family's corner (``N = n = 1000``,
       ``T = 40``: the noise has not settled).  Uniform delays give less (0.1133 there), no delay 0.1109,
-      ``lambda`` = 2, 3, 4 less again (the engine, ``T = 40``).  Over *every* delay distribution on
-      :math:`0..\lambda` the limit ratio is :func:`~fltheory.papers.defedavg.exact.theorem1_delay_limit`
-      (Lyapunov sums, checked against the engine); :func:`~fltheory.papers.defedavg.exact.theorem1_delay_certificate`
-      proves it at most 133/1080 on the whole simplex for ``lambda = 1`` (equality only one round behind) and
-      below it for ``lambda = 2, 3`` (Bernstein coefficients, exact arithmetic); ``lambda >= 4`` is not certified.
+      ``lambda`` = 2, 3, 4 less again (the engine, ``T = 40``).  Any delay distribution :math:`p` on
+      :math:`0..\lambda` (i.i.d. per client) gives in the same limit :math:`r(\lambda,p)=z(S+\gamma)/10`,
+      :math:`z=1/(4\lambda)`, with :math:`S=\sum_ty_t^2/y_0^2` (signal, history :math:`y_{-k}=y_0`) and
+      :math:`\gamma=\sum_tg_t^2` (impulse response, noise) of :math:`y_{t+1}=y_t-z\sum_kp_ky_{t-k}`
+      (:func:`~fltheory.papers.defedavg.exact.theorem1_delay_limit`: exact from a discrete Lyapunov equation; the
+      tests check both sums against the engine and the ratio's approach to it).  That no ``p`` goes above
+      133/1080 is **proved for** :math:`\lambda\le4`: at :math:`\lambda=1`,
+      :math:`r=(q^3-4q^2+8q+128)/(40(4-q)(7+2q))` for :math:`p=(1-q,q)`, increasing in ``q``; at
+      :math:`\lambda=2,3,4`, :math:`133/1080-r` has all Bernstein coefficients positive on the whole simplex
+      (:func:`~fltheory.papers.defedavg.exact.theorem1_delay_certificate`, exact arithmetic).  Beyond that it is
+      only checked: at :math:`\lambda=5,6` on floating-point grids of the simplex (steps 1/8, 1/6) and by a local
+      optimiser from 20 starts, and for :math:`\lambda\le30` at the vertices; the largest value is always every
+      client :math:`\lambda` rounds behind, falling with :math:`\lambda`: 0.1127, 0.1096, 0.1081, 0.1072,
+      0.1066 at :math:`\lambda=2..6`, 0.1043 at 30.  For :math:`\lambda\ge5` and all ``p`` it is not proved.
     * ``theorem1`` (printed constant 16 for 5): the same instances, 5/16 of it: sup **133/3456 = 0.0385**, 0.0371
       at the corner.
 
@@ -1162,7 +1171,9 @@ SEARCH = {
         _theorem1_family(rates="prescribed", what="the prescribed rates of Theorem 1 for T. Derived (see "
                          "_niid_theorem_evaluate): (53/216 + 4 (5/54))/5 = 133/1080 = 0.1231 as n = N >> T -> "
                          "infinity with every client one round behind, lambda = 1, Phi0 at its cap, sigma^2 T/L -> "
-                         "infinity (no delay: 4/35); 0.1189 at the family's corner (N = n = 1000, T = 40)"),
+                         "infinity (no delay: 4/35; no delay distribution on 0..lambda goes higher in that limit: "
+                         "proved for lambda <= 4, exact.theorem1_delay_certificate); 0.1189 at the family's corner "
+                         "(N = n = 1000, T = 40)"),
         functools.partial(_niid_theorem_evaluate, statement=B.theorem1_corrected), (4, 24)),
     "theorem1_general": (
         _theorem1_family(rates="any", what="any rates inside (11): eta_bar = u1/(8 L K), eta eta_bar = u2 times the "

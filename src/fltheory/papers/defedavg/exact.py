@@ -348,19 +348,25 @@ def theorem1_delay_limit(lam: int, p) -> DelayLimit:
     :math:`S=\mathbf 1^\top W\mathbf 1`, :math:`\gamma=W_{11}`.  ``A`` is stable for every ``p`` on
     :math:`0..\lambda` at :math:`z=1/(4\lambda)` (a root :math:`|w|\ge1` of :math:`w-1=-z\sum_kp_kw^{-k}` has
     :math:`|w-1|\le z`, so :math:`\mathrm{Re}(w^{-k})\ge e^{-1/4}\cos(\pi/8)` and
-    :math:`\mathrm{Re}(w-1)\le-0.72z<-z^2/2`, i.e. :math:`|w|<1`), so ``W`` is unique and the sums converge.
+    :math:`\mathrm{Re}(w-1)\le-0.71z<-z^2/2`, i.e. :math:`|w|<1`: a contradiction), so ``W`` is unique and the
+    sums converge.
     No delay gives 4/35, every client one round behind 133/1080 (tests/test_worst_case_defedavg.py checks the
     sums against the exact engine :func:`niid_moments` / ``random_participation_moments``).
 
-    Args:
-        lam: the largest delay :math:`\lambda\ge1` of Assumption 4 (sets :math:`z=1/(4\lambda)`).
-        p: ``lam + 1`` probabilities of the delays ``0..lam``; all rational (int, ``Fraction``, SymPy
-           Rational) gives exact SymPy Rationals, otherwise floats.
+    Parameters
+    ----------
+    lam : int
+        The largest delay :math:`\lambda\ge1` of Assumption 4 (sets :math:`z=1/(4\lambda)`).
+    p : sequence
+        ``lam + 1`` probabilities of the delays ``0..lam``; all rational (int, ``Fraction``, SymPy
+        Rational) gives exact SymPy Rationals, otherwise floats.
 
-    Returns:
-        :class:`DelayLimit`.
+    Returns
+    -------
+    DelayLimit
 
-    Example:
+    Example
+    -------
         >>> from fractions import Fraction
         >>> theorem1_delay_limit(1, [0, 1]).ratio, theorem1_delay_limit(1, [1, 0]).ratio
         (133/1080, 4/35)
@@ -374,7 +380,7 @@ def theorem1_delay_limit(lam: int, p) -> DelayLimit:
     import sympy as sp  # noqa: PLC0415
 
     lam = V.integer(lam, "lam", low=1, high=64)
-    if isinstance(p, (str, bytes)) or not hasattr(p, "__len__") or len(p) != lam + 1:
+    if isinstance(p, (str, bytes)) or np.ndim(p) != 1 or len(p) != lam + 1:
         raise V.InputError(f"p must be lam + 1 = {lam + 1} probabilities of the delays 0..lam; got {V.shown(p)}")
     exact = all(isinstance(q, (numbers.Rational, sp.Rational)) and not isinstance(q, bool) for q in p)
     n = lam + 1
