@@ -325,6 +325,14 @@ class DelayLimit:
     gamma: Any
 
 
+def _delay_companion(z, p, matrix):
+    """The companion matrix of ``y_{t+1} = y_t - z sum_k p_k y_{t-k}`` on ``(y_t, ..., y_{t-lam})``, made by
+    ``matrix`` (``sympy.Matrix`` for exact or symbolic ``p``, ``numpy.array`` for floats)."""
+    n = len(p)
+    return matrix([[(1 if j == 0 else 0) - z * p[j] if i == 0 else (1 if j == i - 1 else 0) for j in range(n)]
+                   for i in range(n)])
+
+
 def theorem1_delay_limit(lam: int, p) -> DelayLimit:
     r"""The limit of ``theorem1_corrected``'s ratio (exact average squared gradient norm over its bound) for
     DeFedAvg-nIID at the prescribed rates when each client's delay is i.i.d. with :math:`P(D=k)=p_k`,
@@ -385,17 +393,11 @@ def theorem1_delay_limit(lam: int, p) -> DelayLimit:
     exact = all(isinstance(q, (numbers.Rational, sp.Rational)) and not isinstance(q, bool) for q in p)
     n = lam + 1
     if exact:
-        q = [sp.Rational(Fraction(v).numerator, Fraction(v).denominator) if not isinstance(v, sp.Rational)
-             else v for v in p]
+        q = [sp.Rational(v) for v in p]
         if any(v < 0 for v in q) or sum(q) != 1:
             raise V.InputError(f"p must be nonnegative and sum to 1; got {V.shown(p)}")
         z = sp.Rational(1, 4 * lam)
-        A = sp.zeros(n, n)
-        for k in range(n):
-            A[0, k] = -z * q[k]
-        A[0, 0] += 1
-        for i in range(1, n):
-            A[i, i - 1] = 1
+        A = _delay_companion(z, q, sp.Matrix)
         M = sp.eye(n * n) - sp.Matrix(sp.kronecker_product(A.T, A.T))
         e = sp.zeros(n * n, 1)
         e[0] = 1
@@ -406,9 +408,7 @@ def theorem1_delay_limit(lam: int, p) -> DelayLimit:
         if q.ndim != 1 or not np.isclose(q.sum(), 1.0, rtol=0, atol=1e-12):
             raise V.InputError(f"p must be nonnegative and sum to 1; got {V.shown(p)}")
         z = 1.0 / (4 * lam)
-        A = np.eye(n, k=-1)
-        A[0] -= z * q
-        A[0, 0] += 1.0
+        A = _delay_companion(z, q, np.array)
         W = np.linalg.solve(np.eye(n * n) - np.kron(A.T, A.T), np.eye(n * n)[0]).reshape(n, n)
         S, gamma = float(W.sum()), float(W[0, 0])
     signal, noise = z * S / 2, z * gamma / 8
@@ -450,17 +450,11 @@ def theorem1_delay_certificate(lam: int, level=Fraction(133, 1080)) -> tuple[int
     lam = V.integer(lam, "lam", low=1, high=6)
     if not isinstance(level, (numbers.Rational, sp.Rational)) or isinstance(level, bool):
         raise V.InputTypeError(f"level must be a rational number (int, Fraction); got {V.shown(level)}")
-    level = sp.Rational(Fraction(level).numerator, Fraction(level).denominator) \
-        if not isinstance(level, sp.Rational) else level
+    level = sp.Rational(level)
     n = lam + 1
     x = sp.symbols(f"p0:{n}", nonnegative=True)
     z = sp.Rational(1, 4 * lam)
-    A = sp.zeros(n, n)
-    for k in range(n):
-        A[0, k] = -z * x[k]
-    A[0, 0] += 1
-    for i in range(1, n):
-        A[i, i - 1] = 1
+    A = _delay_companion(z, x, sp.Matrix)
     pairs = [(i, j) for i in range(n) for j in range(i, n)]
     w = sp.symbols(f"w0:{len(pairs)}")
     index = {pr: k for k, pr in enumerate(pairs)}

@@ -408,22 +408,22 @@ def client_update(problem, *, x, eta, tau, client_opt="sgd", precond=None, beta1
     array([1., 1.])
     """
     round = V.integer(round, "round", low=0, high=10**8)   # as fedopt's rounds
-    record = V.flag(record, "record")
-    s, x = _setup(problem, x, eta=eta, tau=tau, client_opt=client_opt, precond=precond, beta1=beta1, beta2=beta2,
-                  v0=v0, eps=eps, bias_correction=bias_correction, n_mode=n_mode, noise=noise, seed=seed,
-                  config=config, client_ids=client_ids, x_name="x")
-    return _local_runs(problem, s.xp.broadcast_to(x, s.batch + (s.d,)), s, round, record=record)
+    run = _client_update_runner(problem, x=x, record=record, eta=eta, tau=tau, client_opt=client_opt,
+                                precond=precond, beta1=beta1, beta2=beta2, v0=v0, eps=eps,
+                                bias_correction=bias_correction, n_mode=n_mode, noise=noise, seed=seed,
+                                config=config, client_ids=client_ids)
+    return run(round=round)
 
 
 def _client_update_runner(problem, *, x, record=False, **options):
     """:func:`client_update` from many models of the shape of ``x``, its options validated once (a loop of a
-    check that calls it every round): ``run(x)`` is ``client_update(problem, x=x, record=record, **options)``
-    for an ``x`` of that shape (not checked again)."""
+    check that calls it every round): ``run(y, round)`` is ``client_update(problem, x=y, round=round,
+    record=record, **options)`` for a ``y`` of that shape (not checked again); ``run()`` starts from ``x``."""
     record = V.flag(record, "record")
-    s, _ = _setup(problem, x, x_name="x", **{**_CLIENT_UPDATE_DEFAULTS, **options})
+    s, x = _setup(problem, x, x_name="x", **{**_CLIENT_UPDATE_DEFAULTS, **options})
 
-    def run(x):
-        return _local_runs(problem, s.xp.broadcast_to(x, s.batch + (s.d,)), s, 0, record=record)
+    def run(y=x, round=0):
+        return _local_runs(problem, s.xp.broadcast_to(y, s.batch + (s.d,)), s, round, record=record)
 
     return run
 
