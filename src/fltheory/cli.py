@@ -132,7 +132,7 @@ def _cmd_verify(args) -> int:
     check_out_folder(args.out, "verify", _REPORT_FILES, force=args.force)   # before any check runs
     try:
         report = _verify.run(papers, quick=args.quick, seed=args.seed, progress=not args.no_progress, only=args.only,
-                             search=args.search, jobs=args.jobs)
+                             search=args.search, jobs=args.jobs, backend=args.backend)
     except InputError as err:  # e.g. --only matching no check: an error, never an empty "all as expected"
         print(f"fltheory verify: {err}", file=sys.stderr)
         return 2
@@ -389,6 +389,9 @@ def main(argv=None) -> int:
                    help="the adversarial search's budget for the checks that have an instance family: quick, full "
                         "(the defaults with and without --quick) or deep (%dx the full budget, minutes)"
                         % _verify.DEEP_FACTOR)
+    v.add_argument("--backend", choices=("numpy", "cupy", "array_api_strict"), default="numpy",
+                   help="where the batched deep searches run (the checks that evaluate many instances at once); "
+                        "cupy needs a GPU and the gpu extra")
     v.add_argument("--jobs", type=_jobs, default=0, metavar="N",
                    help="worker processes (default 0: one per usable CPU); the verdicts do not depend on it")
     v.add_argument("--out", type=Path, default=Path("fltheory-report"),

@@ -16,6 +16,14 @@ maximises ``ratio(params)`` (value/bound for an upper bound) in three phases:
 3. **boundary** -- every continuous parameter of the best instance snapped to each end of its
    interval (a supremum on a boundary is then attained, not approached).
 
+A ratio that evaluates many instances at once (``batched=True``) can be given far more of them:
+``group`` draws the random phase in groups sharing their integer and choice parameters (one
+batched run per group, when the cost is per discrete setting), and ``evolve`` spends part of the
+budget, between the random and the local phase, on a batched evolution strategy (rounds of
+``group`` Gaussian perturbations of the continuous parameters of each of the best candidates, one
+call per round).  :meth:`fltheory.verify.Check.search` does both at the ``"deep"`` level for
+the checks that have ``evaluate_many``.
+
 The family's ``constrain`` (optional) maps raw parameters into the statement's hypotheses
 (clip ``eta`` inside (13), ``alpha <= G - 1``, ...) or returns ``None`` for a point outside them;
 the ratio is only ever evaluated on constrained parameters, and the result's ``params`` are the
@@ -343,7 +351,8 @@ class _Evaluator:
 
 
 def worst_case(ratio: Callable, family: Family, *, budget: int = 200, seed: int = 0, batched: bool = False,
-               starts: int = 3, random_fraction: float = 0.4, initial: Sequence[dict] = ()) -> SearchResult:
+               starts: int = 3, random_fraction: float = 0.4, initial: Sequence[dict] = (),
+               group: int = 1, evolve: int = 0) -> SearchResult:
     """Maximise ``ratio(params)`` over ``family`` with at most ``budget`` evaluations (module docstring).
 
     Parameters
@@ -357,6 +366,14 @@ def worst_case(ratio: Callable, family: Family, *, budget: int = 200, seed: int 
     random_fraction : the share of the budget spent on the random phase (in (0, 1]).
     initial : instances to evaluate first, before the random ones (e.g. the worst draws of a
         hypothesis test); each a dict with every parameter of the family, inside its domain.
+    group : the random phase draws its candidates in groups of ``group`` that share their integer and
+        choice parameters (each group's continuous parameters drawn afresh), so that a batched ratio
+        whose cost is per distinct discrete setting (one batched run per setting) evaluates whole
+        groups at once; ``1`` (default): every candidate drawn independently.
+    evolve : evaluations (of ``budget``) spent, with ``batched=True``, between the random and the local
+        phase on a batched evolution strategy: from each of the ``starts`` best candidates, rounds of
+        ``group`` perturbations of its continuous parameters (Gaussian in the searched coordinate,
+        step 0.2 of the interval, halved after a round without progress), each round one call.
     """
     if not callable(ratio):
         raise V.InputTypeError(f"ratio must be a callable params -> float; got {V.shown(ratio)}")
@@ -367,14 +384,17 @@ def worst_case(ratio: Callable, family: Family, *, budget: int = 200, seed: int 
     starts = V.integer(starts, "starts", low=1, high=1000)
     random_fraction = V.real(random_fraction, "random_fraction", low=0, high=1, open_low=True)
     initial = [_initial_point(family, q, i) for i, q in enumerate(_sequence(initial, "initial"))]
+    group = V.integer(group, "group", low=1, high=10**6)
+    evolve = V.integer(evolve, "evolve", low=0, high=budget)
+    if evolve and not batched:
+        raise V.InputError("evolve > 0 needs batched=True (each round of the evolution strategy is one batched call)")
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
     ev = _Evaluator(ratio, family, budget, batched)
     history = []
     try:
-        n_random = max(1, int(round(budget * random_fraction)))
-        raws = initial + [family.corner(0), family.corner(1)] + [family.draw(rng, small=(i % 4 == 3))
-                                                                 for i in range(max(0, n_random - 2))]
+        n_random = max(1, min(budget - evolve, int(round(budget * random_fraction))))
+        raws = initial + [family.corner(0), family.corner(1)] + _random_draws(family, rng, max(0, n_random - 2), group)
         raws = raws[:max(n_random, len(initial))]
         rs = ev.many(raws)
         history.append(("random", ev.best))
@@ -394,6 +414,11 @@ def worst_case(ratio: Callable, family: Family, *, budget: int = 200, seed: int 
                 picks.append(dict(raws[i]))
             if len(picks) == starts:
                 break
+        if evolve and family.reals:
+            stop = min(budget, ev.n + evolve)
+            picks = [_evolve(ev, family, raw, ev.n + max(1, (stop - ev.n) // (len(picks) - j)), rng, group)
+                     for j, raw in enumerate(picks)]
+            history.append(("evolve", ev.best))
         reserve = min(4 * len(family.reals), max(0, budget - ev.n) // 4)   # kept for the boundary phase
         end = budget - reserve
         for j, raw in enumerate(picks):
@@ -408,6 +433,21 @@ def worst_case(ratio: Callable, family: Family, *, budget: int = 200, seed: int 
     return SearchResult(params=ev.best_params, ratio=float(ev.best), evaluations=ev.n, budget=budget,
                         history=[(h, float(b)) for h, b in history], seed=seed, family=family.describe(),
                         seconds=time.perf_counter() - t0)
+
+
+def _random_draws(family: Family, rng, n: int, group: int) -> list[dict]:
+    """``n`` random instances; one in four (one group in four) with every integer at its low end, and with
+    ``group > 1`` in groups that share their discrete parameters."""
+    if group == 1 or not family.discrete:
+        return [family.draw(rng, small=(i % 4 == 3)) for i in range(n)]
+    out: list[dict] = []
+    g = 0
+    while len(out) < n:
+        base = family.draw(rng, small=(g % 4 == 3))
+        shared = {p.name: base[p.name] for p in family.discrete}
+        out += [base] + [{**family.draw(rng), **shared} for _ in range(min(group, n - len(out)) - 1)]
+        g += 1
+    return out
 
 
 def _sequence(value, name: str) -> list:
@@ -435,6 +475,25 @@ def _initial_point(family: Family, q, i: int) -> dict:
             raise V.InputError(f"initial[{i}]['{p.name}'] must be one of {list(p.options)}; got {V.shown(v)}")
         out[p.name] = v
     return out
+
+
+def _evolve(ev: _Evaluator, family: Family, raw: dict, stop: int, rng, group: int) -> dict:
+    """A (1 + group) evolution strategy on the continuous parameters of ``raw`` (its discrete ones kept), one
+    batched call per round, until ``stop`` evaluations; returns the best raw point reached."""
+    cur, cur_r = dict(raw), ev.one(raw)
+    s0 = np.array([p.encode(cur[p.name]) for p in family.reals])
+    sigma = 0.2
+    while ev.n < stop and sigma > 1e-9:
+        n = min(group, stop - ev.n)
+        steps = np.clip(s0 + sigma * rng.standard_normal((n, len(s0))), 0.0, 1.0)
+        cands = [{**cur, **{p.name: p.decode(float(v)) for p, v in zip(family.reals, row)}} for row in steps]
+        rs = ev.many(cands)
+        j = int(np.argmax(rs))
+        if rs[j] > cur_r:
+            cur, cur_r, s0 = cands[j], rs[j], steps[j]
+        else:
+            sigma *= 0.5
+    return cur
 
 
 def _local(ev: _Evaluator, family: Family, raw: dict, stop: int, rng) -> None:

@@ -62,6 +62,8 @@ PAPERS = ("local_adaptivity", "feddelavg", "tdma", "afl_dga", "defedavg")
 STATUSES = ("holds", "tight", "violated")
 SEARCH_LEVELS = ("quick", "full", "deep")   # the adversarial search's budgets: Check.search_budget, in this order
 DEEP_FACTOR = 20                            # a deep search spends this many times the full budget (unless given)
+DEEP_WIDE = 20        # a batched deep search (Check.evaluate_many) draws this many times its budget at random, more
+DEEP_GROUP = 256      # ... in groups of this many candidates sharing their discrete parameters (one batched run each)
 # what a counterexample can refute: the numbered result itself, or only a line of its proof, or a printed constant
 MARKER = ".fltheory"   # written into a report folder (first line "fltheory verify"): the command may rewrite it
 FALSE_OBJECTS = ("theorem", "lemma", "proposition", "corollary", "remark", "proof step", "constant", "algorithm line",
@@ -170,6 +172,14 @@ class Check:
     search_start : instances of ``family`` (dicts of its parameters) the search evaluates first:
         the worst instances a derivation found, so that the search starts from them and can only
         do better (each is checked against the family's domains when the check is made).
+    evaluate_many : optional ``evaluate_many(list of params, xp) -> list of Sample or None`` (``None``:
+        that instance is outside the family): ``evaluate`` of many instances at once, on array
+        namespace ``xp`` (NumPy, CuPy, ...; the statements may read host copies), equal to
+        ``evaluate`` up to round-off.  With it, the ``"deep"`` search is batched: it spends
+        ``DEEP_WIDE`` times its budget more, half on random candidates in groups of ``DEEP_GROUP``
+        sharing their integer and choice parameters, half on a batched evolution strategy from the
+        best of them (:func:`fltheory.search.worst_case`'s ``group`` and ``evolve``), each group one
+        call, on the backend of :meth:`run`; then the unbatched local phase of its budget.
     """
 
     def __init__(
@@ -192,6 +202,7 @@ class Check:
         evaluate: Callable[[dict], Sample] | None = None,
         search_budget: tuple = (30, 150),
         search_start: tuple = (),
+        evaluate_many: Callable[[list, Any], list] | None = None,
     ):
         if expected not in STATUSES:
             raise InputError(f"expected must be one of {STATUSES}, got {expected!r}")
@@ -215,6 +226,11 @@ class Check:
                                  f"the search and rebuild() call); got {V.shown(evaluate)}")
         elif evaluate is not None:
             raise InputError(f"check {name}: evaluate is given without a family to search")
+        if evaluate_many is not None and (family is None or not callable(evaluate_many)):
+            raise InputError(f"check {name}: evaluate_many must be a callable (list of params, xp) -> list of Sample "
+                             f"or None, beside a family and its evaluate; got {V.shown(evaluate_many)}"
+                             + ("" if family is not None else " without a family"))
+        self.evaluate_many = evaluate_many
         if not (isinstance(search_budget, tuple) and len(search_budget) in (2, 3)):
             raise V.InputTypeError(f"search_budget must be a pair (quick, full) or a triple (quick, full, deep); got "
                                    f"{V.shown(search_budget)}")
@@ -247,10 +263,12 @@ class Check:
             return small / (big + self.atol), bad
         return (0.0 if small <= 0 else math.inf), bad
 
-    def run(self, *, quick: bool = False, seed: int = 0, search: str | None = None) -> Verdict:
+    def run(self, *, quick: bool = False, seed: int = 0, search: str | None = None, backend=None) -> Verdict:
         """The verdict: the sampler's instances (``quick``: fewer) and, with a ``family``, the worst
         instance of the adversarial search at level ``search`` (``"quick"``, ``"full"`` or ``"deep"``;
-        default ``"quick"`` with ``quick`` and ``"full"`` without)."""
+        default ``"quick"`` with ``quick`` and ``"full"`` without).  ``backend`` (a name:
+        ``"numpy"``, ``"cupy"``, ``"array_api_strict"``, or an array namespace) is where a batched deep
+        search runs (see ``evaluate_many``); the sampler and every other search run on the host."""
         from . import validation as V  # noqa: PLC0415
 
         quick, seed = V.flag(quick, "quick"), V.integer(seed, "seed", low=0, high=2**63 - 1)
@@ -262,7 +280,7 @@ class Check:
         sampled_worst = max(self._ratio(s)[0] for s in samples)
         level, search = search, None
         if self.family is not None:
-            found = self.search(level=level, seed=seed)
+            found = self.search(level=level, seed=seed, backend=backend)
             search = found.as_dict()
             search["level"] = level
             if found.sample is not None:        # the worst instance's own parameters (what rebuild() takes)
@@ -307,30 +325,46 @@ class Check:
             sampled_worst_ratio=float(sampled_worst),
         )
 
-    def search(self, *, quick: bool = False, seed: int = 0, budget: int | None = None, level: str | None = None):
+    def search(self, *, quick: bool = False, seed: int = 0, budget: int | None = None, level: str | None = None,
+               backend=None):
         """The adversarial search over the check's ``family`` (:func:`fltheory.search.worst_case`).
 
         Returns the :class:`~fltheory.search.SearchResult` with ``sample``: the worst instance's
         :class:`Sample` (``None`` when no instance was inside the family).  ``budget`` defaults to
         the ``search_budget`` of ``level`` (``"quick"``, ``"full"`` or ``"deep"``; default ``"quick"``
-        with ``quick``, else ``"full"``).
+        with ``quick``, else ``"full"``).  A check with ``evaluate_many`` searches ``"deep"`` batched,
+        on ``backend`` (a name or an array namespace; default NumPy): the local share of ``budget``
+        (0.6 of it) as unbatched, plus ``DEEP_WIDE * budget`` batched evaluations (random groups of
+        ``DEEP_GROUP`` and an evolution strategy).
         """
         from .search import worst_case  # noqa: PLC0415
 
         if self.family is None:
             raise InputError(f"check {self.name} has no family to search")
+        xp = _backend_namespace(backend)
         best: dict = {}
 
-        def ratio(params):
-            s = self.evaluate(params)
+        def keep(s):
             r = self._ratio(s)[0]
             if not best or r > best["r"]:
                 best.update(r=r, sample=s)
             return r
 
+        def ratio(params):
+            return keep(self.evaluate(params))
+
+        def ratios(many):
+            return [-math.inf if s is None else keep(s) for s in self.evaluate_many(many, xp)]
+
         level = _search_level(level, quick)
         b = budget if budget is not None else self.search_budget[SEARCH_LEVELS.index(level)]
-        res = worst_case(ratio, self.family, budget=b, seed=seed, initial=list(self.search_start))
+        if level == "deep" and self.evaluate_many is not None:
+            wide, local = DEEP_WIDE * b, max(1, round(0.6 * b))     # an unbatched search's local share: 0.6 b
+            res = worst_case(ratios, self.family, budget=wide + local, seed=seed, initial=list(self.search_start),
+                             batched=True, group=DEEP_GROUP, random_fraction=wide / 2 / (wide + local),
+                             evolve=wide // 2)
+        else:
+            res = worst_case(ratio, self.family, budget=b, seed=seed, initial=list(self.search_start))
         res.sample = best.get("sample") if res.params is not None else None
         return res
 
@@ -364,7 +398,29 @@ class Check:
         c.sampler = lambda quick, seed: [plant(s) for s in self.sampler(quick, seed)]
         if self.evaluate is not None:
             c.evaluate = lambda params: plant(self.evaluate(params))
+        if self.evaluate_many is not None:
+            c.evaluate_many = lambda many, xp: [None if s is None else plant(s) for s in self.evaluate_many(many, xp)]
         return c
+
+
+def _backend_namespace(backend):
+    """The array namespace of ``backend``: ``None`` (NumPy), a name (``"numpy"``, ``"cupy"``,
+    ``"array_api_strict"``) or an array namespace (e.g. :func:`fltheory.backend.on_device`'s)."""
+    from types import ModuleType  # noqa: PLC0415
+
+    from .backend import get_backend  # noqa: PLC0415
+
+    if backend is None:
+        return np
+    if isinstance(backend, ModuleType):
+        if not hasattr(backend, "asarray"):
+            raise InputTypeError(f"backend must be 'numpy', 'cupy', 'array_api_strict' or an array namespace; got "
+                                 f"the module {backend.__name__}, which has no asarray")
+        return backend
+    if not isinstance(backend, str):
+        raise InputTypeError(f"backend must be 'numpy', 'cupy', 'array_api_strict' or an array namespace; got "
+                             f"{_shown(backend)}")
+    return get_backend(backend)
 
 
 def _search_level(level, quick: bool) -> str:
@@ -700,7 +756,7 @@ def _expected_words(expected: str) -> str:
     return "expected holds or tight" if expected == "holds" else f"expected {expected}"
 
 
-def _environment(seed: int) -> dict:
+def _environment(seed: int, backend: str = "numpy") -> dict:
     import scipy  # noqa: PLC0415
     import sympy  # noqa: PLC0415
 
@@ -708,7 +764,7 @@ def _environment(seed: int) -> dict:
 
     return {"fltheory": __version__, "python": platform.python_version(), "numpy": np.__version__,
             "scipy": scipy.__version__, "sympy": sympy.__version__, "machine": platform.machine(),
-            "backend": "numpy", "seed": seed}
+            "backend": backend, "seed": seed}
 
 
 def _list_of_names(value, name: str, what: str):
@@ -728,7 +784,7 @@ def _list_of_names(value, name: str, what: str):
 
 def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int = 0, progress: bool = False,
         only: str | None = None, search: str | None = None, jobs: int = 1,
-        names: Iterable[str] | None = None) -> Report:
+        names: Iterable[str] | None = None, backend: str = "numpy") -> Report:
     """Run every registered check of ``papers`` (default: :func:`all_papers`) and return the :class:`Report`.
 
     ``only`` keeps the checks whose name contains that substring; ``names`` keeps exactly the
@@ -738,13 +794,19 @@ def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int =
     processes (``0``: one per usable CPU); the verdicts do not depend on it (each check draws from
     its own seeded streams), only the wall time does.  Workers are forked where the platform
     allows it, so checks registered at run time (:func:`register_paper`) run there too; elsewhere
-    (spawned workers) a check a worker does not know runs in this process.
+    (spawned workers) a check a worker does not know runs in this process.  ``backend`` (``"numpy"``,
+    ``"cupy"`` or ``"array_api_strict"``) is where the batched deep searches run (checks with
+    ``evaluate_many``); with ``"cupy"`` the workers are spawned, not forked (CUDA does not survive a fork).
     """
     from . import validation as V  # noqa: PLC0415
 
     quick, progress = V.flag(quick, "quick"), V.flag(progress, "progress")
     seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
     search = _search_level(search, quick)
+    if not isinstance(backend, str):
+        raise V.InputTypeError(f"backend must be the name 'numpy', 'cupy' or 'array_api_strict' (the workers take a "
+                               f"name); got {V.shown(backend)}")
+    _backend_namespace(backend)     # an unknown name, or CuPy missing, is said now
     jobs = V.integer(jobs, "jobs", low=0, high=1024)
     if jobs == 0:
         jobs = usable_cpus()
@@ -754,11 +816,12 @@ def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int =
     names = _list_of_names(names, "names", "check names")
     t0 = time.perf_counter()
     early = None
-    if jobs > 1 and only is None and names is None and "fork" in _start_methods():
+    fork = "fork" in _start_methods() and backend not in ("cupy", "cp")
+    if jobs > 1 and only is None and names is None and fork:
         wanted = _known_papers(papers)
         if len(wanted) >= jobs:   # (fewer papers than workers: the papers are split, after the import)
             # the workers start now and import their own papers' checks while this process imports them all
-            early = _Pool(wanted, quick=quick, seed=seed, search=search, jobs=jobs)
+            early = _Pool(wanted, quick=quick, seed=seed, search=search, jobs=jobs, backend=backend)
     try:
         checks = registry(papers)
     except BaseException:
@@ -796,17 +859,18 @@ def run(papers: Iterable[str] | None = None, *, quick: bool = False, seed: int =
         if early is not None:
             early.collect(checks, verdicts, bar)
         elif jobs > 1 and len(checks) > 1:
-            _run_pool(checks, verdicts, quick=quick, seed=seed, search=search, jobs=jobs, bar=bar)
+            _run_pool(checks, verdicts, quick=quick, seed=seed, search=search, jobs=jobs, bar=bar, backend=backend,
+                      fork=fork)
         for i, c in enumerate(checks):
             if verdicts[i] is None:
                 if bar is not None:
                     bar.set_postfix_str(c.name[-40:])
-                verdicts[i] = c.run(quick=quick, seed=seed, search=search)
+                verdicts[i] = c.run(quick=quick, seed=seed, search=search, backend=backend)
                 if bar is not None:
                     bar.update()
     if bar is not None:
         bar.close()
-    return Report(verdicts, quick, seed, time.perf_counter() - t0, _environment(seed), search=search,
+    return Report(verdicts, quick, seed, time.perf_counter() - t0, _environment(seed, backend), search=search,
                   jobs=jobs)
 
 
@@ -885,13 +949,13 @@ def _known_papers(papers) -> list:
     return sorted(dict.fromkeys(wanted), key=lambda p: rank.get(p, len(rank)))
 
 
-def _run_paper(paper: str, quick: bool, seed: int, search: str) -> list:
+def _run_paper(paper: str, quick: bool, seed: int, search: str, backend: str) -> list:
     """A worker's task: ``(name, verdict)`` for every registered check of ``paper`` (imported here)."""
     with _one_blas_thread():
-        return [(c.name, c.run(quick=quick, seed=seed, search=search)) for c in registry([paper])]
+        return [(c.name, c.run(quick=quick, seed=seed, search=search, backend=backend)) for c in registry([paper])]
 
 
-def _run_named(names: list, quick: bool, seed: int, search: str) -> list:
+def _run_named(names: list, quick: bool, seed: int, search: str, backend: str) -> list:
     """A worker's task: the verdicts of the registered checks ``names`` (``None`` where this process lacks one)."""
     known: dict = {}
     for paper in dict.fromkeys(name.split(".", 1)[0] for name in names):   # one lookup per paper, not per check
@@ -903,7 +967,7 @@ def _run_named(names: list, quick: bool, seed: int, search: str) -> list:
     with _one_blas_thread():
         for name in names:
             c = known.get(name)
-            out.append(None if c is None else c.run(quick=quick, seed=seed, search=search))
+            out.append(None if c is None else c.run(quick=quick, seed=seed, search=search, backend=backend))
     return out
 
 
@@ -941,9 +1005,9 @@ class _Pool:
     checks: each worker imports the papers it runs while this process imports them all (the registry), so the
     imports of a run overlap instead of preceding the work (the default run: every check, ``jobs > 1``)."""
 
-    def __init__(self, papers: list, *, quick, seed, search, jobs):
+    def __init__(self, papers: list, *, quick, seed, search, jobs, backend):
         self.pool = _forking_pool(jobs)
-        self.futures = {self.pool.submit(_run_paper, p, quick, seed, search): p for p in papers}
+        self.futures = {self.pool.submit(_run_paper, p, quick, seed, search, backend): p for p in papers}
 
     def collect(self, checks, verdicts, bar) -> None:
         from concurrent.futures import as_completed  # noqa: PLC0415
@@ -960,9 +1024,9 @@ class _Pool:
                             bar.update()
 
 
-def _run_pool(checks, verdicts, *, quick, seed, search, jobs, bar) -> None:
+def _run_pool(checks, verdicts, *, quick, seed, search, jobs, bar, backend, fork) -> None:
     """Fill ``verdicts`` from a process pool of ``jobs`` workers (see :func:`_chunks`); workers are forked where
-    the platform allows it, else spawned (a check a spawned worker does not know stays ``None``)."""
+    the platform allows it and ``fork``, else spawned (a check a spawned worker does not know stays ``None``)."""
     import multiprocessing  # noqa: PLC0415
     from concurrent.futures import ProcessPoolExecutor, as_completed  # noqa: PLC0415
 
@@ -971,10 +1035,10 @@ def _run_pool(checks, verdicts, *, quick, seed, search, jobs, bar) -> None:
         return
     chunks = _chunks(checks, jobs)
     workers = min(jobs, len(chunks))
-    pool = _forking_pool(workers) if "fork" in _start_methods() else \
+    pool = _forking_pool(workers) if fork else \
         ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
     with pool:
-        futures = {pool.submit(_run_named, chunk, quick, seed, search): chunk for chunk in chunks}
+        futures = {pool.submit(_run_named, chunk, quick, seed, search, backend): chunk for chunk in chunks}
         for fut in as_completed(futures):
             for name, v in zip(futures[fut], fut.result()):
                 verdicts[names[name]] = v

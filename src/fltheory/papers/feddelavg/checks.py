@@ -67,6 +67,7 @@ and every name of the other two stays importable from here.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import zlib
 
@@ -612,40 +613,74 @@ def _search_params(p: dict) -> dict:
     return {k: (None if q[k] is None else _SEARCH_KEYS[k](q[k])) for k in _SEARCH_KEYS}
 
 
-@functools.lru_cache(maxsize=512)
-def _search_runs_cached(key) -> Runs:
+def _search_batch(qs: list, xp=np) -> Runs:
+    """One batched run of searched instances (typed by :func:`_search_params`) that share ``clients``, ``M``,
+    ``tau`` and ``K``: configuration b is instance ``qs[b]``, built on namespace ``xp`` (the simulator runs there;
+    the statements read host copies).  Every operation is per configuration: on NumPy an instance's iterates are the
+    same bits alone or in a batch, its losses equal to round-off (``tests/test_search_batched.py``)."""
     from ...problems import QuadraticFederation  # noqa: PLC0415
 
-    p = dict(key)
+    p = qs[0]
     M, tau, K = p["M"], p["tau"], p["K"]
-    Delta = min(max(p["Delta"], 0), tau)
+    col = lambda name: np.array([q[name] for q in qs], float)[:, None]  # noqa: E731  (B, 1)
+    Delta = np.array([min(max(q["Delta"], 0), tau) for q in qs], np.int64)
     i = np.arange(M)
     u = i / max(M - 1, 1)
-    scale = 100.0 ** (-p["spread"] * u)
-    rot = (i + 1) * p["theta"]
+    scale = 100.0 ** (-col("spread") * u)                                          # (B, M)
+    rot = (i + 1) * col("theta")
     c, s_ = np.cos(rot), np.sin(rot)
-    R_ = np.stack([np.stack([c, -s_], -1), np.stack([s_, c], -1)], -2)          # (M, 2, 2)
-    ang = np.pi * (1.0 - p["opp"]) * u
-    x_opt = _SEARCH_R0 * np.stack([np.cos(ang), np.sin(ang)], -1)
-    rho = np.array([1.0]) if M == 1 else np.concatenate([[p["rho0"]], np.full(M - 1, (1.0 - p["rho0"]) / (M - 1))])
+    R_ = np.stack([np.stack([c, -s_], -1), np.stack([s_, c], -1)], -2)              # (B, M, 2, 2)
+    ang = np.pi * (1.0 - col("opp")) * u
+    x_opt = _SEARCH_R0 * np.stack([np.cos(ang), np.sin(ang)], -1)                  # (B, M, 2)
+    rho0 = col("rho0")
+    rho = (np.ones((len(qs), 1)) if M == 1 else
+           np.concatenate([rho0, np.repeat((1.0 - rho0) / (M - 1), M - 1, axis=1)], axis=1))
+    on = lambda a: xp.asarray(a) if xp is not np else a  # noqa: E731  (made on xp's device)
     if p["clients"] == "huber":
-        fed = PseudoHuberFederation(b=x_opt[None], delta=(p["width"] * scale)[None], scale=1.0, weights=rho[None])
+        fed = PseudoHuberFederation(b=on(x_opt), delta=on(col("width") * scale), scale=1.0, weights=on(rho))
     else:
-        H = scale[:, None, None] * np.einsum("mij,j,mkj->mik", R_, np.array([1.0, 1.0 / p["kappa"]]), R_)
-        fed = QuadraticFederation(H[None], x_opt[None], rho[None])
-    beta = np.asarray(to_numpy(fed.L), float).reshape(1)
-    eta = p["eb"] / beta
-    w_init = p["init"] * np.array([[np.cos(p["init_ang"]), np.sin(p["init_ang"])]])
-    alpha, D = np.array([p["alpha"]]), np.array([Delta], np.int64)
+        eig = np.concatenate([np.ones((len(qs), 1)), 1.0 / col("kappa")], axis=1)    # (B, 2)
+        H = scale[..., None, None] * np.einsum("bmij,bj,bmkj->bmik", R_, eig, R_)
+        fed = QuadraticFederation(on(H), on(x_opt), on(rho))
+    beta = np.broadcast_to(np.asarray(to_numpy(fed.L), float).reshape(-1), (len(qs),)).copy()
+    eta = col("eb")[:, 0] / beta
+    w_init = col("init") * np.concatenate([np.cos(col("init_ang")), np.sin(col("init_ang"))], axis=1)
+    alpha = col("alpha")[:, 0]
     with np.errstate(divide="ignore"):      # omega = 1/0 when every candidate sits at w* (phi = inf: a valid bound)
-        res = feddelavg(fed, eta=eta, tau=tau, Delta=D, alpha=alpha, K=K, w_init=w_init, output_set="proof",
+        res = feddelavg(fed, eta=eta, tau=tau, Delta=Delta, alpha=alpha, K=K, w_init=on(w_init), output_set="proof",
                         record=True)
-    return _finish("searched-" + p["clients"], 0, fed, res, tau=tau, K=K, eta=eta, alpha=alpha, Delta=D, beta=beta)
+    return _finish("searched-" + p["clients"], 0, fed, res, tau=tau, K=K, eta=eta, alpha=alpha, Delta=Delta,
+                   beta=beta)
+
+
+@functools.lru_cache(maxsize=512)
+def _search_runs_cached(key) -> Runs:
+    return _search_batch([dict(key)])
 
 
 def search_runs(p: dict) -> Runs:
     """The one-configuration run of a searched instance (cached)."""
     return _search_runs_cached(tuple(sorted(_search_params(p).items())))
+
+
+def _run_sizes(R: Runs) -> np.ndarray:
+    """Per configuration, the largest |coordinate| of the candidates, the c_k points and the local gaps."""
+    rec = R.res.record
+    return np.max([np.abs(to_numpy(a)).reshape(R.B, -1).max(axis=1) for a in (R.res.w_periods, rec.c, rec.local_gap)],
+                  axis=0)
+
+
+_OUTSIDE_BALL = (f"this run leaves the ball of radius {_SEARCH_BALL:g} (eta beta > 2 diverges), where round-off "
+                 f"exceeds the checks' atol 1e-12")
+_NO_ENTRY = ("this instance has no entry inside the statement (every value at round-off level, or Proposition 2's "
+             "condition 2 fails)")
+
+
+def _searched_sample(p: dict, q: dict, s: Sample) -> Sample:
+    # the family's own entries (alpha_is_1, ...), then the run's (the worst entry; its own run is configuration 0),
+    # then the typed builder keys
+    return Sample(s.value, s.bound, {**p, **s.params, "config": 0, **{k: v for k, v in q.items() if k in p}}, None,
+                  s.size)
 
 
 def _search_evaluate(p: dict, *, of) -> Sample:
@@ -654,19 +689,41 @@ def _search_evaluate(p: dict, *, of) -> Sample:
 
     q = _search_params(p)
     R = search_runs(q)
-    rec = R.res.record
-    size = max(float(np.abs(to_numpy(R.res.w_periods)).max()), float(np.abs(to_numpy(rec.c)).max()),
-               float(np.abs(to_numpy(rec.local_gap)).max()))
-    if not size <= _SEARCH_BALL:
-        raise InputError(f"this run leaves the ball of radius {_SEARCH_BALL:g} (eta beta > 2 diverges), where "
-                         f"round-off exceeds the checks' atol 1e-12")
+    if not _run_sizes(R)[0] <= _SEARCH_BALL:
+        raise InputError(_OUTSIDE_BALL)
     got = of(R)
     if not got:
-        raise InputError("this instance has no entry inside the statement (every value at round-off level, or "
-                         "Proposition 2's condition 2 fails)")
-    s = got[0]
-    # the family's own entries (alpha_is_1, ...), then the run's (the worst entry), then the typed builder keys
-    return Sample(s.value, s.bound, {**p, **s.params, **{k: v for k, v in q.items() if k in p}}, None, s.size)
+        raise InputError(_NO_ENTRY)
+    return _searched_sample(p, q, got[0])
+
+
+def _search_evaluate_many(ps: list, xp=np, *, of) -> list:
+    """:func:`_search_evaluate` of many instances (the check's ``evaluate_many``), one batched run per group sharing
+    ``clients``, ``M``, ``tau`` and ``K``, on namespace ``xp``; ``None`` where an instance is outside (the ball,
+    no entry).  Equal to the one-instance path up to round-off in the loss values (the iterates bit for bit on
+    NumPy); a group whose batch raises a package error (a statement's condition failing for one instance) is
+    evaluated one instance at a time."""
+    from ...validation import FLTheoryError  # noqa: PLC0415
+
+    qs = [_search_params(p) for p in ps]
+    groups: dict = {}
+    for j, q in enumerate(qs):
+        groups.setdefault((q["clients"], q["M"], q["tau"], q["K"]), []).append(j)
+    out: list = [None] * len(ps)
+    for idx in groups.values():
+        try:
+            R = _search_batch([qs[j] for j in idx], xp)
+            inside = _run_sizes(R) <= _SEARCH_BALL
+            got = {s.params["config"]: s for s in of(R)}
+        except FLTheoryError:
+            for j in idx:
+                with contextlib.suppress(FLTheoryError):
+                    out[j] = _search_evaluate(ps[j], of=of)
+            continue
+        for b, j in enumerate(idx):
+            if inside[b] and b in got:
+                out[j] = _searched_sample(ps[j], qs[j], got[b])
+    return out
 
 
 def _sfamily(*, eb_max=1.99, M=(1, 3), tau=(1, 6), K=(1, 4), delay="lag", alpha=True, alpha_one=False, words=""):
@@ -758,7 +815,7 @@ def _S(of, family, budget=(20, 100), start=()) -> dict:
     the derivation's instances it starts from (``start``: partial dicts completed with the builder's defaults)."""
     full = [{n: {**_SEARCH_DEFAULTS, "alpha_is_1": True, **q}[n] for n in family.names} for q in start]
     return dict(family=family, evaluate=functools.partial(_search_evaluate, of=of), search_budget=budget,
-                search_start=full)
+                search_start=full, evaluate_many=functools.partial(_search_evaluate_many, of=of))
 
 
 # the derivation's worst instances (tests/test_worst_case_feddelavg.py), at the family's largest horizon K = 8, tau = 6

@@ -432,7 +432,8 @@ def _prop2_of(R: Runs, *, corrected):
     xi = np.minimum(final, ends.min(axis=1))
     Psi = (B.Psi_main_value if corrected else B.Psi_value)(R.K, **{n: v[:, 0] if np.ndim(v) == 2 else v
                                                                    for n, v in R.kw(loss=True).items()})
-    ok = (xi > 0) & (R.K * R.tau * R.eta * R.phi - R.L_loss * Psi / np.where(xi > 0, xi, 1.0) ** 2 > 0)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):   # inf or nan: condition 2 is not met
+        ok = (xi > 0) & (R.K * R.tau * R.eta * R.phi - R.L_loss * Psi / np.where(xi > 0, xi, 1.0) ** 2 > 0)
     if not ok.any():
         return []
     st = B.prop2_corrected if corrected else B.prop2
@@ -476,16 +477,17 @@ def _theorem1_of(R: Runs, *, printed):
 
 
 def _asymptotic_of(R: Runs, *, converged=False):
-    """``converged``: only configurations whose run has reached its limit (the last move of the candidates
+    """``converged``: only the configurations whose run has reached its limit (the last move of the candidates
     w(k tau - Delta) is below 1e-9 of the first, or both are 0): there the run's min over k = 1..K is the
     K -> infinity value of (20), and L, delta and phi are those of the whole infinite run."""
-    if converged:
+    gap = to_numpy(R.res.gap_for("proof"))
+    mask = None
+    if converged:   # per configuration: a batch of searched instances keeps the converged ones
         w = to_numpy(R.res.w_periods)
         step = np.sqrt((np.diff(w, axis=-2) ** 2).sum(-1))       # (B, K)
-        if not np.all(step[:, -1] <= 1e-9 * step[:, 0]):
-            return []
+        mask = np.broadcast_to((step[:, -1] <= 1e-9 * step[:, 0]).reshape((R.B,) + (1,) * (gap.ndim - 1)), gap.shape)
     kw = {n: (v[:, 0] if np.ndim(v) == 2 else v) for n, v in R.kw().items()}
-    return _worst(R, to_numpy(R.res.gap_for("proof")), B.asymptotic_gap(phi=R.phi, **kw))
+    return _worst(R, gap, B.asymptotic_gap(phi=R.phi, **kw), mask)
 
 
 def _asymptotic_samples(quick, seed):
