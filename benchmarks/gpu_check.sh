@@ -2,7 +2,7 @@
 # The GPU check of fltheory, one command on a machine with CuPy and a GPU (about 6 minutes; BUDGET=seconds):
 #   1. every test that runs on a backend, on CuPy (the xp fixture's cupy cases);
 #   2. the GPU benchmarks beside NumPy on the same machine: the batched simulator, the closed-form fixed
-#      points, keyed noise and statement grids.
+#      points, keyed noise, statement grids and one batched deep search (FedDelAvg's asymptotic_gap).
 # It runs where no package can be downloaded: array-api-compat, the one requirement such a machine may lack,
 # is installed from wheels in .whl/ when that folder exists (see benchmarks/README.md, "GPU check").
 # Logs go to $OUT (default: a temporary folder); the summary is printed at the end.
@@ -25,7 +25,7 @@ echo "=== pytest on CuPy (the xp fixture's cupy cases)"
 # in parallel where pytest-xdist is there (compiling CuPy's kernels is CPU work); SIGINT at the deadline, so pytest
 # still prints what passed and failed
 if python3 -c "import xdist" 2>/dev/null; then par="-n 8"; else par=""; fi
-timeout -s INT $(( $(left) - 150 )) python3 -m pytest tests -k cupy -q -p no:cacheprovider -o addopts="" $par \
+timeout -s INT $(( $(left) - 190 )) python3 -m pytest tests -k cupy -q -p no:cacheprovider -o addopts="" $par \
     --continue-on-collection-errors -W ignore::DeprecationWarning > "$OUT/pytest_cupy.log" 2>&1
 echo "pytest exit $?"; grep -E "^(FAILED|ERROR)" "$OUT/pytest_cupy.log" | head -30; tail -1 "$OUT/pytest_cupy.log"
 
@@ -41,4 +41,6 @@ timeout 40 python3 bench_simulator.py --backend cupy --B 100000 --M 10 --d 16 --
     --correction none --sigma2 0.1 --loop-configs 1 --repeats 3 2>&1 | tee "$OUT/bench_sim.log"
 timeout 40 python3 bench_simulator.py --backend numpy --B 2000 --M 10 --d 16 --tau 5 --rounds 20 --client-opt sgd \
     --correction none --sigma2 0.1 --loop-configs 1 --repeats 2 2>&1 | tee -a "$OUT/bench_sim.log"
+echo "=== the batched deep search of one check on CuPy, beside the same search one instance at a time (NumPy)"
+timeout 40 python3 bench_deep_search.py --backend cupy --only asymptotic_gap 2>&1 | tee "$OUT/bench_deep.log"
 echo "=== done in $(( $(date +%s) - start )) s"

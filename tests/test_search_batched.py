@@ -164,8 +164,7 @@ def _one(c, p):
 
 
 @pytest.mark.parametrize("name", _CHECKS)
-def test_feddelavg_batched_evaluation_equals_one_instance_at_a_time(name, monkeypatch):
-    from fltheory.backend import on_device
+def test_feddelavg_batched_evaluation_equals_one_instance_at_a_time(name, xp, monkeypatch):
     from fltheory.papers.feddelavg import checks as C
 
     c = _feddelavg(name)
@@ -174,17 +173,16 @@ def test_feddelavg_batched_evaluation_equals_one_instance_at_a_time(name, monkey
     assert sum(s is not None for s in alone) >= 4
     # no fallback to the one-instance path may hide a failure of the batched one
     monkeypatch.setattr(C, "_search_evaluate", lambda *a, **k: pytest.fail("fell back to one instance at a time"))
-    for xp in (np, on_device(strict, strict.Device("device1"))):
-        many = c.evaluate_many(ps, xp)
-        assert [s is None for s in many] == [s is None for s in alone]
-        for a, b in zip(alone, many):
-            if a is not None:   # losses of size up to 1e4 differ in their last bits: 1e-11 absolute
-                assert b.value == pytest.approx(a.value, rel=1e-12, abs=1e-11)
-                assert b.bound == pytest.approx(a.bound, rel=1e-12, abs=1e-11)
-                ra, rb = c._ratio(a)[0], c._ratio(b)[0]
-                assert abs(rb - ra) <= 1e-11 / max(abs(a.value), 1e-300) * abs(ra) + 1e-12
-                assert {k: v for k, v in b.params.items() if not isinstance(v, float)} == \
-                       {k: v for k, v in a.params.items() if not isinstance(v, float)}
+    many = c.evaluate_many(ps, xp)
+    assert [s is None for s in many] == [s is None for s in alone]
+    for a, b in zip(alone, many):
+        if a is not None:   # losses of size up to 1e4 differ in their last bits: 1e-11 absolute
+            assert b.value == pytest.approx(a.value, rel=1e-12, abs=1e-11)
+            assert b.bound == pytest.approx(a.bound, rel=1e-12, abs=1e-11)
+            ra, rb = c._ratio(a)[0], c._ratio(b)[0]
+            assert abs(rb - ra) <= 1e-11 / max(abs(a.value), 1e-300) * abs(ra) + 1e-12
+            assert {k: v for k, v in b.params.items() if not isinstance(v, float)} == \
+                   {k: v for k, v in a.params.items() if not isinstance(v, float)}
 
 
 def test_feddelavg_batched_iterates_are_bit_for_bit_the_one_instance_runs():
@@ -199,12 +197,10 @@ def test_feddelavg_batched_iterates_are_bit_for_bit_the_one_instance_runs():
         assert np.array_equal(R.res.w_periods[b], one.res.w_periods[0])
 
 
-def test_a_deep_feddelavg_search_on_the_gpu_stand_in_equals_numpy():
-    from fltheory.backend import on_device
-
+def test_a_deep_feddelavg_search_on_a_backend_equals_numpy(xp):
     c = _feddelavg("feddelavg.asymptotic_gap")
     a = c.search(level="deep", budget=4, seed=3)
-    b = c.search(level="deep", budget=4, seed=3, backend=on_device(strict, strict.Device("device1")))
+    b = c.search(level="deep", budget=4, seed=3, backend=xp)
     assert a.evaluations == b.evaluations > 4 * verify.DEEP_WIDE // 2
     assert a.ratio == pytest.approx(b.ratio, rel=1e-12) and a.params == b.params
 
