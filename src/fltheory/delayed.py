@@ -792,7 +792,8 @@ def random_participation_moments(fed, local: LocalSGD, *, eta: float, T: int, x0
     and each client's delay ``D_i`` (``P(D_i = k) = delay_probs[k]``, or ``delay_probs[i, k]``)
     i.i.d. and independently of everything else: ``x_{t+1} = x_t - eta sum_i c_i Delta_i(x_{t - D_i})``
     (history before step 0 equals ``x0``).  Exact over the draws and the gradient noise; the test
-    suite checks it against Monte Carlo of :func:`simulate_schedule` on :func:`sampled_schedule`.
+    suite checks it against Monte Carlo of :func:`~fltheory.delayed_simulation.simulate_schedule` on
+    :func:`~fltheory.delayed_simulation.sampled_schedule`.
 
     A client drawn several times in a step contributes one update (one delay, one noise) with its
     multiplicity, as in DeFedAvg-nIID.  ``record_cov`` also returns the covariance of every ``x_t``, and

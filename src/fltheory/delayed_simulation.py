@@ -85,7 +85,7 @@ def sampled_schedule(*, N: int, T: int, seeds, n: int | None = None, p=None, wei
 
     Each client's delay is drawn i.i.d. from ``delay_probs`` ((L,), or (N, L) per client) and its
     update starts from ``max(0, t - D)``.  This is the random process whose expectation
-    :func:`random_participation_moments` computes exactly.
+    :func:`~fltheory.delayed.random_participation_moments` computes exactly.
     """
     seeds = V.array(seeds, "seeds", xp=np, kind="integer", low=0).reshape(-1)
     N = V.integer(N, "N", low=1, high=10**7)
@@ -130,7 +130,7 @@ def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x
     """Run the method of this module on a quadratic federation (Monte Carlo, keyed noise).
 
     Batched over the schedule's seeds and the federation's configurations (broadcast as in
-    :func:`schedule_moments`); the local runs are actual local SGD steps with noise drawn from
+    :func:`~fltheory.delayed.schedule_moments`); the local runs are actual local SGD steps with noise drawn from
     ``KeyedStream(seed, "local noise")`` keyed by (configuration, step, slot).  Returns the final
     models (B, d), or the whole trajectory (T+1, B, d).
     """
@@ -241,7 +241,7 @@ def simulate_schedule_general(fed, schedule: Schedule, local: LocalSGD, *, eta: 
     :func:`simulate_schedule`: on a quadratic federation both give the same models to round-off.
 
     Batched over the schedule's timing seeds and the federation's configurations (at most one
-    batch axis; they broadcast as in :func:`schedule_moments`).  ``returns="final"`` gives the
+    batch axis; they broadcast as in :func:`~fltheory.delayed.schedule_moments`).  ``returns="final"`` gives the
     final models (B, d), ``"trajectory"`` all models (T+1, B, d), ``"loss"`` the objective
     ``F(x_t)`` (T+1, B) without storing the models.
 
