@@ -312,7 +312,7 @@ def schedule_moments(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0
     The schedule's batch (timing seeds) and the federation's batch (configurations) broadcast
     against each other (one of them may be 1).  ``x0`` is the common initial model (history
     before step 0 equals ``x0``); ``cov0`` an optional initial covariance.  The state is the ring
-    of the last ``lambda + 1`` server models; each step is one :meth:`RegisterMoments.assign`
+    of the last ``lambda + 1`` server models; each step is one :meth:`~fltheory.delayed_registers.RegisterMoments.assign`
     with the distinct lags of that step as sources (``O(lags * lambda * d^3)``).
 
     ``record_lags`` also records ``lag_msd[t, ..., l] = E||x_t - x_{t-l}||^2`` for every lag of

@@ -9,7 +9,7 @@ computed from older server models (the :class:`fltheory.schedules.Schedule`)::
 
 each update ``K`` local SGD steps of its client (:class:`fltheory.delayed.LocalSGD`).  Here it is
 run, not solved: actual local steps with keyed gradient noise, batched over timing seeds and
-configurations.  The exact engine (:class:`fltheory.delayed.RegisterMoments`,
+configurations.  The exact engine (:class:`fltheory.delayed_registers.RegisterMoments`,
 :func:`fltheory.delayed.schedule_moments`, :func:`fltheory.delayed.random_participation_moments`,
 the step and period maps) is :mod:`fltheory.delayed`, which also re-exports every name here
 (``fltheory.delayed.simulate_schedule`` is this module's :func:`simulate_schedule`), and the tests
