@@ -76,9 +76,10 @@ INTERNAL = {
     "fltheory.backend.*": "the array-namespace layer (namespaces, devices, einsum helpers, keyed noise streams) that "
                           "the package's code calls with arrays its doors already checked; a user picks a backend "
                           "through each function's backend= (a checked choice) or get_backend, which stays",
-    "fltheory.delayed.RegisterMoments*": "the exact engine's register file, written once per step by "
-                                         "schedule_moments / random_participation_moments with register indices and "
-                                         "blocks that code computes (a check per assign would sit in the inner loop)",
+    "fltheory.delayed_registers.RegisterMoments*": "the exact engine's register file, written once per step by "
+                                                   "schedule_moments / random_participation_moments with register "
+                                                   "indices and blocks that code computes (a check per assign would "
+                                                   "sit in the inner loop)",
 }
 PUBLIC = {"fltheory.validation.per_client", "fltheory.validation.per_configuration", "fltheory.backend.get_backend"}
 

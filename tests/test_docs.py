@@ -75,7 +75,8 @@ def test_docs_build_with_warnings_as_errors(built_docs):
     assert "api.html" in pages and "usage.html" in pages
     api = (out / "api.html").read_text()
     for module in ("fltheory.verify", "fltheory.schedules", "fltheory.schedule_generators", "fltheory.problems",
-                   "fltheory.problems_nonquadratic", "fltheory.problems_logistic", "fltheory.symbolic"):
+                   "fltheory.problems_nonquadratic", "fltheory.problems_logistic", "fltheory.delayed",
+                   "fltheory.delayed_registers", "fltheory.delayed_simulation", "fltheory.symbolic"):
         assert f'id="module-{module}"' in api, module
     feddelavg = (out / "papers" / "feddelavg.html").read_text()
     assert 'id="module-fltheory.papers.feddelavg.bounds"' in feddelavg and "feddelavg.theorem1" in feddelavg
@@ -86,7 +87,8 @@ def test_docs_build_with_warnings_as_errors(built_docs):
                                                                         page.read_text())}
     assert len(documented) > 300
     for moved in ("schedule_generators.first_n_arrivals", "schedule_generators.anarchic_participation",
-                  "problems_nonquadratic.PseudoHuberFederation", "problems_logistic.LogisticFederation"):
+                  "problems_nonquadratic.PseudoHuberFederation", "problems_logistic.LogisticFederation",
+                  "delayed_simulation.simulate_schedule", "delayed_registers.RegisterMoments", "delayed.schedule_moments"):
         assert f"fltheory.{moved}" in documented, moved   # the split modules' objects are on the API page
     assert [name for name in documented if _imported_from_elsewhere(name)] == []
 

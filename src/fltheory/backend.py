@@ -13,9 +13,10 @@ What runs on every namespace (only the array API standard is used; the test suit
 paths on ``array_api_strict``, which has the standard's names and nothing else): keyed streams;
 the federations of :mod:`fltheory.problems` (quadratic, logistic, pseudo-Huber, separable cosine,
 linear: gradients, losses, constants); the doors of :mod:`fltheory.validation`; affine maps
-(:mod:`fltheory.linear`); the schedule engine of :mod:`fltheory.delayed` (``RegisterMoments``,
-``schedule_moments``, ``random_participation_moments``, ``simulate_schedule``,
-``simulate_schedule_general``, step and period maps); the vectorised evaluation of every
+(:mod:`fltheory.linear`); the register file of :mod:`fltheory.delayed_registers` (``RegisterMoments``),
+the schedule engine of :mod:`fltheory.delayed` (``schedule_moments``,
+``random_participation_moments``, step and period maps) and its simulators
+in :mod:`fltheory.delayed_simulation` (``simulate_schedule``, ``simulate_schedule_general``); the vectorised evaluation of every
 statement; the papers' batched simulators (FedOpt, FedDelAvg, AFL-DGA and its baselines: FedAvg, normalised
 averaging, mini-batch and stale SGD, DGA; DeFedAvg's runs and TDMA's quadratic runs through the core) and their exact maps on quadratics (FedOpt's closed forms and
 moments, FedDelAvg's period map, fixed point, exact trajectory, alpha* and exactly optimal alpha,

@@ -1,4 +1,4 @@
-"""Exact and simulated dynamics of stale updates applied by a schedule.
+"""Exact dynamics of stale updates applied by a schedule: local runs, moment drivers, step maps.
 
 Problem class
 -------------
@@ -20,27 +20,29 @@ see :class:`LocalSGD`.  The method is therefore a time-varying affine map on the
 
 The engine
 ----------
-:class:`RegisterMoments` holds the exact means and second moments ``E[y_a y_b^T]`` of a set of
-``d``-dimensional registers (server models of the last ``lambda + 1`` steps, and client states
-or stored gradients where a paper keeps them), ``y = x - x_ref``.  One affine assignment
-``y_dst <- sum_j A_j y_{src_j} + b + nu`` touches one block row and column: it costs
-``O(k * n * d^3)`` for ``k`` sources among ``n`` registers, not ``O((n d)^3)``.  Random
-participation drawn i.i.d. each step, independently of the state, is exact too
-(:meth:`RegisterMoments.assign_random`: ``E[A Sigma A^T]`` in closed form).
+The register file :class:`~fltheory.delayed_registers.RegisterMoments` holds the exact means and
+second moments ``E[y_a y_b^T]`` of a set of ``d``-dimensional registers (here the server models
+of the last ``lambda + 1`` steps, ``y = x - x*``); one affine assignment touches one block row and
+column, and random participation drawn i.i.d. each step
+(:class:`~fltheory.delayed_registers.RandomParticipation`) is exact too.  It lives in
+:mod:`fltheory.delayed_registers`, and both names are importable from here.
 
 On top of it:
 
 * :func:`schedule_moments` -- exact ``E||x_t - x*||^2``, ``E||grad F(x_t)||^2``,
   ``E F(x_t) - F*`` and the mean trajectory for every step of a (batched) schedule;
 * :func:`random_participation_moments` -- the same, exact over i.i.d. client draws
-  (:class:`RandomParticipation`) and i.i.d. delays as well as over the gradient noise;
+  (:class:`~fltheory.delayed_registers.RandomParticipation`) and i.i.d. delays as well as over the gradient noise;
 * :func:`step_maps` / :func:`period_map` -- the dense augmented affine map of each step and of
   a period of a periodic schedule (its spectral radius is the exact asymptotic rate, its fixed
-  point the exact limit);
-* :func:`simulate_schedule` -- the batched Monte Carlo simulator of the same method (keyed
-  noise), which the exact moments are tested against;
-* :func:`simulate_schedule_general` -- the same simulator for clients with non-linear gradients
-  (logistic, pseudo-Huber, any federation with ``grad_clients``), with the same noise keys.
+  point the exact limit).
+
+The simulated room -- the random schedules :func:`~fltheory.delayed_simulation.client_draws` and
+:func:`~fltheory.delayed_simulation.sampled_schedule`, the batched Monte Carlo simulator
+:func:`~fltheory.delayed_simulation.simulate_schedule` (keyed noise; the exact moments are tested
+against it) and :func:`~fltheory.delayed_simulation.simulate_schedule_general` for clients with
+non-linear gradients -- lives in :mod:`fltheory.delayed_simulation`; every one of its names is also
+importable from here (``fltheory.delayed.simulate_schedule``), and ``__all__`` lists all three rooms.
 
 Example
 -------
@@ -69,8 +71,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from .backend import (
-    KeyedStream, asarray, copy_of, gather, mT, matvec, namespace, to_numpy, trace, trace_product, weighted_sum,
+    asarray, copy_of, gather, matvec, to_numpy, trace, trace_product, weighted_sum,
 )
+from .delayed_registers import RandomParticipation, RegisterMoments
 from .linear import AffineMap
 from . import validation as V
 from .schedules import Schedule, ScheduleError
@@ -171,258 +174,6 @@ class LocalSGD:
         P, Q = xp.stack(Ps), xp.stack(Qs)
         q = -matvec(P, fed.x_opt)
         return LocalRuns(P, q, Q, self.Ks)
-
-
-# ======================================================================================
-# the register engine
-# ======================================================================================
-class RegisterMoments:
-    """Exact means and second moments of ``n`` registers ``y_0 .. y_{n-1}`` in ``R^d``.
-
-    ``mean`` is ``(*batch, n*d)`` (``(*batch, n, d)`` is accepted) and ``second`` is ``(*batch, n*d, n*d)`` with
-    ``second[a*d:(a+1)*d, b*d:(b+1)*d] = E[y_a y_b^T]`` (raw moments: choose the coordinates so
-    that the quantities you need are small, e.g. ``y = x - x*``).
-
-    :meth:`assign` performs simultaneous affine assignments with fresh independent noise; only
-    the block rows and columns of the written registers change.
-
-    Example
-    -------
-    >>> import numpy as np
-    >>> rm = RegisterMoments(2, 1, mean=np.array([1.0, 0.0]))      # y0 = 1, y1 = 0
-    >>> rm.assign([1], [[0]], np.array([[[[2.0]]]]), noise=np.array([[[0.5]]]))   # y1 <- 2 y0 + nu
-    >>> rm.mean.tolist(), rm.block(1, 1).tolist(), rm.block(0, 1).tolist()
-    ([1.0, 2.0], [[4.5]], [[2.0]])
-    """
-
-    def __init__(self, n: int, d: int, *, batch_shape: tuple = (), mean=None, second=None, xp=None):
-        xp = xp or namespace(mean, second)
-        self.n, self.d, self.xp = int(n), int(d), xp
-        nd = self.n * self.d
-        m = xp.zeros(tuple(batch_shape) + (nd,)) if mean is None else asarray(mean, xp)
-        if m.ndim >= 2 and m.shape[-1] != nd and m.shape[-2:] == (self.n, self.d):
-            m = xp.reshape(m, m.shape[:-2] + (nd,))       # (..., n, d) -> (..., n*d)
-        if m.shape[-1] != nd:
-            raise ScheduleError(f"mean must have n*d = {nd} entries on its last axis, got {m.shape}")
-        if second is None:
-            second = m[..., :, None] * m[..., None, :]
-        S = asarray(second, xp)
-        batch = np.broadcast_shapes(m.shape[:-1], S.shape[:-2])
-        self.mean = copy_of(xp.broadcast_to(m, batch + (nd,)))
-        self.second = copy_of(xp.broadcast_to(S, batch + (nd, nd)))
-
-    @property
-    def batch_shape(self) -> tuple:
-        return self.mean.shape[:-1]
-
-    def _rows(self, regs):
-        regs = np.asarray(regs, dtype=np.int64)
-        return (regs[..., None] * self.d + np.arange(self.d)).reshape(regs.shape[:-1] + (-1,))
-
-    def block(self, a: int, b: int):
-        """``E[y_a y_b^T]`` ``(*batch, d, d)``."""
-        d = self.d
-        return self.second[..., a * d:(a + 1) * d, b * d:(b + 1) * d]
-
-    def register_mean(self, a: int):
-        return self.mean[..., a * self.d:(a + 1) * self.d]
-
-    def assign(self, dst: Sequence[int], src, mats, offset=None, noise=None, extra_second=None):
-        """Simultaneously ``y_{dst[w]} <- sum_j mats[..., w, j] y_{src[w][j]} + offset[..., w] + nu_w``.
-
-        ``src`` is (W, k) register indices (repeat a source with a zero matrix to pad), ``mats`` is
-        ``(*batch, W, k, d, d)``, ``offset`` ``(*batch, W, d)``, ``noise`` ``(*batch, W, d, d)`` the
-        covariances of independent zero-mean noises.  Sources are read before any write.
-        ``extra_second`` ``(*batch, W*d, W*d)`` is added to the new registers' second-moment block
-        (a zero-mean term uncorrelated with every old register, see :meth:`assign_random`).
-        """
-        xp, d = self.xp, self.d
-        dst = np.asarray(dst, dtype=np.int64).reshape(-1)
-        src = np.asarray(src, dtype=np.int64).reshape(dst.size, -1)
-        W, k = src.shape
-        A = asarray(mats, xp)
-        n4 = A.ndim
-        A2 = xp.reshape(xp.permute_dims(A, tuple(range(n4 - 4)) + (n4 - 4, n4 - 2, n4 - 3, n4 - 1)),
-                        A.shape[:-4] + (W, d, k * d))                    # (.., W, i, (k j))
-        rows = self._rows(src)                                           # (W, k*d)
-
-        def pick(X, axis):   # X's rows (axis -2) or columns (axis -1) of the source registers, (.., W, k*d) there
-            if xp is np:     # NumPy's own indexing (its layout, hence its einsum's summation order)
-                return X[..., rows, :] if axis == -2 else X[..., rows]
-            got = xp.take(X, xp.asarray(rows.reshape(-1)), axis=axis)
-            return xp.reshape(got, X.shape[:-2] + (W, k * d, X.shape[-1])) if axis == -2 else \
-                xp.reshape(got, X.shape[:-1] + (W, k * d))
-
-        Sg = pick(self.second, -2)                                       # (.., W, k*d, n*d)
-        Row = A2 @ Sg                                                    # E[y'_w y_a^T] without offset
-        mnew = (A2 @ pick(self.mean, -1)[..., None])[..., 0]             # (.., W, d)
-        if offset is not None:
-            b = asarray(offset, xp)
-            Row = Row + b[..., :, :, None] * self.mean[..., None, None, :]
-            mnew = mnew + b
-        # corner: E[y'_w y'_v^T] = sum_j Row[w, src_v j] A_vj^T + mnew_w b_v^T + delta Q_w
-        Rg = pick(Row, -1)                                               # (.., W, d, W, k*d)
-        if xp is np:
-            corner = np.einsum("...wivc,...vec->...wive", Rg, A2)
-        else:
-            corner = xp.sum(Rg[..., None, :] * A2[..., None, None, :, :, :], axis=-1)
-        if offset is not None:
-            corner = corner + mnew[..., :, :, None, None] * b[..., None, None, :, :]
-        corner = xp.reshape(corner, corner.shape[:-4] + (W * d, W * d))
-        if noise is not None:
-            Q = asarray(noise, xp)
-            for w in range(W):
-                corner[..., w * d:(w + 1) * d, w * d:(w + 1) * d] += Q[..., w, :, :]
-        if extra_second is not None:
-            corner = corner + extra_second
-        Row = xp.reshape(Row, Row.shape[:-3] + (W * d, self.n * d))
-        batch = np.broadcast_shapes(Row.shape[:-2], self.second.shape[:-2])
-        if batch != self.second.shape[:-2]:
-            self.second = copy_of(xp.broadcast_to(self.second, batch + self.second.shape[-2:]))
-            self.mean = copy_of(xp.broadcast_to(self.mean, batch + self.mean.shape[-1:]))
-        corner = 0.5 * (corner + mT(corner))
-        # the written registers are blocks of d rows and columns: slices (the standard has no scatter)
-        blocks = [(slice(w * d, (w + 1) * d), slice(int(r) * d, (int(r) + 1) * d)) for w, r in enumerate(dst)]
-        for mine, theirs in blocks:
-            self.second[..., theirs, :] = Row[..., mine, :]
-            self.second[..., :, theirs] = mT(Row[..., mine, :])
-            self.mean[..., theirs] = mnew[..., mine.start // d, :]
-        for mine, theirs in blocks:
-            for mine2, theirs2 in blocks:
-                self.second[..., theirs, theirs2] = corner[..., mine, mine2]
-
-    def _many_states(self, P, batch) -> bool:
-        """Whether the state batch holds more states per client configuration than ``d^2`` (then sums over the
-        clients are cheaper as ``d^4``-sized operators built once than per state)."""
-        states = int(np.prod(batch)) if batch else 1
-        configs = int(np.prod(P.shape[:-3])) if P.ndim > 3 else 1
-        return states > configs * self.d * self.d
-
-    def assign_random(self, dst: int, base: int, lag_regs: Sequence[int], participation: "RandomParticipation",
-                      delay_probs, runs_P, runs_r, runs_Q, eta):
-        """``y_dst <- y_base - eta * sum_i c_i (P_i y_{lag_regs[D_i]} + r_i + nu_i)``, exact in expectation
-        over the random coefficients ``c`` (:class:`RandomParticipation`), the delays ``D_i`` (drawn
-        i.i.d. per client with ``delay_probs`` (L,) or (N, L)) and the noise (``Cov nu_i = Q_i``).
-
-        ``runs_P`` ``(*batch, N, d, d)``, ``runs_r`` ``(*batch, N, d)``, ``runs_Q`` ``(*batch, N, d, d)``.
-
-        With ``E[c] = u``, ``E[c c^T] = kappa u u^T + diag(v)`` and ``ybar_i = P_i E_D[y_D] + r_i``:
-        the new register's mean and its cross moments with every old register are those of the
-        deterministic assignment with coefficients ``-eta u_i p_ik P_i``; its own second moment adds
-        ``eta^2 E[eps eps^T]`` with ``eps = sum_i c_i Y_i - sum_i u_i ybar_i``::
-
-            E[eps eps^T] = (kappa - 1) E[ybar ybar^T] + sum_i P_i (beta_i S~_i - alpha_i S^_i) P_i^T
-                           + v_i (P_i m_i r_i^T + r_i m_i^T P_i^T + r_i r_i^T) + beta_i Q_i,
-
-        ``alpha_i = kappa u_i^2``, ``beta_i = alpha_i + v_i``, ``S~_i = sum_k p_ik E[y_k y_k^T]``,
-        ``S^_i = sum_kl p_ik p_il E[y_k y_l^T]``, ``m_i = sum_k p_ik E y_k``.
-        """
-        xp, d = self.xp, self.d
-        P, r, Q = asarray(runs_P, xp), asarray(runs_r, xp), asarray(runs_Q, xp)
-        N = P.shape[-3]
-        L = len(lag_regs)
-        p = asarray(delay_probs, xp)
-        p = xp.broadcast_to(p, (N, L)) if p.ndim == 1 else p
-        u, kappa, v = (asarray(a, xp) for a in (participation.u, participation.kappa, participation.v))
-        alpha = kappa * u * u
-        beta = alpha + v
-        rows = xp.asarray(self._rows(np.asarray(lag_regs)[:, None]).reshape(-1))   # (L d,)
-        batch = self.second.shape[:-2]
-        S_LL = xp.reshape(xp.take(xp.take(self.second, rows, axis=-2), rows, axis=-1), batch + (L, d, L, d))
-        m_L = xp.reshape(xp.take(self.mean, rows, axis=-1), batch + (L, d))   # (.., L, d)
-        many = xp is np and self._many_states(P, batch)
-        if xp is np:
-            if not many:
-                S_diag = np.einsum("...kakb->...kab", S_LL)
-                S_hat = np.einsum("ik,il,...kalb->...iab", p, p, S_LL)       # (.., N, d, d)
-                S_til = np.einsum("ik,...kab->...iab", p, S_diag)
-                m_hat = np.einsum("ik,...ka->...ia", p, m_L)                 # (.., N, d)
-            G = np.einsum("i,ik,...iab->...kab", u, p, P)                    # (.., L, d, d) mean coefficients
-            rbar = np.einsum("i,...ia->...a", u, r)
-            # E[ybar ybar^T] of the aggregate
-            GS = np.einsum("...kab,...kblc->...alc", G, S_LL)                 # (.., d, L, d)
-            agg = np.einsum("...alc,...ldc->...ad", GS, G)
-            Gm = np.einsum("...kab,...kb->...a", G, m_L)
-        else:   # the same sums as matrix products of the standard
-            nb = len(batch)
-            ax = tuple(range(nb))
-            S_ab = xp.permute_dims(S_LL, ax + (nb + 1, nb + 3, nb, nb + 2))  # (.., a, b, k, l)
-            S_diag = xp.permute_dims(xp.linalg.diagonal(S_ab), ax + (nb + 2, nb, nb + 1))       # (.., k, a, b)
-            S_hat = xp.sum(mT(p) * (S_ab @ mT(p)), axis=-2)                  # (.., a, b, i)
-            S_hat = xp.permute_dims(S_hat, ax + (nb + 2, nb, nb + 1))       # (.., N, d, d)
-            S_til = xp.reshape(p @ xp.reshape(S_diag, batch + (L, d * d)), batch + (N, d, d))
-            m_hat = p @ m_L                                                  # (.., N, d)
-            G = xp.reshape(mT(u[:, None] * p) @ xp.reshape(P, P.shape[:-2] + (d * d,)), P.shape[:-3] + (L, d, d))
-            rbar = weighted_sum(u, r)
-            nG = G.ndim - 3
-            Gf = xp.reshape(xp.permute_dims(G, tuple(range(nG)) + (nG + 1, nG, nG + 2)), G.shape[:-3] + (d, L * d))
-            GS = Gf @ xp.reshape(S_LL, batch + (L * d, L * d))               # (.., d, (l c))
-            agg = GS @ mT(Gf)                                                # sum_{l, c} GS[a, l c] G[l, d', c]
-            Gm = xp.sum(matvec(G, m_L), axis=-2)
-        agg = agg + Gm[..., :, None] * rbar[..., None, :] + rbar[..., :, None] * Gm[..., None, :] \
-            + rbar[..., :, None] * rbar[..., None, :]
-        if many:
-            # many states at once (the one-map driver's unit states): the client sums as d^4 L^2 numbers built
-            # once, sum_i c_ikl P_i (.) P_i^T with c_ikl = beta_i p_ik [k = l] - alpha_i p_ik p_il, not per state
-            c = beta[:, None, None] * p[:, :, None] * np.eye(L) - alpha[:, None, None] * p[:, :, None] * p[:, None, :]
-            K = np.einsum("ikl,...iab,...iec->...aekblc", c, P, P)
-            J = np.einsum("i,ik,...iab,...ie->...aekb", v, p, P, r)
-            cross = np.einsum("...aekb,...kb->...ae", J, m_L)
-            clients = np.einsum("...aekblc,...kblc->...ae", K, S_LL) + cross + mT(cross) \
-                + np.einsum("i,...ia,...ie->...ae", v, r, r) + np.einsum("i,...iae->...ae", beta, Q)
-        else:
-            mid = beta[:, None, None] * S_til - alpha[:, None, None] * S_hat
-            per = P @ mid @ mT(P)
-            Pm = (P @ m_hat[..., None])[..., 0]
-            cross = Pm[..., :, None] * r[..., None, :]
-            per = per + v[:, None, None] * (cross + mT(cross) + r[..., :, None] * r[..., None, :])
-            per = per + beta[:, None, None] * Q
-            clients = xp.sum(per, axis=-3)
-        extra = (kappa - 1.0) * agg + clients
-        mats = xp.concat([xp.broadcast_to(xp.eye(d), G.shape[:-3] + (1, d, d)), -eta * G], axis=-3)
-        self.assign([dst], [[base] + list(lag_regs)], mats[..., None, :, :, :], (-eta * rbar)[..., None, :],
-                    None, eta**2 * extra)
-
-
-@dataclass(frozen=True)
-class RandomParticipation:
-    """Random aggregation coefficients ``c`` drawn i.i.d. each step, independently of the state:
-    ``E[c] = u``, ``E[c c^T] = kappa u u^T + diag(v)``.
-
-    * :meth:`with_replacement` -- ``n`` uniform draws from ``N`` clients with replacement, each
-      update counted with its multiplicity and the sum divided by ``n`` (DeFedAvg-nIID, FedAvg with
-      client sampling): ``u = 1/N``, ``kappa = (n-1)/n``, ``v = 1/(nN)``;
-    * :meth:`bernoulli` -- client ``i`` takes part with probability ``p_i`` and is weighted
-      ``w_i / p_i`` (unbiased): ``u = w``, ``kappa = 1``, ``v = w^2 (1 - p)/p``;
-    * :meth:`full` -- every client every step with weight ``w_i`` (deterministic).
-    """
-
-    u: Any
-    kappa: float
-    v: Any
-
-    @classmethod
-    def with_replacement(cls, *, N: int, n: int) -> "RandomParticipation":
-        N = V.integer(N, "N", low=1, high=10**7)
-        n = V.integer(n, "n", low=1, high=10**9)
-        return cls(np.full(N, 1.0 / N), (n - 1) / n, np.full(N, 1.0 / (n * N)))
-
-    @classmethod
-    def bernoulli(cls, *, p, weights) -> "RandomParticipation":
-        from .problems import validate_weights  # noqa: PLC0415
-
-        w = validate_weights(weights)
-        p = np.broadcast_to(V.array(p, "p", xp=np), w.shape)
-        if np.any((p <= 0) | (p > 1)):
-            raise ScheduleError("participation probabilities p must lie in (0, 1]")
-        return cls(w, 1.0, w * w * (1 - p) / p)
-
-    @classmethod
-    def full(cls, *, weights) -> "RandomParticipation":
-        from .problems import validate_weights  # noqa: PLC0415
-
-        w = validate_weights(weights)
-        return cls(w, 1.0, np.zeros_like(w))
 
 
 # ======================================================================================
@@ -561,7 +312,7 @@ def schedule_moments(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0
     The schedule's batch (timing seeds) and the federation's batch (configurations) broadcast
     against each other (one of them may be 1).  ``x0`` is the common initial model (history
     before step 0 equals ``x0``); ``cov0`` an optional initial covariance.  The state is the ring
-    of the last ``lambda + 1`` server models; each step is one :meth:`RegisterMoments.assign`
+    of the last ``lambda + 1`` server models; each step is one :meth:`~fltheory.delayed_registers.RegisterMoments.assign`
     with the distinct lags of that step as sources (``O(lags * lambda * d^3)``).
 
     ``record_lags`` also records ``lag_msd[t, ..., l] = E||x_t - x_{t-l}||^2`` for every lag of
@@ -789,7 +540,8 @@ def random_participation_moments(fed, local: LocalSGD, *, eta: float, T: int, x0
     and each client's delay ``D_i`` (``P(D_i = k) = delay_probs[k]``, or ``delay_probs[i, k]``)
     i.i.d. and independently of everything else: ``x_{t+1} = x_t - eta sum_i c_i Delta_i(x_{t - D_i})``
     (history before step 0 equals ``x0``).  Exact over the draws and the gradient noise; the test
-    suite checks it against Monte Carlo of :func:`simulate_schedule` on :func:`sampled_schedule`.
+    suite checks it against Monte Carlo of :func:`~fltheory.delayed_simulation.simulate_schedule` on
+    :func:`~fltheory.delayed_simulation.sampled_schedule`.
 
     A client drawn several times in a step contributes one update (one delay, one noise) with its
     multiplicity, as in DeFedAvg-nIID.  ``record_cov`` also returns the covariance of every ``x_t``, and
@@ -895,258 +647,8 @@ def period_map(fed, schedule: Schedule, local: LocalSGD, *, eta: float, period: 
     return AffineMap.periodic(step_maps(fed, schedule, local, eta=eta, steps=range(offset, offset + period)))
 
 
-# ======================================================================================
-# schedule-driven dynamics: simulated
-# ======================================================================================
-def client_draws(*, seeds, T: int, N: int, n: int):
-    """The ``n`` uniform draws with replacement from ``N`` clients of every step, keyed by (seed, step):
-    (B, T, n) client indices.  :func:`sampled_schedule` and the event-driven DeFedAvg-nIID server use
-    these same draws, so a timing seed selects the same clients under every delay model.
-
-    >>> client_draws(seeds=[0], T=2, N=5, n=3).shape
-    (1, 2, 3)
-    """
-    seeds = V.array(seeds, "seeds", xp=np, kind="integer", low=0).reshape(-1)
-    T, N = V.integer(T, "T", low=0, high=10**9), V.integer(N, "N", low=1, high=10**7)
-    n = V.integer(n, "n", low=1, high=10**6)
-    V.check_size(seeds.size * T * n, "the client draws")
-    sd, rd = seeds[:, None, None], np.arange(T)[None, :, None]
-    u = KeyedStream(0, "client draws").uniform(config=sd, round=rd, client=0, size=(n,)).reshape(seeds.size, T, n)
-    return np.minimum((u * N).astype(np.int64), N - 1)
-
-
-def sampled_schedule(*, N: int, T: int, seeds, n: int | None = None, p=None, weights=None,
-                     delay_probs=(1.0,)) -> Schedule:
-    """Random participation with a delay oracle, drawn i.i.d. per step from keyed streams (batched over ``seeds``).
-
-    * ``n`` given: ``n`` uniform draws from ``N`` clients with replacement, a client drawn ``m`` times
-      has weight ``m/n`` (DeFedAvg-nIID, FedAvg with client sampling);
-    * ``p`` given: client ``i`` takes part with probability ``p_i`` and weight ``weights_i / p_i``.
-
-    Each client's delay is drawn i.i.d. from ``delay_probs`` ((L,), or (N, L) per client) and its
-    update starts from ``max(0, t - D)``.  This is the random process whose expectation
-    :func:`random_participation_moments` computes exactly.
-    """
-    seeds = V.array(seeds, "seeds", xp=np, kind="integer", low=0).reshape(-1)
-    N = V.integer(N, "N", low=1, high=10**7)
-    T = V.integer(T, "T", low=0, high=10**9)
-    pd = V.array(delay_probs, "delay_probs", xp=np, low=0.0)
-    if pd.ndim not in (1, 2) or np.any(pd < 0) or not np.allclose(pd.sum(axis=-1), 1.0):
-        raise ScheduleError("delay_probs must be probabilities ((L,) or (N, L)) summing to 1")
-    if (n is None) == (p is None):
-        raise ScheduleError("give exactly one of n (draws with replacement) or p (Bernoulli participation)")
-    if n is not None:
-        n = V.integer(n, "n", low=1, high=10**6)
-    B = seeds.size
-    V.check_size(B * T * max(N, n or 0), "the sampled schedule")
-    sd, rd = seeds[:, None, None], np.arange(T)[None, :, None]
-    if n is not None:
-        draws = client_draws(seeds=seeds, T=T, N=N, n=n)
-        counts = np.zeros((B, T, N))
-        np.add.at(counts, (np.arange(B)[:, None, None], np.arange(T)[None, :, None], draws), 1.0)
-        weight = counts / n
-    else:
-        pp = np.broadcast_to(V.array(p, "p", xp=np, low=0.0, open_low=True, high=1.0), (N,))
-        from .problems import validate_weights  # noqa: PLC0415
-
-        w = np.full(N, 1.0 / N) if weights is None else validate_weights(weights)
-        u = KeyedStream(0, "participation").uniform(config=sd, round=rd, client=np.arange(N)[None, None, :])
-        counts = (u < pp).astype(float)
-        weight = counts * (w / pp)
-    ud = KeyedStream(0, "delays").uniform(config=sd, round=rd, client=np.arange(N)[None, None, :])
-    cdf = np.cumsum(np.broadcast_to(pd, (N, pd.shape[-1])), axis=-1)[:, :-1]           # (N, L-1)
-    D = (ud[..., None] >= cdf).sum(axis=-1)
-    client = np.where(counts > 0, np.arange(N), -1)
-    start = np.where(counts > 0, np.maximum(0, np.arange(T)[None, :, None] - D), -1)
-    # compact: occupied slots first (by client), as few slots as the busiest step needs
-    order = np.argsort(counts == 0, axis=-1, kind="stable")
-    U = max(int((counts > 0).sum(axis=-1).max(initial=0)), 1)
-    take = lambda a: np.take_along_axis(a, order, axis=-1)[..., :U]  # noqa: E731
-    return Schedule(take(client), take(start), take(weight), None, N, name="sampled participation")
-
-
-def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0, seed: int = 0,
-                      T: int | None = None, return_trajectory: bool = False):
-    """Run the method of this module on a quadratic federation (Monte Carlo, keyed noise).
-
-    Batched over the schedule's seeds and the federation's configurations (broadcast as in
-    :func:`schedule_moments`); the local runs are actual local SGD steps with noise drawn from
-    ``KeyedStream(seed, "local noise")`` keyed by (configuration, step, slot).  Returns the final
-    models (B, d), or the whole trajectory (T+1, B, d).
-    """
-    _check_types(fed, schedule, local)
-    xp = fed.xp
-    eta = V.real(eta, "eta", low=0.0, open_low=True)
-    seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
-    return_trajectory = V.flag(return_trajectory, "return_trajectory")
-    T = schedule.T if T is None else V.integer(T, "T", low=0, high=schedule.T)
-    _refuse_shared_noise(fed, schedule)
-    B, cfg_batch = _check_batch(fed, schedule)
-    d, U = fed.d, schedule.U
-    x0 = V.array(x0, "x0", xp=xp, ndim=1, shape=(d,))
-    if return_trajectory:
-        V.check_size((T + 1) * B * d, "the trajectory", xp=xp)
-    R = _ring_size(schedule.steps(T)) if T else 1
-    ring = xp.tile(xp.broadcast_to(asarray(x0, xp), (B, d))[:, None, :], (1, R, 1))
-    H = xp.broadcast_to(fed.H, (B,) + fed.H.shape[-3:])
-    xo = xp.broadcast_to(fed.x_opt, (B,) + fed.x_opt.shape[-2:])
-    root = None if fed.noise_cov is None else _noise_root(fed.noise_cov, B, xp)
-    noise = KeyedStream(seed, "local noise")
-    bidx = np.arange(B)[:, None]
-    slots = np.arange(U)[None, :]
-    kpos = None if schedule.local_steps is None else schedule.local_steps
-    traj = [copy_of(ring[:, 0, :])] if return_trajectory else None
-    for t in range(T):
-        cc, lag, w, Ks, valid = _step_local_runs(schedule, kpos, local, t, B)
-        anchor = gather(ring, bidx, np.where(valid, (t - lag) % R, 0))    # (B, U, d)
-        Hc, xc = gather(H, bidx, cc), gather(xo, bidx, cc)
-        x = anchor
-        for k in range(int(Ks.max(initial=0))):
-            g = matvec(Hc, x - xc)
-            if root is not None:
-                z = xp.asarray(noise.normal(config=bidx, round=t, client=slots + U * k, size=(d,)))
-                g = g + matvec(gather(root, bidx, cc), z)
-            x = xp.where(xp.asarray(k < Ks)[..., None], x - local.eta_local * g, x)
-        scale = _OUTPUT_SCALE[local.output](local.eta_local, np.maximum(Ks, 1))
-        delta = (anchor - x) * xp.asarray(np.broadcast_to(scale, Ks.shape))[..., None]
-        ring[:, (t + 1) % R, :] = ring[:, t % R, :] - eta * weighted_sum(xp.asarray(w), delta)
-        if return_trajectory:
-            traj.append(copy_of(ring[:, (t + 1) % R, :]))
-    out = xp.stack(traj) if return_trajectory else copy_of(ring[:, T % R, :])
-    _warn_diverged("simulate_schedule", xp.reshape(out, (-1, B, d)), xp)
-    return out
-
-
-def _noise_root(cov, B: int, xp):
-    """The symmetric square roots (B, M, d, d) of the noise covariances (which may be singular)."""
-    lam_, evec = xp.linalg.eigh(xp.broadcast_to(cov, (B,) + cov.shape[-3:]))
-    return (evec * xp.sqrt(xp.clip(lam_, 0.0, None))[..., None, :]) @ mT(evec)
-
-
-def _step_local_runs(schedule: Schedule, kpos, local: LocalSGD, t: int, B: int):
-    """:func:`_step_arrays` of step t with the number of local steps of every slot (0 on empty slots)."""
-    cc, lag, w, Ks, valid = _step_arrays(schedule, kpos, t, B)
-    if kpos is None:
-        Ks = np.where(valid, local.Ks[0], 0)
-    elif not set(np.unique(Ks[valid])) <= set(local.Ks):
-        raise ScheduleError(f"the schedule uses K values {sorted(set(np.unique(Ks[valid])))} outside {local.Ks}")
-    return cc, lag, w, Ks, valid
-
-
-def _warn_diverged(who: str, models, xp):
-    """Warn (naming the configurations) when some of the models (..., B, d) are not finite."""
-    if not bool(xp.all(xp.isfinite(models))):
-        bad = np.flatnonzero(~to_numpy(xp.all(xp.isfinite(models), axis=(0, 2))))
-        import warnings  # noqa: PLC0415
-
-        warnings.warn(f"{who}: configurations {bad[:10].tolist()} diverged (non-finite models); "
-                      "eta or eta_local is too large for them, the others are unaffected", RuntimeWarning, stacklevel=3)
-
-
-GENERAL_RETURNS = ("final", "trajectory", "loss")
-_FEDERATION_API = ("grad_clients", "loss", "weights", "M", "d", "xp", "batch_shape")
-
-
-def _check_general(fed, schedule, local):
-    """A federation with one-point-per-client gradients, a schedule over its clients, a LocalSGD."""
-    missing = [a for a in _FEDERATION_API if not hasattr(fed, a)]
-    if missing:
-        raise V.InputTypeError(f"fed must be a federation with grad_clients, loss, weights, M, d (e.g. "
-                               f"LogisticFederation, PseudoHuberFederation); got {V.shown(fed)} without {missing}")
-    V.instance(schedule, "schedule", Schedule)
-    V.instance(local, "local", LocalSGD)
-    if schedule.N != fed.M:
-        raise ScheduleError(f"the schedule has N={schedule.N} clients but the federation has M={fed.M}")
-
-
-def simulate_schedule_general(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x0, seed: int = 0,
-                              T: int | None = None, sigma2: float | None = None, returns: str = "final"):
-    """Run the method of this module on clients with non-linear gradients (Monte Carlo, keyed noise).
-
-    Problem class: any federation with ``grad_clients(X)`` (one point per client, ``X`` of shape
-    ``(..., M, d)``), ``loss(x)``, ``weights``, ``M``, ``d`` -- :class:`fltheory.problems_logistic.LogisticFederation`,
-    :class:`fltheory.problems_nonquadratic.PseudoHuberFederation`, :class:`fltheory.problems.QuadraticFederation`
-    -- with optional additive gradient noise: the federation's own ``noise_cov`` where it has one,
-    else ``sigma2`` (noise ``sigma2 * I`` on every client, as ``QuadraticFederation(..., sigma2=)``).
-
-    Method: exactly :func:`simulate_schedule`'s, ``x_{t+1} = x_t - eta sum_u weight[t, u]
-    Delta_u`` with ``Delta_u = c (y_0 - y_K)``, ``y_0 = x_{start[t, u]}`` and ``K`` local steps
-    ``y_{k+1} = y_k - eta_local (grad F_i(y_k) + nu_k)`` of the update's client ``i``
-    (``c`` set by ``local.output``; per-update ``K`` from ``schedule.local_steps``).  The anchors
-    come from a ring of the last ``lambda + 1`` server models.  The gradients of every update of
-    every configuration are one call of ``grad_clients`` on a ``(U, B, M, d)`` broadcast (every
-    client at every update's point, then the update's own client is picked): ``M`` times the
-    work of the needed gradients, meant for small ``M``.  The noise ``nu`` is drawn from
-    ``KeyedStream(seed, "local noise")`` keyed by (configuration, step, slot + U k), the keys of
-    :func:`simulate_schedule`: on a quadratic federation both give the same models to round-off.
-
-    Batched over the schedule's timing seeds and the federation's configurations (at most one
-    batch axis; they broadcast as in :func:`schedule_moments`).  ``returns="final"`` gives the
-    final models (B, d), ``"trajectory"`` all models (T+1, B, d), ``"loss"`` the objective
-    ``F(x_t)`` (T+1, B) without storing the models.
-
-    Example
-    -------
-    >>> import numpy as np
-    >>> from fltheory import problems, schedules
-    >>> fed = problems.PseudoHuberFederation(b=[[0.0], [2.0]], delta=1.0)       # x* = 1
-    >>> s = schedules.round_robin(N=2, S=1, T=80)                               # staleness 1
-    >>> F = simulate_schedule_general(fed, s, LocalSGD(eta_local=0.3, K=2), eta=1.0, x0=np.array([6.0]),
-    ...                               returns="loss")
-    >>> F.shape, round(float(F[0, 0]), 3), round(float(F[-1, 0]), 3)    # F(x*) = sqrt(2) - 1 = 0.414
-    ((81, 1), 4.103, 0.42)
-    """
-    _check_general(fed, schedule, local)
-    xp = fed.xp
-    eta = V.real(eta, "eta", low=0.0, open_low=True)
-    seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
-    returns = V.choice(returns, "returns", GENERAL_RETURNS)
-    T = schedule.T if T is None else V.integer(T, "T", low=0, high=schedule.T)
-    cov = getattr(fed, "noise_cov", None)
-    if sigma2 is not None:
-        sigma2 = V.real(sigma2, "sigma2", low=0.0)
-        if cov is not None:
-            raise V.InputError("sigma2 is for a federation without gradient noise of its own; this one has "
-                               "noise_cov (give sigma2=None)")
-    B, _ = _check_batch(fed, schedule)
-    d, U, M = fed.d, schedule.U, fed.M
-    x0 = V.array(x0, "x0", xp=xp, ndim=1, shape=(d,))
-    V.check_size(U * B * M * d, "the per-update gradients (U x B x M x d)", xp=xp, hint="use fewer configurations at a time")
-    if returns == "trajectory":
-        V.check_size((T + 1) * B * d, "the trajectory", xp=xp)
-    root = scalar_root = None
-    if cov is not None:
-        root = _noise_root(cov, B, xp)
-    elif sigma2:
-        scalar_root = float(np.sqrt(sigma2))
-    noisy = root is not None or scalar_root is not None
-    _refuse_shared_noise(fed, schedule, None if cov is not None else noisy)
-    R = _ring_size(schedule.steps(T)) if T else 1
-    ring = xp.tile(xp.broadcast_to(x0, (B, d))[:, None, :], (1, R, 1))
-    noise = KeyedStream(seed, "local noise")
-    bidx = np.arange(B)[:, None]
-    slots = np.arange(U)[None, :]
-    kpos = schedule.local_steps
-    first = ring[:, 0, :]
-    record = [copy_of(first)] if returns == "trajectory" else [fed.loss(first)] if returns == "loss" else None
-    for t in range(T):
-        cc, lag, w, Ks, valid = _step_local_runs(schedule, kpos, local, t, B)
-        anchor = gather(ring, bidx, np.where(valid, (t - lag) % R, 0))    # (B, U, d)
-        pick = xp.asarray(cc.T)[:, :, None, None]                         # (U, B, 1, 1)
-        x = anchor
-        for k in range(int(Ks.max(initial=0))):
-            G = fed.grad_clients(xp.broadcast_to(xp.permute_dims(x, (1, 0, 2))[:, :, None, :], (U, B, M, d)))
-            g = xp.permute_dims(xp.take_along_axis(G, xp.broadcast_to(pick, (U, B, 1, d)), axis=2)[:, :, 0, :], (1, 0, 2))
-            if noisy:
-                z = xp.asarray(noise.normal(config=bidx, round=t, client=slots + U * k, size=(d,)))
-                g = g + (scalar_root * z if root is None else matvec(gather(root, bidx, cc), z))
-            x = xp.where(xp.asarray(k < Ks)[..., None], x - local.eta_local * g, x)
-        scale = _OUTPUT_SCALE[local.output](local.eta_local, np.maximum(Ks, 1))
-        delta = (anchor - x) * xp.asarray(np.broadcast_to(scale, Ks.shape))[..., None]
-        ring[:, (t + 1) % R, :] = ring[:, t % R, :] - eta * weighted_sum(xp.asarray(w), delta)
-        if record is not None:
-            new = ring[:, (t + 1) % R, :]
-            record.append(copy_of(new) if returns == "trajectory" else fed.loss(new))
-    final = copy_of(ring[:, T % R, :])
-    _warn_diverged("simulate_schedule_general", final[None, ...], xp)
-    return final if record is None else xp.stack(record)
+# the simulated room, re-exported: ``fltheory.delayed.<name>`` and ``from fltheory.delayed import <name>`` keep
+# working.  At the bottom, since it imports the engine above (the package imports this module first).
+from .delayed_simulation import (  # noqa: E402
+    GENERAL_RETURNS, client_draws, sampled_schedule, simulate_schedule, simulate_schedule_general,
+)

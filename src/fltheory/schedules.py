@@ -545,7 +545,7 @@ class Participation:
         again at every step until its client participates anew (``reuses_updates`` unless every
         client participates in every round), so with noisy gradients its noise is shared across
         steps: the exact dynamics of such a server keep the stored gradients as registers of
-        :class:`fltheory.delayed.RegisterMoments`.  The means (and everything without noise) follow
+        :class:`fltheory.delayed_registers.RegisterMoments`.  The means (and everything without noise) follow
         this schedule exactly, and so do client states when ``D = 0`` and every ``K = 1``.
         """
         lam = self.lam.T  # (T, N)

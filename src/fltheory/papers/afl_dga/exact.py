@@ -13,7 +13,7 @@ For a fixed :class:`fltheory.schedules.Participation` every operation of AFL-DGA
 states *persist across rounds* and carry their pending corrections --, one gradient sum
 :math:`S_i^r` per client and round (so a stored gradient and its noise are *reused*, not redrawn,
 while the client is idle), and a scratch register for the current noisy gradient.
-:class:`fltheory.delayed.RegisterMoments` propagates their exact means and second moments, so
+:class:`fltheory.delayed_registers.RegisterMoments` propagates their exact means and second moments, so
 :math:`\mathbb E\|w^t-x^*\|^2`, :math:`\mathbb E\|\nabla F(w^t)\|^2` and :math:`\mathbb E F(w^t)`
 are exact numbers (no Monte Carlo).  It is written independently of the simulator: the
 correction of round ``h`` is applied right before the local iteration whose running count equals

@@ -13,8 +13,8 @@ Method (Wang, Li, Jin, Zhang, eq. (8)): every update is ``K`` local SGD steps wi
 (``events.py``): one simulator runs DeFedAvg-nIID, DeFedAvg-IID, FedBuff and synchronous FedAvg;
 AsySG sends one stochastic gradient instead of a displacement (:func:`asysg`).
 
-The simulation is the core's :func:`fltheory.delayed.simulate_schedule` on quadratics and
-:func:`fltheory.delayed.simulate_schedule_general` on the other clients (configurations x seeds in
+The simulation is the core's :func:`fltheory.delayed_simulation.simulate_schedule` on quadratics and
+:func:`fltheory.delayed_simulation.simulate_schedule_general` on the other clients (configurations x seeds in
 arrays, the same keyed noise).  :func:`fedavg_loop` is an independent per-round implementation of FedAvg
 with client sampling (its sign fixed: :math:`w^{t+1}=w^t-\frac\eta n\sum(w^t-w_i^{t,K})`; the paper's (3)
 prints the opposite sign, which steps away from the local models and diverges: check
@@ -112,9 +112,9 @@ def defedavg(fed, schedule: Schedule, *, K: int, eta: float, eta_bar: float, x0,
 
     ``K`` local steps with rate ``eta_bar`` per update, server rate ``eta``; the noise is keyed by
     ``seed`` and (timing seed, step, slot, local step), the timing by the schedule.  A
-    ``QuadraticFederation`` runs through the core's :func:`fltheory.delayed.simulate_schedule` and
+    ``QuadraticFederation`` runs through the core's :func:`fltheory.delayed_simulation.simulate_schedule` and
     carries its own noise; a ``LogisticFederation`` or ``PseudoHuberFederation`` runs through
-    :func:`fltheory.delayed.simulate_schedule_general`, with additive noise ``sigma2 * I`` if given.
+    :func:`fltheory.delayed_simulation.simulate_schedule_general`, with additive noise ``sigma2 * I`` if given.
 
     >>> from fltheory import problems, schedules
     >>> fed = problems.PseudoHuberFederation(b=[[0.0], [2.0], [4.0]], delta=1.0)        # x* = 2
@@ -146,10 +146,10 @@ def asysg(fed, schedule: Schedule, *, eta: float, x0, seed: int = 0, sigma2: flo
 def fedavg_loop(fed, *, n: int, T: int, K: int, eta: float, eta_bar: float, x0, seeds=(0,), seed: int = 0):
     """Synchronous FedAvg with client sampling, written round by round (the reference).
 
-    Each round draws ``n`` clients with replacement (:func:`fltheory.delayed.client_draws`), every
+    Each round draws ``n`` clients with replacement (:func:`fltheory.delayed_simulation.client_draws`), every
     distinct selected client runs ``K`` local SGD steps from ``w_t`` once, and
     ``w_{t+1} = w_t - (eta/n) sum_u (w_t - w_{j_u}^{t,K})`` with multiplicity.  The local noise uses
-    the same keys as :func:`fltheory.delayed.simulate_schedule` on the schedule
+    the same keys as :func:`fltheory.delayed_simulation.simulate_schedule` on the schedule
     :func:`events.niid_oracle` builds (slots = the distinct clients in index order), so the two
     agree to round-off.  Returns the models (T+1, B, d).
 

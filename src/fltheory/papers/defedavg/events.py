@@ -11,7 +11,7 @@ step with ``rho_i ~ U[1, 5]`` drawn once per client and timing seed
 ``t_dl`` and uploads ``t_ul`` for everyone; aggregation takes no time.
 
 * :func:`niid_events` -- DeFedAvg-nIID (Algorithm 1): each round the server draws ``n`` clients
-  uniformly with replacement (the same keyed draws as :func:`fltheory.delayed.client_draws`),
+  uniformly with replacement (the same keyed draws as :func:`fltheory.delayed_simulation.client_draws`),
   collects the content of each selected client's send buffer (waiting for a selected client
   whose buffer is empty), applies the ``n`` updates with their multiplicity (weight ``m/n``) and
   broadcasts to every client.  Clients train continuously on the newest model in their receive

@@ -19,7 +19,7 @@ pseudo-gradient is our reading (it reduces to (11) at ``H = 1``).
 
 Batching: ``replicates`` independent runs advance together in arrays (the devices of a round too);
 randomness is keyed by (seed, replicate, round, slot and local step), so a run does not depend on
-the others.  On quadratics the simulator is :func:`fltheory.delayed.simulate_schedule` of the core,
+the others.  On quadratics the simulator is :func:`fltheory.delayed_simulation.simulate_schedule` of the core,
 whose exact moments (:mod:`~fltheory.papers.tdma.exact`) the tests compare with it.
 
 Example
