@@ -452,3 +452,27 @@ def test_general_simulator_doors():
     with pytest.raises(ScheduleError, match="reuses_updates"):
         D.simulate_schedule_general(fed, reuse, loc, eta=1.0, x0=np.zeros(fed.d), sigma2=0.1)
     assert D.simulate_schedule_general(fed, reuse, loc, eta=1.0, x0=np.zeros(fed.d)).shape == (1, fed.d)
+
+
+@pytest.mark.parametrize("which", ["simulate_schedule", "simulate_schedule_general"])
+def test_the_simulators_name_the_step_sizes_when_every_configuration_diverges(which):
+    """No silent inf: every configuration diverging is an error naming eta and eta_local (no numpy warning before
+    it); some diverging is a warning naming them, and the others are the runs of those configurations alone."""
+    import warnings
+
+    from fltheory.validation import InputError
+
+    fed = flt.random_quadratic_federation(M=3, d=2, seed=0)
+    sch, loc = S.round_robin(N=3, S=1, T=200), D.LocalSGD(K=2, eta_local=0.1)
+    run = getattr(D, which)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError, match=r"every configuration.*eta=1e\+30, eta_local=0\.1"):
+            run(fed, sch, loc, eta=1e30, x0=np.ones(2))
+    two = flt.QuadraticFederation(np.stack([fed.H, 1e6 * fed.H]), np.stack([fed.x_opt] * 2),
+                                  np.stack([fed.weights] * 2))
+    with pytest.warns(RuntimeWarning, match=r"configurations \[1\] diverged"):
+        out = run(two, sch, loc, eta=1.0, x0=np.ones(2))
+    assert np.isfinite(out[0]).all() and not np.isfinite(out[1]).all()
+    alone = run(fed, sch, loc, eta=1.0, x0=np.ones(2))
+    np.testing.assert_allclose(out[0], alone.reshape(-1, 2)[0], rtol=1e-12, atol=1e-14)

@@ -39,13 +39,7 @@ BASELINE = ("baseline-crash", "baseline-refused", "baseline-slow")   # recorded 
 
 # Known remaining defects: a pattern of "entry:param=value" (fnmatch) -> the reason it is not fixed yet.
 # The test fails if one of these no longer occurs: remove it then.
-ALLOWED: dict = {
-    "fltheory.delayed_simulation.simulate_schedule:eta=10**30":
-        "a diverging step size returns the non-finite models with only a RuntimeWarning naming the configurations: "
-        "the simulator returns bare models (no diverged flag) and, unlike schedule_moments, does not raise when every "
-        "configuration diverges; found when delayed_simulation's module example gave the harvest its first "
-        "simulate_schedule call",
-}
+ALLOWED: dict = {}
 
 # Outcomes the classes flag that are the documented behaviour, not defects (any profile may or may not meet them,
 # so they are not held to "must still occur"): each with the reason.

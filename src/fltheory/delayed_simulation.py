@@ -132,7 +132,9 @@ def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x
     Batched over the schedule's seeds and the federation's configurations (broadcast as in
     :func:`~fltheory.delayed.schedule_moments`); the local runs are actual local SGD steps with noise drawn from
     ``KeyedStream(seed, "local noise")`` keyed by (configuration, step, slot).  Returns the final
-    models (B, d), or the whole trajectory (T+1, B, d).
+    models (B, d), or the whole trajectory (T+1, B, d).  Configurations whose models leave the floating-point range
+    are named in a ``RuntimeWarning``; when every one does, the call raises an ``InputError`` naming ``eta`` and
+    ``eta_local`` (there is nothing finite to return).
     """
     _check_types(fed, schedule, local)
     xp = fed.xp
@@ -156,24 +158,25 @@ def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x
     slots = np.arange(U)[None, :]
     kpos = None if schedule.local_steps is None else schedule.local_steps
     traj = [copy_of(ring[:, 0, :])] if return_trajectory else None
-    for t in range(T):
-        cc, lag, w, Ks, valid = _step_local_runs(schedule, kpos, local, t, B)
-        anchor = gather(ring, bidx, np.where(valid, (t - lag) % R, 0))    # (B, U, d)
-        Hc, xc = gather(H, bidx, cc), gather(xo, bidx, cc)
-        x = anchor
-        for k in range(int(Ks.max(initial=0))):
-            g = matvec(Hc, x - xc)
-            if root is not None:
-                z = xp.asarray(noise.normal(config=bidx, round=t, client=slots + U * k, size=(d,)))
-                g = g + matvec(gather(root, bidx, cc), z)
-            x = xp.where(xp.asarray(k < Ks)[..., None], x - local.eta_local * g, x)
-        scale = _OUTPUT_SCALE[local.output](local.eta_local, np.maximum(Ks, 1))
-        delta = (anchor - x) * xp.asarray(np.broadcast_to(scale, Ks.shape))[..., None]
-        ring[:, (t + 1) % R, :] = ring[:, t % R, :] - eta * weighted_sum(xp.asarray(w), delta)
-        if return_trajectory:
-            traj.append(copy_of(ring[:, (t + 1) % R, :]))
+    with np.errstate(over="ignore", invalid="ignore"):   # divergence is reported below, by name
+        for t in range(T):
+            cc, lag, w, Ks, valid = _step_local_runs(schedule, kpos, local, t, B)
+            anchor = gather(ring, bidx, np.where(valid, (t - lag) % R, 0))    # (B, U, d)
+            Hc, xc = gather(H, bidx, cc), gather(xo, bidx, cc)
+            x = anchor
+            for k in range(int(Ks.max(initial=0))):
+                g = matvec(Hc, x - xc)
+                if root is not None:
+                    z = xp.asarray(noise.normal(config=bidx, round=t, client=slots + U * k, size=(d,)))
+                    g = g + matvec(gather(root, bidx, cc), z)
+                x = xp.where(xp.asarray(k < Ks)[..., None], x - local.eta_local * g, x)
+            scale = _OUTPUT_SCALE[local.output](local.eta_local, np.maximum(Ks, 1))
+            delta = (anchor - x) * xp.asarray(np.broadcast_to(scale, Ks.shape))[..., None]
+            ring[:, (t + 1) % R, :] = ring[:, t % R, :] - eta * weighted_sum(xp.asarray(w), delta)
+            if return_trajectory:
+                traj.append(copy_of(ring[:, (t + 1) % R, :]))
     out = xp.stack(traj) if return_trajectory else copy_of(ring[:, T % R, :])
-    _warn_diverged("simulate_schedule", xp.reshape(out, (-1, B, d)), xp)
+    _warn_diverged("simulate_schedule", xp.reshape(out, (-1, B, d)), xp, eta, local.eta_local)
     return out
 
 
@@ -193,10 +196,16 @@ def _step_local_runs(schedule: Schedule, kpos, local: LocalSGD, t: int, B: int):
     return cc, lag, w, Ks, valid
 
 
-def _warn_diverged(who: str, models, xp):
-    """Warn (naming the configurations) when some of the models (..., B, d) are not finite."""
-    if not bool(xp.all(xp.isfinite(models))):
-        bad = np.flatnonzero(~to_numpy(xp.all(xp.isfinite(models), axis=(0, 2))))
+def _warn_diverged(who: str, models, xp, eta: float, eta_local: float):
+    """Warn (naming the configurations) when some of the models (..., B, d) are not finite; raise, naming the
+    step sizes, when every configuration diverged (nothing finite is left to return)."""
+    finite = to_numpy(xp.all(xp.isfinite(models), axis=(0, 2)))
+    if not finite.all():
+        bad = np.flatnonzero(~finite)
+        if bad.size == finite.size:
+            raise V.InputError(f"{who}: the models left the floating-point range in every configuration: the step "
+                               f"sizes eta={eta:g}, eta_local={eta_local:g} make the method diverge on this "
+                               f"federation; use a smaller eta or eta_local")
         import warnings  # noqa: PLC0415
 
         warnings.warn(f"{who}: configurations {bad[:10].tolist()} diverged (non-finite models); "
@@ -243,7 +252,8 @@ def simulate_schedule_general(fed, schedule: Schedule, local: LocalSGD, *, eta: 
     Batched over the schedule's timing seeds and the federation's configurations (at most one
     batch axis; they broadcast as in :func:`~fltheory.delayed.schedule_moments`).  ``returns="final"`` gives the
     final models (B, d), ``"trajectory"`` all models (T+1, B, d), ``"loss"`` the objective
-    ``F(x_t)`` (T+1, B) without storing the models.
+    ``F(x_t)`` (T+1, B) without storing the models.  Divergence is reported as in :func:`simulate_schedule`
+    (a warning naming the configurations; an ``InputError`` naming ``eta`` and ``eta_local`` when all diverge).
 
     Example
     -------
@@ -289,24 +299,25 @@ def simulate_schedule_general(fed, schedule: Schedule, local: LocalSGD, *, eta: 
     kpos = schedule.local_steps
     first = ring[:, 0, :]
     record = [copy_of(first)] if returns == "trajectory" else [fed.loss(first)] if returns == "loss" else None
-    for t in range(T):
-        cc, lag, w, Ks, valid = _step_local_runs(schedule, kpos, local, t, B)
-        anchor = gather(ring, bidx, np.where(valid, (t - lag) % R, 0))    # (B, U, d)
-        pick = xp.asarray(cc.T)[:, :, None, None]                         # (U, B, 1, 1)
-        x = anchor
-        for k in range(int(Ks.max(initial=0))):
-            G = fed.grad_clients(xp.broadcast_to(xp.permute_dims(x, (1, 0, 2))[:, :, None, :], (U, B, M, d)))
-            g = xp.permute_dims(xp.take_along_axis(G, xp.broadcast_to(pick, (U, B, 1, d)), axis=2)[:, :, 0, :], (1, 0, 2))
-            if noisy:
-                z = xp.asarray(noise.normal(config=bidx, round=t, client=slots + U * k, size=(d,)))
-                g = g + (scalar_root * z if root is None else matvec(gather(root, bidx, cc), z))
-            x = xp.where(xp.asarray(k < Ks)[..., None], x - local.eta_local * g, x)
-        scale = _OUTPUT_SCALE[local.output](local.eta_local, np.maximum(Ks, 1))
-        delta = (anchor - x) * xp.asarray(np.broadcast_to(scale, Ks.shape))[..., None]
-        ring[:, (t + 1) % R, :] = ring[:, t % R, :] - eta * weighted_sum(xp.asarray(w), delta)
-        if record is not None:
-            new = ring[:, (t + 1) % R, :]
-            record.append(copy_of(new) if returns == "trajectory" else fed.loss(new))
+    with np.errstate(over="ignore", invalid="ignore"):   # divergence is reported below, by name
+        for t in range(T):
+            cc, lag, w, Ks, valid = _step_local_runs(schedule, kpos, local, t, B)
+            anchor = gather(ring, bidx, np.where(valid, (t - lag) % R, 0))    # (B, U, d)
+            pick = xp.asarray(cc.T)[:, :, None, None]                         # (U, B, 1, 1)
+            x = anchor
+            for k in range(int(Ks.max(initial=0))):
+                G = fed.grad_clients(xp.broadcast_to(xp.permute_dims(x, (1, 0, 2))[:, :, None, :], (U, B, M, d)))
+                g = xp.permute_dims(xp.take_along_axis(G, xp.broadcast_to(pick, (U, B, 1, d)), axis=2)[:, :, 0, :], (1, 0, 2))
+                if noisy:
+                    z = xp.asarray(noise.normal(config=bidx, round=t, client=slots + U * k, size=(d,)))
+                    g = g + (scalar_root * z if root is None else matvec(gather(root, bidx, cc), z))
+                x = xp.where(xp.asarray(k < Ks)[..., None], x - local.eta_local * g, x)
+            scale = _OUTPUT_SCALE[local.output](local.eta_local, np.maximum(Ks, 1))
+            delta = (anchor - x) * xp.asarray(np.broadcast_to(scale, Ks.shape))[..., None]
+            ring[:, (t + 1) % R, :] = ring[:, t % R, :] - eta * weighted_sum(xp.asarray(w), delta)
+            if record is not None:
+                new = ring[:, (t + 1) % R, :]
+                record.append(copy_of(new) if returns == "trajectory" else fed.loss(new))
     final = copy_of(ring[:, T % R, :])
-    _warn_diverged("simulate_schedule_general", final[None, ...], xp)
+    _warn_diverged("simulate_schedule_general", final[None, ...], xp, eta, local.eta_local)
     return final if record is None else xp.stack(record)
