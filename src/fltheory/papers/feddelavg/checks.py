@@ -824,6 +824,12 @@ def _S(of, family, budget=(20, 100), start=()) -> dict:
 # linear client (Proposition 2: 0.205; on a literal Huber client N h (2 - h)/(8 N h + 4) -> 1/4)
 _FROZEN = dict(clients="huber", M=1, tau=6, K=8, lag=0, alpha=1.0, eb=0.3234, width=2.407, init=10.0, init_ang=np.pi)
 _GD = dict(clients="huber", M=1, tau=6, K=8, lag=6, alpha=1.0, eb=0.1727, width=1.094, init=10.0, init_ang=np.pi)
+# (106) on the same frozen instance peaks at another eta beta and width than Theorem 1' (0.4654 there, 0.4537 at
+# _FROZEN); (81) and (85) approach 1 for a nearly linear client (width/R -> 0) at the smallest eta beta whose decrease
+# still clears the 1e-8 round-off floor of _inverse_growth: 0.99980 and 0.99992 (random starts alone stop near 0.9957)
+_FROZEN_XI = {**_FROZEN, "eb": 0.28867, "width": 2.0582}
+_LINEAR_GD = dict(clients="huber", M=1, tau=1, K=2, lag=0, alpha=1.0, eb=2.02e-4, width=5e-4, init=1e-9)
+_LINEAR_PERIOD = dict(clients="huber", M=1, tau=6, K=1, lag=0, alpha=1.0, eb=8.3e-5, width=2.03e-4, init=1e-9)
 
 
 _ANY = 4.0   # eta beta up to 4 for the corrected statements (no step condition; runs diverge beyond 2)
@@ -888,16 +894,16 @@ _reg("prop2_corrected", B.prop2_corrected, lambda q, s: _prop2_samples(q, s, cor
      **_S(functools.partial(_prop2_of, corrected=True), _sfamily(K=(1, 8), words=_P2_WORDS), _SLOW, [_GD]),
      description="Proposition 2, main-text indexing with Psi' = sum_{k=0}^{K-1} psi")
 _reg("gd_inverse_gap", B.gd_inverse_gap, functools.partial(_proof_step_samples, _gd_inverse_gap_of),
-     **_S(_gd_inverse_gap_of, _sfamily(K=(1, 4))),
+     **_S(_gd_inverse_gap_of, _sfamily(K=(1, 4)), start=[_LINEAR_GD]),
      description="(81): 1/Gamma(t+1) - 1/Gamma(t) >= eta (1 - beta eta/2)/||c_k(t) - w*||^2 along every auxiliary GD")
 _reg("gd_distance_max", B.gd_distance_max, functools.partial(_proof_step_samples, _gd_distance_max_of),
      **_S(_gd_distance_max_of, _sfamily(K=(1, 4))),
      description="(82): ||c_k(t) - w*||^2 <= 1/omega at every point of every period (tight at the farthest start)")
 _reg("gd_period_gap", B.gd_period_gap, functools.partial(_proof_step_samples, _gd_period_gap_of),
-     **_S(_gd_period_gap_of, _sfamily(K=(1, 4))),
+     **_S(_gd_period_gap_of, _sfamily(K=(1, 4)), start=[_LINEAR_PERIOD]),
      description="(85): 1/Gamma((k+1) tau - Delta) - 1/Gamma(k tau - Delta) >= tau eta phi for every period")
 _reg("xi_star_bound", B.xi_star_bound, functools.partial(_proof_step_samples, _xi_star_of),
-     **_S(_xi_star_of, _sfamily(K=(1, 8)), _SLOW, [_FROZEN]),
+     **_S(_xi_star_of, _sfamily(K=(1, 8)), _SLOW, [_FROZEN, _FROZEN_XI]),
      description="(106), main-text indexing: min{F(w(K tau - Delta)), min_k F(c_k((k+1) tau - Delta))} - F* <= xi*")
 _reg("prop1_pre_sync", B.prop1_pre_sync,
      functools.partial(_proof_step_samples, functools.partial(_recursion_of, pre=True)),
