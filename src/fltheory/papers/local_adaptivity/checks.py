@@ -46,7 +46,8 @@ Registered checks (name: what is compared, expected verdict)
 * ``eq9_identity``: (9) as the SymPy statement (d = 1, M = 3) against simulated local runs, searched over a family
   whose local runs may diverge; holds.
 * ``taylor10``: (10), the first-order expansion of x* - A(x*), with its O(eta tau) remainder bounded by a
-  constant derived here (:func:`taylor10_remainder`); holds (supremum 1, approached as eta -> 0).
+  constant derived here (:func:`taylor10_remainder`); tight (attained in d = 1 by one client with tau = 2, the
+  others with tau = 1: there 1 - f(u) = u/2 exactly).
 * ``lemma1``: Lemma 1 (12) on rotated non-convex cosine clients (the Hessian integrated by quadrature); holds.
 * ``h_sgd`` (tight), ``q_sgd``, ``lemma2_14/15/16``, ``lemma4*``, ``z_*``: Appendix B/C/F ingredients, on
   quadratics with deterministic x, y.
@@ -74,8 +75,7 @@ Searched (issue 21): the bound checks ``h_sgd``, ``q_sgd``, ``lemma2_*``, ``lemm
 ``corrected_bias_first_order``, ``taylor10``, ``limit8`` and ``plain_gd_bias`` also run an adversarial search over a family as wide as the
 statement's hypotheses (each family's description says which instances attain the supremum).  All are
 tight except ``theorem1_proven``, whose supremum is about 0.22 (its constants 32 and 36 are loose), and
-``corrected_bias_first_order`` and ``taylor10``, whose supremum 1 is only approached as eta -> 0 (the
-searches reach about 0.986 and 0.999999).  Not searched: the identities (``closed_form_vs_simulation``,
+``corrected_bias_first_order``, whose supremum 1 is only approached as eta -> 0 (the search reaches 0.99999).  Not searched: the identities (``closed_form_vs_simulation``,
 ``theorem2_scalar``, ``eq9_skewed_gradient``, ``lemma1``: error/tolerance)
 and ``worked_example`` (the paper's printed digits on one fixed instance).  The two bias checks had thresholds of this package's own (half the limit gap at eps = 1e-2,
 1e-4, 1e-6; a remainder of 1e3 eps times the first-order term), which a continuous two-client search
@@ -521,9 +521,15 @@ register(Check(f"{PAPER}.nonvanishing_bias", paper=PAPER, statement=B.theorem2_l
                            "with lim of (8) (exact) and B = O(eta) derived here; attained as eta -> 0"))
 
 
+# the worst instance an independent search found (DE + Nelder-Mead, ~4200 evaluations): d = 1, M = 2, tau = (2, 14),
+# eps = 1e-8 (u -> 0): 0.99999 (random starts alone stop at 0.9858)
+CORRECTED_START = {"M": 2, "d": 1, "seed": 659668, "w1": 0.2598, "h1": 9.853, "h2": 0.6698, "kappa": 2.9206,
+                   "p1": 0.11045, "p2": 0.43114, "p_aniso": 29.461, "c2": 1.0136, "t1": 2, "t2": 14, "u1": 0.9998,
+                   "u2": 0.017738, "cancel": 0, "eps": 1.0099e-8}
 register(Check(f"{PAPER}.corrected_bias_first_order", paper=PAPER, statement=None, relation="<=",
                sampler=_corrected_first_order, variant="corrected", family=CORRECTED_FAMILY,
                evaluate=_bias_evaluate(_corrected_sample), search_budget=(20, 80),
+               search_start=(CORRECTED_START,),
                description="local correction: x^ - x* = fo + O(eta^2) with fo = H^-1 sum w_i (tau_i-1) eta_i/2 "
                            "H_i P_i H_i (x*-x_i*); ||x^ - x* - fo|| <= B = O(eta^2) (derived here, u_i <= 1)"))
 
@@ -691,11 +697,16 @@ def _taylor10(quick, seed):
 TAYLOR10_FAMILY = Family(
     _BIAS_PARAMS, constrain=_bias_constrain(1e-6),
     description=_BIAS_WORDS + "Value ||x* - A(x*) - sum_i w_i eta_i tau_i P_i grad F_i(x*)|| / max eta_i tau_i, bound "
-                "the O(eta tau) remainder of taylor10_remainder (eps >= 1e-6). Supremum 1 only in a limit: one "
-                "client's remainder alone (the other with tau = 1) and u -> 0, where 1 - f(u) -> (tau - 1) u / 2")
+                "the O(eta tau) remainder of taylor10_remainder (eps >= 1e-6). Supremum 1, attained: d = 1, one "
+                "client with tau = 2 and the others with tau = 1, where f(u) = [1 - (1 - u)^2]/(2u) = 1 - u/2 makes "
+                "1 - f(u) = (tau - 1) u / 2 an equality at every u (for tau >= 3 only as u -> 0)")
+# the attaining instance (ratio 1 - 2e-14: the bound's round-off allowance)
+TAYLOR10_START = {"M": 2, "d": 1, "seed": 0, "w1": 0.5, "h1": 1.0, "h2": 1.0, "kappa": 1.0, "p1": 1.0, "p2": 1.0,
+                  "p_aniso": 1.0, "c2": 1.0, "t1": 1, "t2": 2, "u1": 0.5, "u2": 0.5, "cancel": 0, "eps": 1.0}
 
 register(Check(f"{PAPER}.taylor10", paper=PAPER, statement=None, relation="<=", sampler=_taylor10, variant="corrected",
                family=TAYLOR10_FAMILY, evaluate=_bias_evaluate(_taylor10_sample), search_budget=(20, 80),
+               search_start=(TAYLOR10_START,),
                description="(10): [x* - A(x*)]/max eta_i tau_i = sum_i w_i eta_i tau_i P_i/max eta_i tau_i grad "
                            "F_i(x*) + O(eta tau), with the O(eta tau) term bounded by a constant derived here"))
 
