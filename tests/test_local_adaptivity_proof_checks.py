@@ -127,6 +127,31 @@ def test_eq9_identity_holds_with_divergent_local_runs():
     assert abs(s.params["formula"]) > 1e3 and not c._ratio(s)[1]
 
 
+def test_eq9_identity_allows_the_round_off_of_cancelling_terms_and_no_more(monkeypatch):
+    """w_1 -> 1 makes x* -> x_1*: every term of x* - A(x*) falls to about 1e-10 of |x*| (2.7) while both sides round
+    at the size of |x*| (an independent search found error/term = 280 at w_1 = 0.999999 under a tolerance of 1e-10 of
+    the largest term alone).  The tolerance adds 8 eps times the computation's round-off scale; a formula off by a
+    factor 1 + 1e-8 is still refuted on every sampled instance (ratio >= 10)."""
+    p = {"seed": 727733, "w1": 0.99999, "w2": 0.085804, "h1": 0.12208, "h2": 1.12610, "h3": 0.10743, "p1": 2.0170,
+         "p2": 0.58721, "p3": 1.15979, "u1": 0.0016072, "u2": 0.0022593, "u3": 0.0029283, "t1": 3, "t2": 20, "t3": 19}
+    c = _check("eq9_identity")
+    for w1 in (0.99999, 0.999999, 0.9999999):
+        s = c.evaluate({**p, "w1": w1})
+        err = abs(s.params["value"] - s.params["formula"])
+        assert err > 1e-10 * s.params["largest_term"]    # beyond 1e-10 of the largest term ...
+        assert not c._ratio(s)[1]                         # ... and within the round-off of both sides
+    right = B.eq9_identity
+
+    class Off:
+        symbols = right.symbols
+
+        def __call__(self, **kw):
+            return float(right(**kw)) * (1 + 1e-8)
+
+    monkeypatch.setattr(B, "eq9_identity", Off())
+    assert min(c._ratio(s)[0] for s in c.sampler(False, 0)) > 10
+
+
 def test_theorem3_128_at_130_covers_both_branches_and_refutes_129s_constants(monkeypatch):
     """Both choices of (130) are sampled; the closed form with (129)'s constants (DL/T, (.)^(1/3)/T^(2/3)) is refuted."""
     c = _check("theorem3_128_at_130")

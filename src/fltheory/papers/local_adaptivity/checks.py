@@ -614,8 +614,13 @@ register(Check(f"{PAPER}.eq9_skewed_gradient", paper=PAPER, statement=None, rela
 
 def _eq9_identity_evaluate(p):
     """The statement eq9_identity (d = 1, M = 3; looked up when called) against x* - A(x*) of simulated local runs
-    (client_update: tau_i steps of preconditioned GD, A = sum_i w_i A_i), relative to the largest term
-    w_i (1 - k_i)(x* - x_i*), k_i = (1 - eta_i P_i H_i)^tau_i."""
+    (client_update: tau_i steps of preconditioned GD, A = sum_i w_i A_i).  The tolerance is 1e-10 of the largest
+    term w_i (1 - k_i)(x* - x_i*), k_i = (1 - eta_i P_i H_i)^tau_i, plus 8 eps R, R the float64 round-off scale of
+    both computations: sum_i w_i [tau_i max(1, |k_i|) (|x_i*| + max(1, |k_i|) |x* - x_i*|) + (1 + |k_i|)(|x*| +
+    |x_i*|)] (each local step rounds at the size of its iterate, and an error grows by at most max(1, |k_i|) over
+    the run; the formula rounds at the size of its terms).  Where the terms cancel far below |x*| (w_1 -> 1 makes
+    x* -> x_1*) neither side resolves them in float64 and the round-off term is the tolerance; the value returned
+    is the error as a fraction of that tolerance, times the check's atol 1e-10."""
     xs = np.random.default_rng(p["seed"]).normal(size=3) * 3
     w = np.array([p["w1"], (1 - p["w1"]) * p["w2"], (1 - p["w1"]) * (1 - p["w2"])])
     h, P, u = (np.array([p[f"{n}{i}"] for i in (1, 2, 3)]) for n in ("h", "p", "u"))
@@ -629,8 +634,14 @@ def _eq9_identity_evaluate(p):
     vals = {f"{n}_{i + 1}": float(v[i]) for n, v in (("w", w), ("eta", eta), ("tau", tau), ("P", P), ("H", h),
                                                      ("xs", xs)) for i in range(3)}
     formula = float(B.eq9_identity(**vals))
-    scale = float(np.max(np.abs(w * (1 - (1 - u) ** tau) * (x_star - xs))))
-    return Sample(abs(sim - formula) / max(scale, 1e-300), 0.0, {**p, "value": sim, "formula": formula}, None, 3)
+    k = (1 - u) ** tau
+    scale = float(np.max(np.abs(w * (1 - k) * (x_star - xs))))
+    big = np.maximum(1.0, np.abs(k))
+    roundoff = float(np.sum(w * (tau * big * (np.abs(xs) + big * np.abs(x_star - xs))
+                                 + (1 + np.abs(k)) * (abs(x_star) + np.abs(xs)))))
+    tol = 1e-10 * scale + 8 * _EPS * roundoff
+    return Sample(1e-10 * abs(sim - formula) / max(tol, 1e-300), 0.0,
+                  {**p, "value": sim, "formula": formula, "largest_term": scale, "tolerance": tol}, None, 3)
 
 
 EQ9_FAMILY = Family(
@@ -657,7 +668,7 @@ register(Check(f"{PAPER}.eq9_identity", paper=PAPER, statement=B.eq9_identity, r
                sampler=_eq9_identity, family=EQ9_FAMILY, evaluate=_eq9_identity_evaluate, search_budget=(8, 40),
                description="(9) as the SymPy statement (d = 1, M = 3): x* - A(x*) of simulated local preconditioned GD "
                            "equals sum_i w_i [1 - (1 - eta_i P_i H_i)^tau_i] H_i^-1 grad F_i(x*) (relative to the "
-                           "largest term, 1e-10)"))
+                           "largest term, 1e-10, plus the float64 round-off of both sides)"))
 
 
 def taylor10_remainder(fed, P, eta, tau):
