@@ -12,7 +12,7 @@ from docsfrag import assert_on_page, page, render_all, squash, verdicts
 
 PAGE = page("papers/feddelavg.rst")
 FRAGMENTS = (
-    r":math:`K\le8`, :math:`\tau\le6` that instance gives {{ratio:feddelavg.theorem1_corrected}}.",
+    r"and at the search's :math:`K\le200` it reaches {{ratio:feddelavg.theorem1_corrected}}.",
     r"the search reaches {{ratio:feddelavg.prop2_corrected}}.",
     r"exactly :math:`\tau/4`, {{ratio:feddelavg.theorem1}} at :math:`\tau={{param:feddelavg.theorem1:tau}}` (gap "
     r"{{value:feddelavg.theorem1}} against the bound {{bound:feddelavg.theorem1}}), {{huber:10}} at "

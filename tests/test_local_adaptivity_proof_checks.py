@@ -173,3 +173,29 @@ def test_theorem3_min_is_at_most_the_average_on_every_run():
     for m, a in zip(mins, avgs):
         assert m.params == a.params and m.value <= a.value and m.bound == a.bound
 
+
+
+def test_deep_search_round_off_artefacts_of_lemma3_and_66_are_gone():
+    """Two 'violations' the deep search (fltheory verify --search deep) found were round-off: Lemma 3 at a = d, where
+    1 - a (1/d) is 1e-16 instead of 0 and swamped c gamma^2 = 1e-40 r0 (ratio 3.4e6; exact r_2 = c/d^2, ratio 0.11),
+    and (66) at ||x_t - x~||^2 = 1.5e-17, where the computed distance carries the round-off of x~ (ratio 1 + 1.7e-7).
+    Both hold now; the recursion in scale-free variables still equals the unscaled one where nothing cancels."""
+    c = _check("lemma3")
+    p = {"d": 5.284979374535264, "a_d": 1.0, "c_r0": 1e-40, "r0": 0.0007032524718317393, "T": 885}
+    s = c.evaluate(p)
+    assert s.value == pytest.approx(p["d"] * p["c_r0"] * p["r0"], rel=1e-12) and c._ratio(s)[0] < 0.2
+    a, cc, d = 0.3 * 2.0, 0.1 * 1.5 * 4.0, 2.0
+    scaled = CP.lemma3_sequence(a=a, c=cc, d=d, r0=1.5, T=50)
+    r, ref = 1.5, [1.5]
+    for _ in range(51):     # the recursion as the lemma writes it, in gamma
+        g = min(1 / d, a * r / (2 * cc))
+        r = (1 - a * g) * r + cc * g * g
+        ref.append(r)
+    np.testing.assert_allclose(scaled, ref, rtol=1e-13)
+    g = _check("gd_special_case")
+    q = {"sigma2": 0.0, "noise_mu": 0.0, "common": True, "M": 2, "d": 1, "tau": 8, "seed": 842471,
+         "L": 9.51967648691788, "kappa": 1.7469138018969304, "eta_frac": 0.1489624165918206,
+         "tilt": 0.8219430140336559, "phi": 0.9997386090477668, "T": 18}
+    s = g.evaluate(q)
+    assert not g._ratio(s)[1] and 0 < s.params["roundoff"] < 1e-11
+    assert g.planted(0.99).run().status == "violated"      # the allowance does not blunt a real error

@@ -732,11 +732,13 @@ def _sfamily(*, eb_max=1.99, M=(1, 3), tau=(1, 6), K=(1, 4), delay="lag", alpha=
     ``delay``: ``"lag"`` searches Delta = tau - lag (Delta = tau at the low end), ``"Delta"`` Delta itself
     (clipped to tau; Delta = 0 at the low end), ``None`` fixes Delta = 0; ``alpha=False`` fixes alpha = 1;
     ``alpha_one``: a choice sets alpha = 1 (FedAvg's weight) for half the draws (the same instances, another measure).
+    ``K`` above 50 is searched on a log scale (the runs' cost grows with K).
     Both delay parametrisations cover every 0 <= Delta <= tau; they differ in which end the search's corners see.
     """
     from ...search import Choice, Family, Integer, Real  # noqa: PLC0415
 
-    ps = [Choice("clients", ("quadratic", "huber")), Integer("M", *M), Integer("tau", *tau), Integer("K", *K)]
+    ps = [Choice("clients", ("quadratic", "huber")), Integer("M", *M), Integer("tau", *tau),
+          Integer("K", *K, log=K[1] > 50)]
     ps += [Integer(delay, 0, tau[1])] if delay else []
     ps += [Real("alpha", 0.01, 1.0)] if alpha else []
     ps += [Choice("alpha_is_1", (True, False))] if alpha_one else []
@@ -771,10 +773,12 @@ _P1L_WORDS = ("Supremum 1 only in the limit of linear F (quadratic: 1 - eta (1 -
 _P2_WORDS = ("Condition 2 and xi = the smallest gap of conditions 3-4 as in the sampler (instances where condition "
              "2 fails are outside). Not known to be tight: for one client, alpha = 1, Delta = 0 (GD) the ratio is "
              "at most N h (2 - h)/(8 N h + 4) < 1/4 for h = eta beta <= 1 (GD's worst case, a Huber client; N = T), "
-             "0.216 at N = 48; the search starts at the pseudo-Huber instance giving 0.205 there.")
+             "0.216 at N = 48; the search starts at pseudo-Huber instances giving 0.205 at K = 8, tau = 6 and 0.227 at "
+             "K = 200, tau = 1 (0.239 at K = 1000, beyond the family).")
 _T1_WORDS = ("Supremum 1 only as K -> infinity (then (15) becomes (20), see asymptotic_gap): alpha = 1, "
-             "Delta = tau keeps w(k tau - Delta) = w_init for ever; at the K <= 8, tau <= 6 here that instance "
-             "gives at most 0.528 (the search starts there).")
+             "Delta = tau keeps w(k tau - Delta) = w_init for ever; that instance gives 0.528 at K = 8, tau = 6 and "
+             "0.749 at K = 200, tau = 1, the family's largest K (0.850 at K = 1000, beyond it); the search starts "
+             "there.")
 _AS_WORDS = ("Only runs that have reached their limit (the candidates' last move below 1e-9 of their first) are "
              "inside: their min over k is the K -> infinity value. Supremum 1 in the limit of linear clients: "
              "alpha = 1, Delta = tau keeps "
@@ -828,6 +832,13 @@ _GD = dict(clients="huber", M=1, tau=6, K=8, lag=6, alpha=1.0, eb=0.1727, width=
 # _FROZEN); (81) and (85) approach 1 for a nearly linear client (width/R -> 0) at the smallest eta beta whose decrease
 # still clears the 1e-8 round-off floor of _inverse_growth: 0.99980 and 0.99992 (random starts alone stop near 0.9957)
 _FROZEN_XI = {**_FROZEN, "eb": 0.28867, "width": 2.0582}
+# the ratios of Theorem 1', (106) and Proposition 2 grow with K (Theorem 1' and (106) towards 1, Proposition 2 towards
+# 1/4): the same instances at K = 200, tau = 1 with eta beta and the width that maximise each there (0.749, 0.744,
+# 0.227; at K = 1000: 0.850, 0.849 and 0.239, tests/test_worst_case_feddelavg.py)
+_K_MAX = 200
+_FROZEN_LONG = {**_FROZEN, "tau": 1, "K": _K_MAX, "eb": 0.26986, "width": 1.85596}
+_FROZEN_XI_LONG = {**_FROZEN, "tau": 1, "K": _K_MAX, "eb": 0.26502, "width": 1.81042}
+_GD_LONG = {**_GD, "tau": 1, "lag": 1, "K": _K_MAX, "eb": 0.091877, "width": 0.51818}
 _LINEAR_GD = dict(clients="huber", M=1, tau=1, K=2, lag=0, alpha=1.0, eb=2.02e-4, width=5e-4, init=1e-9)
 _LINEAR_PERIOD = dict(clients="huber", M=1, tau=6, K=1, lag=0, alpha=1.0, eb=8.3e-5, width=2.03e-4, init=1e-9)
 
@@ -888,10 +899,12 @@ _reg("prop1_loss_corrected", B.prop1_loss_corrected, lambda q, s: _prop1_samples
      **_S(functools.partial(_prop1_of, corrected=True, loss=True), _sfamily(eb_max=_ANY, words=_P1L_WORDS)),
      description="Proposition 1 loss form for eta beta up to 2.8")
 _reg("prop2", B.prop2, lambda q, s: _prop2_samples(q, s, corrected=False),
-     **_S(functools.partial(_prop2_of, corrected=False), _sfamily(K=(1, 8), words=_P2_WORDS), _SLOW, [_GD]),
+     **_S(functools.partial(_prop2_of, corrected=False), _sfamily(K=(1, _K_MAX), words=_P2_WORDS), _SLOW,
+          [_GD, _GD_LONG]),
      description="Proposition 2 (77) with xi = min of the condition 3-4 gaps, where condition 2 holds")
 _reg("prop2_corrected", B.prop2_corrected, lambda q, s: _prop2_samples(q, s, corrected=True),
-     **_S(functools.partial(_prop2_of, corrected=True), _sfamily(K=(1, 8), words=_P2_WORDS), _SLOW, [_GD]),
+     **_S(functools.partial(_prop2_of, corrected=True), _sfamily(K=(1, _K_MAX), words=_P2_WORDS), _SLOW,
+          [_GD, _GD_LONG]),
      description="Proposition 2, main-text indexing with Psi' = sum_{k=0}^{K-1} psi")
 _reg("gd_inverse_gap", B.gd_inverse_gap, functools.partial(_proof_step_samples, _gd_inverse_gap_of),
      **_S(_gd_inverse_gap_of, _sfamily(K=(1, 4)), start=[_LINEAR_GD]),
@@ -903,7 +916,7 @@ _reg("gd_period_gap", B.gd_period_gap, functools.partial(_proof_step_samples, _g
      **_S(_gd_period_gap_of, _sfamily(K=(1, 4)), start=[_LINEAR_PERIOD]),
      description="(85): 1/Gamma((k+1) tau - Delta) - 1/Gamma(k tau - Delta) >= tau eta phi for every period")
 _reg("xi_star_bound", B.xi_star_bound, functools.partial(_proof_step_samples, _xi_star_of),
-     **_S(_xi_star_of, _sfamily(K=(1, 8)), _SLOW, [_FROZEN, _FROZEN_XI]),
+     **_S(_xi_star_of, _sfamily(K=(1, _K_MAX)), _SLOW, [_FROZEN, _FROZEN_XI, _FROZEN_XI_LONG]),
      description="(106), main-text indexing: min{F(w(K tau - Delta)), min_k F(c_k((k+1) tau - Delta))} - F* <= xi*")
 _reg("prop1_pre_sync", B.prop1_pre_sync,
      functools.partial(_proof_step_samples, functools.partial(_recursion_of, pre=True)),
@@ -960,8 +973,8 @@ _reg("theorem1", B.theorem1, lambda q, s: _theorem1_samples(q, s, printed=True),
                                        "instance family; the printed set also fails on identical pseudo-Huber clients, "
                                        "which meet Assumptions 1-2 literally with their global constants")
 _reg("theorem1_corrected", B.theorem1_corrected, lambda q, s: _theorem1_samples(q, s, printed=False),
-     **_S(functools.partial(_theorem1_of, printed=False), _sfamily(K=(1, 8), alpha_one=True, words=_T1_WORDS),
-          _SLOW, [_FROZEN]),
+     **_S(functools.partial(_theorem1_of, printed=False), _sfamily(K=(1, _K_MAX), alpha_one=True, words=_T1_WORDS),
+          _SLOW, [_FROZEN, _FROZEN_LONG]),
      description="Theorem 1 for min_{k=1..K} F(w(k tau - Delta)) - F*, eta < 2/beta")
 _reg("asymptotic_gap", B.asymptotic_gap, _asymptotic_samples,
      **_S(functools.partial(_asymptotic_of, converged=True), _sfamily(K=(2, 10), alpha_one=True, words=_AS_WORDS)),

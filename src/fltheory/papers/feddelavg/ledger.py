@@ -11,7 +11,7 @@ FINDINGS = (
             "the theorem at K = {{param:feddelavg.theorem1:K}}: the output is w_init; on one "
             "{{param:feddelavg.theorem1:family}} client (every assumption met, ηβ = 1) the ratio is τ/4, "
             "{{ratio:feddelavg.theorem1}} at τ = {{param:feddelavg.theorem1:tau}}",
-            "the bound over k = 1..K, {{verdict:feddelavg.theorem1_corrected}} at K ≤ 8; its supremum 1 is approached "
+            "the bound over k = 1..K, {{verdict:feddelavg.theorem1_corrected}} at K ≤ 200; its supremum 1 is approached "
             "only as K → ∞, where (20) is {{verdict:feddelavg.asymptotic_gap}}"),
     Finding(P, "Lemma 4 over the main-text range T_k∖{kτ}",
             "the lemma when Δ = 0: the sync time (k+1)τ then lies in the range (ratio {{ratio:feddelavg.lemma4}})",

@@ -19,7 +19,7 @@ from . import bounds as B
 from . import exact
 from .algorithm import _client_update_runner
 # the shared helpers of the paper's checks (checks.py imports this module after defining them)
-from .checks import _cosine_instance, _n, _ratios, _rotation, _sample, _spectrum, _unit, instance
+from .checks import _EPS, _cosine_instance, _n, _ratios, _rotation, _sample, _spectrum, _unit, instance
 
 PAPER = "local_adaptivity"
 
@@ -186,14 +186,23 @@ GD_FAMILY = Family(
 
 
 def _gd_evaluate(p):
+    """||x_t - x~||^2 of the exact rounds against (66) plus their float64 round-off: the computed x_t and x~ each
+    carry an error up to delta = 8 eps (cond + tau T) S (S the largest |coordinate| of x~, x^(0) and the optima;
+    cond the fixed point's condition number; every step rounds at the size of its iterate), so the computed
+    squared distance is off by up to 2 delta ||x_t - x~|| + delta^2 -- what a bound below 1e-15 of S^2 must allow
+    (an adversarial search found (66) 'violated' by a factor 1 + 1.7e-7 at ||x_t - x~||^2 = 1.5e-17)."""
     fed, eta, tau, x_t, x0, _, _ = _sgd_instance(p)
-    r = ((exact.round_map(fed, eta=per_client(eta), tau=per_client(tau), alpha=1.0).trajectory(x0, p["T"]) - x_t) ** 2
-         ).sum(-1)
+    traj = exact.round_map(fed, eta=per_client(eta), tau=per_client(tau), alpha=1.0).trajectory(x0, p["T"])
+    r = ((traj - x_t) ** 2).sum(-1)
     mu, L = float(fed.mu), float(fed.L)
     bound = np.asarray(B.gd_special_case(eta=float(eta[0]), mu=mu, L=L, tau=p["tau"], T=np.arange(1.0, p["T"] + 1),
                                          r0=float(r[0])))
+    cond = float(exact.fixed_point(fed, eta=per_client(eta), tau=per_client(tau)).condition)
+    S = max(float(np.abs(x_t).max()), float(np.abs(traj).max()), float(np.abs(np.asarray(fed.x_opt)).max()))
+    delta = 8 * _EPS * (cond + p["tau"] * p["T"]) * S
+    bound = bound + 2 * delta * np.sqrt(bound) + delta**2
     j = int(np.argmax(_ratios(r[1:], bound + 1e-24)))
-    return _sample(r[j + 1], bound[j], {**p, "t": j + 1}, fed.M * fed.d)
+    return _sample(r[j + 1], bound[j], {**p, "t": j + 1, "roundoff": float(delta)}, fed.M * fed.d)
 
 
 register(Check(f"{PAPER}.gd_special_case", paper=PAPER, expected="tight", statement=B.gd_special_case, sampler=_gd_special_case,
@@ -373,11 +382,21 @@ def lemma3_sequence(*, a, c, d, r0, T, gamma=None):
     """r_0..r_(T+1) of the recursion r_(t+1) = (1 - a gamma_t) r_t + c gamma_t^2 with equality (the worst sequence
     Lemma 3 allows): ``gamma`` a constant step size in [0, 1/d], or ``None`` for the best schedule, the greedy
     gamma_t = min{1/d, a r_t/(2c)} (it minimises each step, and the minimised map increases with r_t because
-    a gamma_t <= a/d <= 1, so it minimises r_(T+1) over every schedule in [0, 1/d]^(T+1))."""
+    a gamma_t <= a/d <= 1, so it minimises r_(T+1) over every schedule in [0, 1/d]^(T+1)).  Computed in the
+    scale-free variables (:func:`_lemma3_scaled`)."""
+    return _lemma3_scaled(a / d, c / (d * d), r0, T, None if gamma is None else gamma * d)
+
+
+def _lemma3_scaled(u, v, r0, T, gamma_scaled=None):
+    """The recursion in gamma' = d gamma in [0, 1], u = a/d, v = c/d^2: r_(t+1) = (1 - u gamma') r_t + v gamma'^2,
+    greedy gamma' = min{1, u r_t/(2 v)}.  With u given exactly (the family's a/d) the step 1 - u gamma' is exact
+    where it vanishes (u = gamma' = 1): computed as 1 - a (1/d) it is a round-off of 1e-16 that can exceed the
+    c gamma^2 term by far (an adversarial search found a_d = 1, c/(d^2 r0) = 1e-40 'violating' Lemma 3 by 3.4e6
+    through it)."""
     r, out = float(r0), [float(r0)]
     for _ in range(int(T) + 1):          # plain floats: ~1 ms per thousand steps
-        g = (min(1.0 / d, a * r / (2 * c)) if c > 0 else 1.0 / d) if gamma is None else gamma
-        r = (1 - a * g) * r + c * g * g
+        g = (min(1.0, u * r / (2 * v)) if v > 0 else 1.0) if gamma_scaled is None else gamma_scaled
+        r = (1 - u * g) * r + v * g * g
         out.append(r)
     return np.array(out)
 
@@ -388,7 +407,7 @@ def _lemma3_evaluate(st, gamma_d=None):
     def evaluate(p):
         d = p["d"]
         a, c = p["a_d"] * d, p["c_r0"] * p["r0"] * d * d
-        r = lemma3_sequence(a=a, c=c, d=d, r0=p["r0"], T=p["T"], gamma=None if gamma_d is None else gamma_d / d)
+        r = _lemma3_scaled(p["a_d"], p["c_r0"] * p["r0"], p["r0"], p["T"], gamma_d)
         Ts = np.arange(1.0, p["T"] + 1)
         bound = np.asarray(st(lemma3_a=a, lemma3_c=c, lemma3_d=d, r0=p["r0"], T=Ts))
         value = a * r[2:]
