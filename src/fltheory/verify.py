@@ -478,9 +478,18 @@ _REGISTRY: dict[str, Check] = {}
 
 
 def register(check: Check) -> Check:
-    """Add a check to the registry (its name must be unique)."""
+    """Add a check to the registry (its name must be unique).  A built-in check whose deep search found a worse
+    instance than its full run (:mod:`fltheory.papers.deep_starts`) gets that instance as a ``search_start``."""
     if check.name in _REGISTRY and _REGISTRY[check.name] is not check:
         raise InputError(f"a check named {check.name!r} is already registered")
+    if check.family is not None and check.paper in PAPERS:
+        from .papers.deep_starts import DEEP_STARTS  # noqa: PLC0415
+        from .search import _initial_point  # noqa: PLC0415
+
+        if check.name in DEEP_STARTS:
+            start = _initial_point(check.family, DEEP_STARTS[check.name][0], len(check.search_start))
+            if start not in check.search_start:
+                check.search_start = tuple(check.search_start) + (start,)
     _REGISTRY[check.name] = check
     return check
 
