@@ -21,6 +21,7 @@ descriptions and ``LIMIT_INSTANCES`` in src/fltheory/papers/defedavg/checks.py s
   in closed form, lambda = 2, 3 by the Bernstein certificate here, lambda = 4 by the same function, 31 s), checked on
   grids for lambda = 5, 6; the other searches reach the values in REACH.
 """
+import copy
 import math
 from fractions import Fraction as Fr
 
@@ -354,8 +355,8 @@ def test_theorem1_search_alone_reaches_the_derived_worst():
     sup = {"theorem1": 133 / 3456, "theorem1_corrected": 133 / 1080, "theorem1_general": 0.30137}
     best = {"theorem1": 5 / 16 * 0.118858, "theorem1_corrected": 0.118858, "theorem1_general": 0.298242}
     for name in sup:
-        c = _check(name)
-        assert c.search_start == ()
+        c = copy.copy(_check(name))
+        c.search_start = ()         # (theorem1_general has the deep search's instance as a start: left out here)
         res = c.search(quick=True, seed=0)
         assert 0.96 * sup[name] < res.ratio < sup[name] and res.ratio > 0.99 * best[name], (name, res.ratio)
 
