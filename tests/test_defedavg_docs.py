@@ -29,7 +29,7 @@ FRAGMENTS = (
     r"gradients it feeds: {{ratio:defedavg.lemma8}} at :math:`K` = {{limit:lemma8:K}}, tending to {{lemma8_sup}}; "
     r"Lemma 10 at round 1 inherits it ({{ratio:defedavg.lemma10}}); Lemma 9 reaches {{ratio:defedavg.lemma9}} "
     r"({{ratio:defedavg.lemma9_corrected}} under the corrected condition) and Lemma 4 {{ratio:defedavg.lemma4}} "
-    r"(:math:`K` = {{limit:lemma4:K}})",
+    r"(:math:`K` = {{searched:lemma4:K}})",
     r"the descent (47) reaches {{ratio:defedavg.descent_iid}} (a delay",
     r"search, over delays that mix the uniform and the constant one, reaches {{ratio:defedavg.descent_niid}} on its "
     r"own (at :math:`N` = {{param:defedavg.descent_niid:N}});",
@@ -104,6 +104,7 @@ def rendered(found):
 
     computed = {
         "lead": _lead, "limit": lambda a: C.LIMIT_INSTANCES[a.split(":")[0]][a.split(":")[1]],
+        "searched": lambda a: found[D + a.split(":")[0]].search["params"][a.split(":")[1]],
         "lemma8_sup": lambda: max(lemma8_noise_ratio(10**5, x) for x in np.linspace(1.0, 1.15, 31)),
         "step9": _step9, "noise": noise,
         "values": lambda name: ", ".join(_num(v) for v in found[name].values),
