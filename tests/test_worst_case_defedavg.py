@@ -8,8 +8,11 @@ descriptions and ``LIMIT_INSTANCES`` in src/fltheory/papers/defedavg/checks.py s
   (1 - O(eta_bar L K) at round 0 as eta_bar L -> 0 with K >= 2; the samplers hold the instance at eta_bar L K ~ 1e-7);
 * lemma8 / lemma10: 1/2 on convex clients (exactly 1/2 at K = 1: Young's inequality is the only loss), but
   0.9079 / 0.9048 on a non-convex quadratic client from its stationary point (supremum 0.9106 as K -> infinity);
-* lemma9 / lemma9_corrected: (K - 1)/(4K) -> 1/4 on convex clients, 0.311 / 0.297 non-convex at K = 64; lemma4
-  (one client of the non-IID family): 7/32 convex at K = 8, 0.2485 non-convex (-> 0.297 as K -> infinity);
+* lemma9 / lemma9_corrected: (K - 1)/(4K) -> 1/4 on convex clients, 0.3113 / 0.2971 non-convex at K = 64; lemma4
+  (one client of the non-IID family): 7/32 convex at K = 8, 0.2485 non-convex.  From w0 = 0 exactly (noise only) the
+  non-convex ratios tend to 0.3210 / 0.3059 / 0.2974 (Lemma 8: 0.9106) as K -> infinity; at the samplers' smallest
+  Phi0 the bounds' gradient term takes over and they peak (0.3129 / 0.2985 / 0.2892; 0.9081) and fall
+  (test_nonconvex_drift_limits_are_noise_only, closed forms checked against the engine);
 * descent_iid: 0.281 (delay 1, w0 = 0: the round-1 update still uses w^0, so the moved term K eta eta_bar/4
   ||grad F(w^1)||^2 adds to the noise's 1/4); descent_niid: 9(N + n - 1)/(64 N) -> 9/32 (every client lambda
   rounds behind, w0 = x*: derived in _descent_niid_constrain's docstring; 0.2811 at n = N = 1000);
@@ -25,6 +28,7 @@ import copy
 import math
 from fractions import Fraction as Fr
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -172,6 +176,82 @@ def test_lemma8_non_convex_supremum_formula():
     assert ratio(64, 1.069) * (1 - 2e-3) < s.value / s.bound < ratio(64, 1.069)
     big = max(ratio(10**5, x) for x in np.linspace(1.0, 1.15, 31))
     assert 0.9105 < big < 0.9107 and ratio(64, 1.069) < big      # the K -> infinity supremum 0.9106
+
+
+# Lemmas 4, 9 and 8 on the non-convex client of LIMIT_INSTANCES: eta_bar L K = c, the bound's constant before
+# K^3 eta_bar^2 ||grad F||^2 (Lemma 4: 16, Lemma 9: 12; Lemma 8 has none)
+_NC = {"lemma4": (mpmath.mpf(1) / 4, 16), "lemma9": (1 / (2 * mpmath.sqrt(2)), 12),
+       "lemma9_corrected": (1 / (2 * mpmath.sqrt(3)), 12), "lemma8": (mpmath.mpf("1.069"), None)}
+
+
+def nonconvex_round0_ratio(name, K, phi_frac=1e-6, u=1):
+    """The ratio of Lemma 4, 9 or 8 at round 0 on one client F = -L w^2/2 (n = 1, nu^2 = 0, no staleness), from
+    w0 with w0^2 L^2/sigma^2 = r = 20 phi_frac (Phi0 = 10 phi_frac sigma^2/L, _round0_terms), eta_bar = u c/(L K),
+    in closed form (units sigma^2/L^2; q = 1 + eta_bar L, A = sum_{k<K} q^2k, S = sum_{k<K} q^k):
+    drift = r (A - 2S + K) + eta_bar^2 L^2 (A - K)/(q^2 - 1) against 2 c^2 u^2 (1 + coef K r/2) (Lemmas 4 and 9);
+    E g^2 = r (q^K - 1)^2 + eta_bar^2 L^2 A against 2 eta_bar^2 L^2 K + 2 r (q^K - 1)^2 + 2 eta_bar^2 L^2 (A - 2S + K)
+    (Lemma 8: 2 K eta_bar^2 sigma^2 + 2 eta_bar^2 Y^0, eta_bar L S_m = q^m - 1)."""
+    with mpmath.workdps(40):
+        c, coef = _NC[name]
+        e = u * c / K                                       # eta_bar L
+        r = 20 * mpmath.mpf(phi_frac)
+        q = 1 + e
+        A, S = (q ** (2 * K) - 1) / (q * q - 1), (q**K - 1) / (q - 1)
+        if coef is None:
+            P = (q**K - 1) ** 2
+            return float((r * P + e * e * A) / (2 * e * e * K + 2 * r * P + 2 * e * e * (A - 2 * S + K)))
+        return float((r * (A - 2 * S + K) + e * e * (A - K) / (q * q - 1)) / (2 * (u * c) ** 2 * (1 + coef * K * r / 2)))
+
+
+@pytest.mark.parametrize("name,K", [("lemma4", 8), ("lemma4", 64), ("lemma4", 256), ("lemma9", 64),
+                                    ("lemma9_corrected", 256), ("lemma8", 64), ("lemma8", 256)])
+def test_nonconvex_limit_instances_closed_form(name, K):
+    # the engine (_round0_terms) against the closed form, at and beyond the instance's K: no round-off at large K
+    fam, ev, _ = C.SEARCH[name]
+    s = ev(fam.apply(dict(C.LIMIT_INSTANCES[name], K=K)))
+    assert s.value / s.bound == pytest.approx(nonconvex_round0_ratio(name, K), rel=1e-11)
+    assert C.LIMIT_INSTANCES[name]["phi_frac"] == 1e-6
+
+
+@pytest.mark.parametrize("name", ["lemma4", "lemma9", "lemma9_corrected"])
+def test_nonconvex_drift_limits_are_noise_only(name):
+    """From w0 = 0 (noise only) the ratio tends to ((e^2c - 1)/(2c) - 1)/(4c) as K -> infinity (Lemma 4:
+    2 (e^(1/2) - 1) - 1); at the samplers' smallest Phi0 the bound's gradient term (coef/2 r K times its noise
+    term) takes over: the ratio peaks and falls to int_0^1 (e^(cx) - 1)^2 dx/(coef c^2).  The family's
+    description quotes these numbers."""
+    c, coef = (float(v) if v is not None else v for v in _NC[name])
+    noise_lim = ((math.exp(2 * c) - 1) / (2 * c) - 1) / (4 * c)
+    signal_lim = ((math.exp(2 * c) - 1) / (2 * c) - 2 * (math.exp(c) - 1) / c + 1) / (coef * c * c)
+    assert nonconvex_round0_ratio(name, 10**7, phi_frac=0) == pytest.approx(noise_lim, abs=1e-6)
+    assert nonconvex_round0_ratio(name, 10**10) == pytest.approx(signal_lim, rel=1e-3)
+    ks = range(32, 257)
+    ratios = [nonconvex_round0_ratio(name, K) for K in ks]
+    peak = max(ratios)
+    k_peak = ks[ratios.index(peak)]
+    assert nonconvex_round0_ratio(name, 2048) < nonconvex_round0_ratio(name, 512) < peak < noise_lim
+    assert all(nonconvex_round0_ratio(name, k_peak, u=u) < peak for u in (0.5, 0.9, 0.99))   # u = 1 is the worst
+    text = C.SEARCH[name][0].description
+    for x in (noise_lim, peak):
+        assert f"{x:.4f}" in text, (name, x)
+    assert f"(K = {k_peak})" in text
+    if name == "lemma4":
+        assert math.isclose(noise_lim, 2 * (math.sqrt(math.e) - 1) - 1)
+        assert f"{nonconvex_round0_ratio(name, 8):.4f} at K = 8" in text
+        assert f"{nonconvex_round0_ratio(name, 512):.4f} at K = 512" in text
+    else:
+        assert f"{nonconvex_round0_ratio(name, 64):.4f} at K = 64" in text
+
+
+def test_lemma8_nonconvex_limit_is_noise_only():
+    # the closed form is lemma8_noise_ratio from w0 = 0; at phi_frac = 1e-6 the signal (1 - q^K)^2 w0^2, against
+    # noise terms O(1/K), pulls the ratio to 1/2 as K -> infinity: it peaks at 0.9081 (K = 94) and falls
+    assert nonconvex_round0_ratio("lemma8", 64, phi_frac=0) == pytest.approx(lemma8_noise_ratio(64, 1.069), rel=1e-12)
+    assert nonconvex_round0_ratio("lemma8", 10**5, phi_frac=0) == pytest.approx(0.91058, abs=1e-5)
+    assert nonconvex_round0_ratio("lemma8", 10**10) == pytest.approx(0.5, abs=1e-3)
+    ratios = {K: nonconvex_round0_ratio("lemma8", K) for K in range(64, 129)}
+    k_peak = max(ratios, key=ratios.get)
+    assert k_peak == 94 and round(ratios[k_peak], 4) == 0.9081
+    assert nonconvex_round0_ratio("lemma8", 2048) < nonconvex_round0_ratio("lemma8", 512) < ratios[k_peak]
 
 
 def test_descent_niid_with_every_client_lambda_rounds_behind_goes_beyond_one_quarter():
