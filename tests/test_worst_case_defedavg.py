@@ -233,7 +233,7 @@ def test_nonconvex_drift_limits_are_noise_only(name):
     text = C.SEARCH[name][0].description
     for x in (noise_lim, peak):
         assert f"{x:.4f}" in text, (name, x)
-    assert f"(K = {k_peak})" in text
+    assert f"(K = {k_peak}" in text
     if name == "lemma4":
         assert math.isclose(noise_lim, 2 * (math.sqrt(math.e) - 1) - 1)
         assert f"{nonconvex_round0_ratio(name, 8):.4f} at K = 8" in text
