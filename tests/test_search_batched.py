@@ -138,6 +138,24 @@ def test_the_backend_reaches_the_workers_and_the_report(tmp_path):
         cli.main(["verify", "--backend", "nope", "--out", str(tmp_path / "r")])
 
 
+def test_a_backend_this_machine_lacks_is_one_line_at_the_door(monkeypatch, capsys, tmp_path):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_cupy(name, *args, **kwargs):
+        if name == "cupy" or name.startswith("cupy."):
+            raise ImportError("No module named 'cupy'")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_cupy)
+    with pytest.raises(InputError, match="backend='cupy' cannot be used here: .*fltheory\\[gpu\\]"):
+        verify.run(["tdma"], backend="cupy")
+    assert cli.main(["verify", "--backend", "cupy", "--paper", "tdma", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "backend='cupy' cannot be used here" in err and "Traceback" not in err and not (tmp_path / "r").exists()
+
+
 # ----------------------------------------------------------------------------- FedDelAvg's batched families
 def _feddelavg(name):
     return next(c for c in verify.registry(["feddelavg"]) if c.name == name)

@@ -420,7 +420,10 @@ def _backend_namespace(backend):
     if not isinstance(backend, str):
         raise InputTypeError(f"backend must be 'numpy', 'cupy', 'array_api_strict' or an array namespace; got "
                              f"{_shown(backend)}")
-    return get_backend(backend)
+    try:
+        return get_backend(backend)
+    except ImportError as exc:      # a named backend that this machine lacks: said at the door, in one line
+        raise InputError(f"backend={backend!r} cannot be used here: {exc}") from None
 
 
 def _search_level(level, quick: bool) -> str:
