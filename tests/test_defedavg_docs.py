@@ -26,7 +26,7 @@ FRAGMENTS = (
     r"has the leading constant {{lead:exact}} where the theorem prints :math:`\sqrt{256}` = {{lead:paper}} "
     r"(``theorem1_corrected``, worst ratio {{ratio:defedavg.theorem1_corrected}})",
     r"(``theorem1_general``: {{verdict:defedavg.theorem1_general}})",
-    r"gradients it feeds: {{ratio:defedavg.lemma8}} at :math:`K` = {{limit:lemma8:K}}, tending to {{lemma8_sup}} "
+    r"gradients it feeds: {{ratio:defedavg.lemma8}} at :math:`K` = {{searched:lemma8:K}}, tending to {{lemma8_sup}} "
     r"as :math:`K\to\infty` from the stationary point itself (noise only: from the checks' smallest "
     r":math:`\Phi_0` the bound's gradient terms take over as :math:`K` grows, here and in Lemmas 4 and 9); "
     r"Lemma 10 at round 1 inherits it ({{ratio:defedavg.lemma10}}); Lemma 9 reaches {{ratio:defedavg.lemma9}} "

@@ -1147,11 +1147,12 @@ SEARCH = {
                         "0 <= 0"),
         functools.partial(_iid_round_evaluate, name="lemma6"), (10, 50)),
     "lemma8": (
-        _IID_ROUND(rates=("free",), root=0.25, nonconvex=True, K_hi=64,
+        _IID_ROUND(rates=("free",), root=0.25, nonconvex=True, K_hi=128,
                    what="any rates with eta_bar L K <= 4 (Lemma 8 has no rate condition); convex clients (exact "
                         "engine, worst round) or the non-convex quadratic a = (-L, a2 L) at round 0 in closed form. "
                         "Convex clients with eta_bar L <= 2 give at most 1/2 (exactly 1/2 at K = 1); non-convex "
-                        "clients approach 0.9106 (K -> infinity, w0 = 0, eta_bar L K = 1.069), never 1"),
+                        "clients approach 0.9106 (K -> infinity, w0 = 0, eta_bar L K = 1.069), never 1; from the "
+                        "family's smallest Phi0 they peak at 0.9081 (K = 94, where the search starts)"),
         functools.partial(_iid_round_evaluate, name="lemma8"), (12, 60)),
     "lemma10": (
         _IID_ROUND(rates=("free",), root=1.0, nonconvex=True, K_hi=64,
@@ -1161,20 +1162,21 @@ SEARCH = {
                         "(K = 1: Young's inequality is the only loss); non-convex clients go beyond (towards 0.91)"),
         functools.partial(_iid_round_evaluate, name="lemma10"), (12, 60)),
     "lemma9": (
-        _IID_ROUND(rates=("free",), root=_R2, nonconvex=True, K_hi=64,
+        _IID_ROUND(rates=("free",), root=_R2, nonconvex=True, K_hi=128,
                    what="eta_bar = u_bar/(2 sqrt2 L K) anywhere in the printed condition; convex clients (exact "
                         "engine) or the non-convex quadratic a = (-L, a2 L) at round 0 in closed form. Convex: "
                         "(K - 1)/(4K) -> 1/4 (noise only); non-convex at u_bar = 1: 0.3113 at K = 64; from w0 = 0 "
                         "(noise only) -> 0.3210 as K -> infinity, while the family's smallest Phi0 peaks at 0.3129 "
-                        "(K = 121) and falls (the bound's gradient term grows like K)"),
+                        "(K = 121, inside the family's K <= 128; the search starts there) and falls (the bound's "
+                        "gradient term grows like K)"),
         functools.partial(_iid_round_evaluate, name="lemma9"), (12, 60)),
     "lemma9_corrected": (
-        _IID_ROUND(rates=("free",), root=_R3, nonconvex=True, K_hi=64,
+        _IID_ROUND(rates=("free",), root=_R3, nonconvex=True, K_hi=128,
                    what="eta_bar = u_bar/(2 sqrt3 L K) anywhere in the corrected condition; convex clients (exact "
                         "engine) or the non-convex quadratic a = (-L, a2 L) at round 0 in closed form. Convex: "
                         "(K - 1)/(4K) -> 1/4; non-convex at u_bar = 1: 0.2971 at K = 64; from w0 = 0 (noise only) "
-                        "-> 0.3059 as K -> infinity, while the family's smallest Phi0 peaks at 0.2985 (K = 117) and "
-                        "falls"),
+                        "-> 0.3059 as K -> infinity, while the family's smallest Phi0 peaks at 0.2985 (K = 117, where "
+                        "the search starts) and falls"),
         functools.partial(_iid_round_evaluate, name="lemma9_corrected"), (12, 60)),
     "theorem1": (
         _theorem1_family(rates="prescribed", what="the prescribed rates of Theorem 1 for T. Derived (see "
@@ -1235,6 +1237,10 @@ SEARCH_STARTS = {
     "lemma5": [dict(d=1, N=1000, n=1000, K=1, lam=1, delay="uniform", T=20, dir_seed=0, rates="prescribed", L=0.001,
                     b_scale=0.0001, sigma2=1e8, phi_frac=1e-6, u1=1.0, u2=1.0, G2_factor=1e-9)],
     "lemma4": [dict(LIMIT_INSTANCES["lemma4"], K=98)],
+    # Lemmas 8 and 9 at the peaks of their non-convex instances (tests/test_worst_case_defedavg.py)
+    "lemma8": [dict(LIMIT_INSTANCES["lemma8"], K=94)],
+    "lemma9": [dict(LIMIT_INSTANCES["lemma9"], K=121)],
+    "lemma9_corrected": [dict(LIMIT_INSTANCES["lemma9_corrected"], K=117)],
 }
 
 
