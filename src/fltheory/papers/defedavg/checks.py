@@ -1152,7 +1152,8 @@ SEARCH = {
                         "engine, worst round) or the non-convex quadratic a = (-L, a2 L) at round 0 in closed form. "
                         "Convex clients with eta_bar L <= 2 give at most 1/2 (exactly 1/2 at K = 1); non-convex "
                         "clients approach 0.9106 (K -> infinity, w0 = 0, eta_bar L K = 1.069), never 1; from the "
-                        "family's smallest Phi0 they peak at 0.9081 (K = 94, where the search starts)"),
+                        "family's smallest Phi0 they peak at 0.9081 (K = 94, where the search starts) at that step, "
+                        "a little higher at others (0.9082 at K = 92, found by the deep search)"),
         functools.partial(_iid_round_evaluate, name="lemma8"), (12, 60)),
     "lemma10": (
         _IID_ROUND(rates=("free",), root=1.0, nonconvex=True, K_hi=64,
