@@ -43,14 +43,14 @@ def test_random_groups_share_their_discrete_parameters_and_calls_are_whole_group
         block = draws[50 * g:50 * (g + 1)]
         assert len({(d["k"], d["c"]) for d in block}) == 1          # one discrete setting per group
         assert len({d["x"] for d in block}) == len(block)           # continuous ones drawn afresh
-    assert {d["k"] for d in draws[150:]} <= {1, 2, 3, 4}
+    assert len({(d["k"], d["c"]) for d in draws[100:]}) == 1     # the last, partial group (20 draws) too
 
 
 def test_the_evolution_strategy_climbs_a_peak_random_draws_miss():
     random_only = worst_case(_peak, _FAM, budget=1500, seed=1, batched=True, group=64, random_fraction=1.0)
     evolved = worst_case(_peak, _FAM, budget=1500, seed=1, batched=True, group=64, random_fraction=0.5, evolve=700)
     assert random_only.ratio < 0.5 < evolved.ratio
-    assert ("evolve", pytest.approx(evolved.history[2][1])) == evolved.history[2]
+    assert evolved.history[2][0] == "evolve" and evolved.history[2][1] > 0.5    # the strategy itself climbed it
     assert evolved.evaluations <= 1500
     again = worst_case(_peak, _FAM, budget=1500, seed=1, batched=True, group=64, random_fraction=0.5, evolve=700)
     assert again.ratio == evolved.ratio and again.params == evolved.params        # reproducible for a seed
