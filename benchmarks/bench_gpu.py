@@ -21,20 +21,22 @@ from fltheory.backend import KeyedStream, get_backend, to_numpy
 
 
 def keyed_noise(xp, cp, B, M, d, repeats):
-    s = KeyedStream(seed=3, purpose="bench")
+    """The three versions of the keyed normal noise: 1 (the device's log and cos), 2 (portable functions,
+    --fmad=false), 3 (as 2, both outputs of each Box-Muller pair), their speed and their bits against NumPy's."""
     cfg, cli = xp.arange(B)[:, None], xp.arange(M)[None, :]
-    t_lib, z = best(lambda: s.normal(config=cfg, round=7, client=cli, size=(d,)), repeats, xp=xp)
-    t_raw, _ = best(lambda: cp.random.standard_normal((B, M, d)), repeats, xp=xp)
-    ref = s.normal(config=np.arange(B)[:, None], round=7, client=np.arange(M)[None, :], size=(d,))
-    got = to_numpy(z)
-    equal = int(np.count_nonzero(got == ref))
-    ulp = np.abs(got.view(np.int64) - ref.view(np.int64)).max()
     n = B * M * d
-    print(f"keyed noise, {n:,} numbers: library {t_lib * 1e3:.2f} ms ({n / t_lib / 1e9:.2f} G numbers/s, "
-          f"{8 * n / t_lib / 1e12:.2f} TB/s written); cupy.random.standard_normal {t_raw * 1e3:.2f} ms "
-          f"({t_raw / t_lib:.2f}x the library's speed)")
-    print(f"keyed noise bits against the NumPy path: {equal:,} of {n:,} equal ({100 * equal / n:.4f} %); "
-          f"largest difference {int(ulp)} ulp")
+    t_raw, _ = best(lambda: cp.random.standard_normal((B, M, d)), repeats, xp=xp)
+    for version in (1, 2, 3):
+        s = KeyedStream(seed=3, purpose="bench", version=version)
+        t_lib, z = best(lambda: s.normal(config=cfg, round=7, client=cli, size=(d,)), repeats, xp=xp)
+        ref = s.normal(config=np.arange(B)[:, None], round=7, client=np.arange(M)[None, :], size=(d,))
+        got = to_numpy(z)
+        equal = int(np.count_nonzero(got.view(np.int64) == ref.view(np.int64)))
+        ulp = np.abs(got.view(np.int64) - ref.view(np.int64)).max()
+        print(f"keyed noise version {version}, {n:,} numbers: {t_lib * 1e3:.2f} ms ({n / t_lib / 1e9:.2f} G numbers/s, "
+              f"{8 * n / t_lib / 1e12:.2f} TB/s written); cupy.random.standard_normal {t_raw * 1e3:.2f} ms; bits "
+              f"against the NumPy path: {equal:,} of {n:,} equal ({100 * equal / n:.4f} %), largest difference "
+              f"{int(ulp)} ulp")
 
 
 def statement_grids(xp, n, repeats, target_ms):
@@ -100,15 +102,30 @@ def simulator(xp, cp, B, M, d, tau, rounds, repeats):
         return x
 
     t_plain, _ = best(plain, repeats, xp=xp)
+    from fltheory import _cuda  # noqa: PLC0415
+
+    t_v2, r_v2 = best(lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=eta, noise_version=2, **kw).x, repeats, xp=xp)
+    t_v3, r_v3 = best(lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=eta, noise_version=3, **kw).x, repeats, xp=xp)
+    _cuda.SHARED_KEY = False
+    try:   # the step's key hashed on every lane (as before the shared key)
+        t_lane, r_lane = best(lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=eta, **kw).x, repeats, xp=xp)
+    finally:
+        _cuda.SHARED_KEY = True
+    kwn = dict(kw, noise=False)
+    t_quiet, _ = best(lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=eta, **kwn).x, repeats, xp=xp)
     steps = B * M * tau * rounds
     diff = float(xp.max(xp.abs(r_fused - r_array)))
     hbm = 2 * M * d * d * 8 * B * tau * rounds    # H and the noise factor read once per local step
-    from fltheory import _cuda  # noqa: PLC0415
-
-    for name, noise in (("fl_fedopt_rounds", 1), ("fl_local_runs", 1), ("fl_fedopt_rounds", 0)):
-        at = _cuda.kernel_attributes(name, d, noise)
-        print(f"  kernel {name} (d={d}, noise mode {noise}): {at.get('num_regs')} registers, "
+    for name, noise, version in (("fl_fedopt_rounds", 1, 1), ("fl_fedopt_rounds", 1, 2), ("fl_fedopt_rounds", 1, 3),
+                                 ("fl_local_runs", 1, 1), ("fl_fedopt_rounds", 0, 1)):
+        at = _cuda.kernel_attributes(name, d, noise, version)
+        print(f"  kernel {name} (d={d}, noise mode {noise}, version {version}): {at.get('num_regs')} registers, "
               f"{at.get('local_size_bytes')} local bytes per thread")
+    print(f"  whole rounds, noise version 2 (bit for bit the NumPy path's noise): {steps / t_v2 / 1e9:.2f} G/s "
+          f"(max |v2 - v1| {float(xp.max(xp.abs(r_v2 - r_fused))):.1e}); version 3 (both outputs of each pair, bit "
+          f"for bit NumPy's): {steps / t_v3 / 1e9:.2f} G/s; version 1 with the step key hashed on every "
+          f"lane: {steps / t_lane / 1e9:.2f} G/s (bits equal to the shared key's: {bool(xp.all(r_lane == r_fused))}); "
+          f"no noise: {steps / t_quiet / 1e9:.2f} G/s")
     print(f"noisy local SGD, B={B:,} M={M} d={d} tau={tau}, {rounds} rounds ({steps:,} client steps): kernel of whole "
           f"rounds {steps / t_fused / 1e9:.2f} G client-steps/s ({t_fused * 1e3:.1f} ms); one kernel per round "
           f"{steps / t_round / 1e9:.2f} G/s (max |diff| {float(xp.max(xp.abs(r_round - r_fused))):.1e}); AdaGrad with "

@@ -102,9 +102,11 @@ def test_local_adaptivity_closed_forms(xp, correction):
           la_exact.alpha_max(ref, precond=P, **kw))
 
 
-def test_local_adaptivity_simulator_and_noise(xp):
+@pytest.mark.parametrize("noise_version", [1, 2, 3])
+def test_local_adaptivity_simulator_and_noise(xp, noise_version):
     ref, fed = _fed(xp, sigma2=0.05)
-    kw = dict(rounds=6, eta=0.05, tau=3, client_opt="adagrad", correction="local", alpha=0.5, seed=4)
+    kw = dict(rounds=6, eta=0.05, tau=3, client_opt="adagrad", correction="local", alpha=0.5, seed=4,
+              noise_version=noise_version)
     out = la_alg.fedopt(fed, x0=xp.zeros(3), **kw)
     assert namespace(out.x) is xp
     _same(out.x, la_alg.fedopt(ref, x0=np.zeros(3), **kw).x)
@@ -238,8 +240,51 @@ FUSED_CASES = [
 ]
 
 
+@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize("shared_key", [True, False])
+@pytest.mark.parametrize("d,tau", [(1, 3), (3, 9), (16, 5)])
+def test_noise_inside_the_fused_kernels_is_the_streams_on_cupy(monkeypatch, version, shared_key, d, tau):
+    """The keyed noise drawn inside FedOpt's kernels is the stream's, bit for bit.  With H_i = 0, x = x_i* = 0,
+    eta = 1 and a unit diagonal noise factor, a local step is y <- y - z_k exactly, so a client's delta is
+    -(-z_0 - z_1 - ...) and the whole-round kernel's Delta the sum of the clients' in client order: the test
+    repeats both from the stream.  Versions 2 and 3 (portable, --fmad=false) against the NumPy path; version 1
+    (the device's log and cos) against the CuPy stream.  tau > W makes the shared step keys be hashed again (d = 1:
+    every step; d = 3, W = 4: steps 0, 4, 8); ``shared_key=False`` hashes the key on every lane."""
+    _skip_without_gpu()
+    import cupy as cp
+
+    from fltheory import _cuda
+
+    monkeypatch.setattr(_cuda, "SHARED_KEY", shared_key)
+    B, M, t = 5, 3, 2
+    stream = flt.backend.KeyedStream(9, "local_adaptivity.noise", version=version)
+    configs, ids = np.arange(B) + 10, np.array([4, 0, 7])
+    common = dict(xp=cp, H=cp.zeros((M, d, d)), x_opt=cp.zeros((M, d)), factor=cp.stack([cp.eye(d)] * M),
+                  eta=cp.ones(M), tau=cp.full(M, tau), tau_max=tau, config=cp.asarray(configs),
+                  client_ids=cp.asarray(ids), batch=(B,), M=M, d=d, base=int(stream._base), adagrad=False, v0=0.0,
+                  eps=0.0, exact_n=True, version=version)
+    y = np.zeros((B, M, d))
+    for k in range(tau):
+        keys = dict(config=configs[:, None], round=t * 2**32 + k, client=ids[None, :], size=(d,))
+        z = stream.normal(**keys) if version > 1 else to_numpy(stream.normal(
+            **{**keys, "config": cp.asarray(configs[:, None]), "client": cp.asarray(ids[None, :])}))
+        y = y - z
+    delta = 0.0 - y
+    got, _ = _cuda.local_runs(x=cp.zeros((B, d)), round0=t * 2**32, **common)
+    assert np.array_equal(to_numpy(got).view(np.uint64), delta.view(np.uint64))
+    rounds = _cuda.RoundsKernel(omega=cp.ones(M), alpha=cp.ones(()), step_key=2**32, local_correction=False,
+                                **common)
+    rounds(cp.zeros((B, d)), t, t + 1)
+    Delta = 0.0
+    for m in range(M):
+        Delta = Delta + delta[:, m]
+    assert np.array_equal(to_numpy(rounds.last_round()[0]).view(np.uint64), Delta.view(np.uint64))
+
+
+@pytest.mark.parametrize("noise_version", [1, 2, 3])
 @pytest.mark.parametrize("d,M,client_opt,correction,noise,server_opt", FUSED_CASES)
-def test_fused_local_runs_are_the_array_code_on_cupy(monkeypatch, d, M, client_opt, correction, noise, server_opt):
+def test_fused_local_runs_are_the_array_code_on_cupy(monkeypatch, d, M, client_opt, correction, noise, server_opt,
+                                                     noise_version):
     """FedOpt's CuPy kernels (quadratic clients, client SGD/AdaGrad, keyed noise; whole rounds with the GD server,
     one round's local runs otherwise) against the array code on the device and against NumPy: per-client tau
     (inactive steps), a batch of step sizes, padding lanes (d < W) and padding clients, recorded trajectories."""
@@ -253,6 +298,7 @@ def test_fused_local_runs_are_the_array_code_on_cupy(monkeypatch, d, M, client_o
     fed = on_backend(ref, xp)
     eta = np.array([[0.02], [0.05], [0.1]]) * np.array([1.0, 0.5, 1.0, 0.8])[:M]
     kw = dict(rounds=4, tau=flt.per_client([1, 2, 3, 3][:M]), client_opt=client_opt, seed=11, correction=correction,
+              noise_version=noise_version,
               alpha=0.7, server_opt=server_opt, record_every=3)
     fused = la_alg.fedopt(fed, x0=xp.zeros(d), eta=xp.asarray(eta), **kw)
     monkeypatch.setattr(la_alg, "FUSED_CUDA", False)

@@ -34,6 +34,12 @@ HARNESS = r"""
 FL_EXPORT void normals(long n, const unsigned long long* h, long per, double* out) {
     for (long i = 0; i < n; ++i) out[i] = fl_normal_v2(h[i / per], (unsigned long long)(i % per));
 }
+FL_EXPORT void normals_v3(long n, const unsigned long long* h, long per, double* out) {
+    for (long i = 0; i < n; ++i) out[i] = fl_normal_v3(h[i / per], (unsigned long long)(i % per));
+}
+FL_EXPORT void sines(long n, const double* x, double* out) {
+    for (long i = 0; i < n; ++i) { double c; fl_portable_sincos_2pi(x[i], &out[i], &c); }
+}
 FL_EXPORT void logs(long n, const double* x, double* out) { for (long i = 0; i < n; ++i) out[i] = fl_portable_log(x[i]); }
 FL_EXPORT void coss(long n, const double* x, double* out) {
     for (long i = 0; i < n; ++i) out[i] = fl_portable_cos_2pi(x[i]);
@@ -96,20 +102,29 @@ def test_c_text_gives_the_numpy_bits(portable_lib):
                          ctypes.c_long(20), out.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
     assert out.size == 200_000
     assert np.array_equal(bits(out), bits(z.reshape(-1)))
+    s3 = KeyedStream(12345, "noise", version=3)
+    for per in (20, 7):   # version 3: both numbers of each pair; an odd size leaves the last pair's sine unused
+        z3 = s3.normal(config=config, round=7, client=client, size=(per,))
+        out = np.empty(z3.size)
+        portable_lib.normals_v3(ctypes.c_long(out.size), h.ctypes.data_as(ctypes.POINTER(ctypes.c_ulonglong)),
+                                ctypes.c_long(per), out.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
+        assert np.array_equal(bits(out), bits(z3.reshape(-1)))
     u = stream_uniforms()
     assert np.array_equal(bits(c_call(portable_lib, "logs", u)), bits(bk._portable_log(u)))
     assert np.array_equal(bits(c_call(portable_lib, "coss", u)), bits(bk._portable_cos_2pi(u)))
+    assert np.array_equal(bits(c_call(portable_lib, "sines", u)), bits(bk._portable_sincos_2pi(u)[0]))
 
 
 def test_array_api_path_gives_the_numpy_bits():
     """The ``array_api_strict`` path (``_normal_plain``, which finds the exponent by halving intervals instead of by
-    the bits) gives the NumPy path's bits, for the normal numbers and for both functions at the extremes."""
+    the bits) gives the NumPy path's bits (versions 2 and 3), for the normal numbers and for both functions at the extremes."""
     xs = pytest.importorskip("array_api_strict")
-    s = KeyedStream(3, "noise", version=2)
-    z = s.normal(config=np.arange(200)[:, None], round=1, client=np.arange(5)[None, :], size=(10,))
-    zs = s.normal(config=xs.asarray(np.arange(200)[:, None]), round=1, client=xs.asarray(np.arange(5)[None, :]),
-                  size=(10,))
-    assert np.array_equal(bits(np.asarray(zs)), bits(z))
+    for version, size in ((2, (10,)), (3, (10,)), (3, (3, 3))):   # version 3 with an odd count of numbers
+        s = KeyedStream(3, "noise", version=version)
+        z = s.normal(config=np.arange(200)[:, None], round=1, client=np.arange(5)[None, :], size=size)
+        zs = s.normal(config=xs.asarray(np.arange(200)[:, None]), round=1, client=xs.asarray(np.arange(5)[None, :]),
+                      size=size)
+        assert np.array_equal(bits(np.asarray(zs)), bits(z)), (version, size)
     u = stream_uniforms(10**5)
     for f in (bk._portable_log, bk._portable_cos_2pi):
         assert np.array_equal(bits(np.asarray(f(xs.asarray(u), xs))), bits(f(u)))
@@ -134,6 +149,9 @@ def test_accuracy_within_two_ulp():
     assert ulps(c, ref).max() <= 2
     assert np.abs(c - np.cos(x)).max() <= 2.0**-50
     assert np.all(c[u == 1.0] == 1.0)
+    sn = bk._portable_sincos_2pi(u)[0]              # the sine of version 3, against the same reference
+    assert ulps(sn, np.sin(x) + np.cos(x) * dx).max() <= 2
+    assert np.abs(sn - np.sin(x)).max() <= 2.0**-50
     quarter = bk._portable_cos_2pi(np.array([0.0, 0.125, 0.25, 0.5, 0.75]))
     assert quarter.tolist() == [1.0, float(np.sqrt(0.5)), -0.0, -1.0, 0.0]
 
@@ -152,6 +170,12 @@ def test_draws_are_standard_normal():
     assert stats.kstest(z, "norm").statistic < 1.95 / np.sqrt(n)
     z1 = KeyedStream(99, "noise").normal(config=np.arange(1000)[:, None], round=2, size=(100,)).reshape(-1)
     assert np.abs(z - z1).max() < 1e-13 and not np.array_equal(z, z1)
+    # version 3 (both numbers of each pair): the same tests, and the two numbers of a pair uncorrelated
+    z3 = KeyedStream(99, "noise", version=3).normal(config=np.arange(1000)[:, None], round=2, size=(100,))
+    assert abs(z3.mean()) < 0.015 and abs(z3.var() - 1.0) < 0.02
+    assert abs(np.mean(np.abs(z3) > 2.0) - 2 * stats.norm.sf(2.0)) < 0.003
+    assert stats.kstest(z3.reshape(-1), "norm").statistic < 1.95 / np.sqrt(n)
+    assert abs(np.mean(z3[..., 0::2] * z3[..., 1::2])) < 0.02     # 5 * 10^4 products of variance 1: 4.5 errors
 
 
 def test_version_1_is_unchanged_and_uniform_is_shared():
@@ -167,9 +191,69 @@ def test_version_1_is_unchanged_and_uniform_is_shared():
     assert np.array_equal(KeyedStream(7, "noise", version=2).uniform(config=1, round=2, client=3, size=(3,)), u)
 
 
-@pytest.mark.parametrize("version, error", [(3, InputError), (0, InputError), ("2", InputTypeError),
+@pytest.mark.parametrize("version, error", [(4, InputError), (0, InputError), ("2", InputTypeError),
                                             (True, InputTypeError), (1.5, InputTypeError)])
 def test_bad_version_is_refused_by_name(version, error):
-    """(e) Only versions 1 and 2 exist; the error names the parameter."""
+    """(e) Only versions 1, 2 and 3 exist; the error names the parameter."""
     with pytest.raises(error, match="version"):
         KeyedStream(1, "noise", version=version)
+
+
+def _cupy_or_skip():
+    from conftest import _backends  # noqa: PLC0415
+
+    if "cupy" not in [p.id for p in _backends()]:
+        pytest.skip("no usable GPU")
+    import cupy  # noqa: PLC0415
+
+    return cupy
+
+
+def test_cupy_kernel_gives_the_numpy_bits():
+    """(f) On a GPU: the same C text compiled by NVRTC with ``--fmad=false`` gives the NumPy path's bits:
+    ``KeyedStream(version=2).normal`` on CuPy for 2 * 10^6 numbers, and both functions on 10^6 uniforms with the
+    extremes (the noise inside the simulator's kernels: ``test_backends``)."""
+    cp = _cupy_or_skip()
+    from fltheory._cuda import noise_code  # noqa: PLC0415
+
+    s = KeyedStream(12345, "noise", version=2)
+    z = s.normal(config=cp.arange(1000)[:, None], round=7, client=cp.arange(100)[None, :], size=(20,))
+    ref = s.normal(config=np.arange(1000)[:, None], round=7, client=np.arange(100)[None, :], size=(20,))
+    assert z.size == 2 * 10**6 and np.array_equal(bits(cp.asnumpy(z)), bits(ref))
+    s3 = KeyedStream(12345, "noise", version=3)
+    for per in (20, 7):
+        keys = dict(round=7, size=(per,))
+        z3 = s3.normal(config=cp.arange(1000)[:, None], client=cp.arange(100)[None, :], **keys)
+        ref3 = s3.normal(config=np.arange(1000)[:, None], client=np.arange(100)[None, :], **keys)
+        assert np.array_equal(bits(cp.asnumpy(z3)), bits(ref3)), per
+    code, _, options = noise_code(2)
+    assert options == ("--fmad=false",)
+    u = stream_uniforms()
+    for fn, ref_fn in (("fl_portable_log", bk._portable_log), ("fl_portable_cos_2pi", bk._portable_cos_2pi)):
+        kernel = cp.ElementwiseKernel("float64 u", "float64 y", f"y = {fn}(u);", f"test_{fn}", preamble=code,
+                                      options=options)
+        assert np.array_equal(bits(cp.asnumpy(kernel(cp.asarray(u)))), bits(ref_fn(u))), fn
+
+
+def test_simulator_noise_version_2():
+    """FedOpt's ``noise_version=2`` draws from version 2 of the stream: the vectorised simulator equals the plain
+    loop of the same version, differs from version 1 only in the last places, and a version other than 1 or 2
+    is refused by name."""
+    import fltheory as flt  # noqa: PLC0415
+    from fltheory.papers.local_adaptivity import algorithm as la  # noqa: PLC0415
+
+    fed = flt.random_quadratic_federation(M=3, d=4, batch=2, sigma2=0.2, seed=1)
+    kw = dict(x0=np.zeros(4), rounds=5, eta=0.1, tau=3, seed=2)
+    v2 = la.fedopt(fed, noise_version=2, **kw).x
+    assert np.allclose(v2, la.fedopt_loop(fed, noise_version=2, **kw).x, rtol=0, atol=1e-13)
+    v1 = la.fedopt(fed, **kw).x
+    assert not np.array_equal(v1, v2) and np.abs(v1 - v2).max() < 1e-13
+    cu = la.client_update(fed, x=np.zeros(4), eta=0.1, tau=3, noise_version=2)
+    assert np.array_equal(cu.delta, la.client_update(fed, x=np.zeros(4), eta=0.1, tau=3, noise_version=2).delta)
+    assert np.allclose(la.fedopt(fed, noise_version=3, **kw).x, la.fedopt_loop(fed, noise_version=3, **kw).x,
+                       rtol=0, atol=1e-13)
+    for bad in (4, 0):
+        with pytest.raises(InputError, match="noise_version"):
+            la.fedopt(fed, noise_version=bad, **kw)
+        with pytest.raises(InputError, match="noise_version"):
+            la.fedopt_loop(fed, noise_version=bad, **kw)

@@ -95,8 +95,8 @@ FL_PORTABLE double fl_portable_log(double x) {
     double hfsq = 0.5 * f * f;
     return dk * ${LN2_HI} - ((hfsq - (s * (hfsq + R) + dk * ${LN2_LO})) - f);
 }
-// cos(2 pi u) for u in [0, 1]: quarter turns n, theta = (pi/2)(4u - n) as a double-double x + y
-FL_PORTABLE double fl_portable_cos_2pi(double u) {
+// sin and cos of 2 pi u for u in [0, 1]: quarter turns n, theta = (pi/2)(4u - n) as a double-double x + y
+FL_PORTABLE void fl_portable_sincos_2pi(double u, double* sin_out, double* cos_out) {
     double t = 4.0 * u;
     double n = (double)((t > 0.5) + (t > 1.5) + (t > 2.5) + (t > 3.5));
     double r = t - n;
@@ -117,7 +117,14 @@ FL_PORTABLE double fl_portable_cos_2pi(double u) {
     double hz = 0.5 * z;
     w = 1.0 - hz;
     double cs = w + (((1.0 - w) - hz) + (z * rc - x * y));
-    return (n == 0.0 || n == 4.0) ? cs : (n == 1.0 ? -sn : (n == 2.0 ? -cs : sn));
+    int first = n == 0.0 || n == 4.0;
+    *sin_out = first ? sn : (n == 1.0 ? cs : (n == 2.0 ? -sn : -cs));
+    *cos_out = first ? cs : (n == 1.0 ? -sn : (n == 2.0 ? -cs : sn));
+}
+FL_PORTABLE double fl_portable_cos_2pi(double u) {
+    double s, c;
+    fl_portable_sincos_2pi(u, &s, &c);
+    return c;
 }
 // the normal number of key hash h and counter c: the uniforms of fl_normal, the portable functions
 FL_PORTABLE double fl_normal_v2(unsigned long long h, unsigned long long c) {
@@ -126,6 +133,24 @@ FL_PORTABLE double fl_normal_v2(unsigned long long h, unsigned long long c) {
     double u1 = ((double)(a >> 11) + 0.5) * ${TWO_M53};
     double u2 = ((double)(b >> 11) + 0.5) * ${TWO_M53};
     return sqrt(-2.0 * fl_portable_log(u1)) * fl_portable_cos_2pi(u2);
+}
+// version 3: both Box-Muller outputs of pair j, r cos (counter 2j) and r sin (counter 2j + 1), from the uniforms
+// that versions 1 and 2 use for counter j (so counter 2j is version 2's number of counter j)
+FL_PORTABLE void fl_normal_v3_pair(unsigned long long h, unsigned long long j, double* zc, double* zs) {
+    unsigned long long a = fl_v2_mix(h ^ (j * 0xBF58476D1CE4E5B9ull + 0x9E3779B97F4A7C15ull));
+    unsigned long long b = fl_v2_mix(h ^ ((j + (1ull << 40)) * 0xBF58476D1CE4E5B9ull + 0x9E3779B97F4A7C15ull));
+    double u1 = ((double)(a >> 11) + 0.5) * ${TWO_M53};
+    double u2 = ((double)(b >> 11) + 0.5) * ${TWO_M53};
+    double r = sqrt(-2.0 * fl_portable_log(u1));
+    double s, c;
+    fl_portable_sincos_2pi(u2, &s, &c);
+    *zc = r * c;
+    *zs = r * s;
+}
+FL_PORTABLE double fl_normal_v3(unsigned long long h, unsigned long long c) {
+    double zc, zs;
+    fl_normal_v3_pair(h, c >> 1, &zc, &zs);
+    return (c & 1ull) ? zs : zc;
 }
 """
 
@@ -161,13 +186,37 @@ __device__ __forceinline__ void fl_local_run(double& y, double& acc, const doubl
         int tau_max, bool row, int i, int adagrad, double v0, double eps) {
     double v = v0;
     acc = 0.0;
+#if NOISE && NOISE_VERSION == 3
+    // version 3 (both outputs of each Box-Muller pair): a step needs FL_PAIRS pairs; every FL_SPAN steps lane i
+    // draws pair i % FL_PAIRS of step k + i / FL_PAIRS, and the group reads each step's numbers from its lanes
+    constexpr int FL_PAIRS = (D + 1) / 2, FL_SPAN = W / FL_PAIRS > 0 ? W / FL_PAIRS : 1;
+    double zc = 0.0, zs = 0.0;
+#elif NOISE && SHARED_KEY
+    unsigned long long keys = 0ull;   // lane i: the key hash of step k0 + i, for the W steps from k0 = W floor(k / W)
+#endif
     for (int k = 0; k < tau_max; ++k) {
         double r = row ? y - xoi : 0.0;
         double g = 0.0;
 #pragma unroll
         for (int j = 0; j < D; ++j) g += h[j] * __shfl_sync(0xffffffffu, r, j, W);
 #if NOISE
-        double z = row ? fl_normal(fl_key_rest(hc, round0 + (unsigned long long)k, cl), (unsigned long long)i) : 0.0;
+#if NOISE_VERSION == 3
+        const int q = k % FL_SPAN;
+        if (q == 0) fl_normal_v3_pair(fl_key_rest(hc, round0 + (unsigned long long)(k + i / FL_PAIRS), cl),
+                                      (unsigned long long)(i % FL_PAIRS), &zc, &zs);
+        const int src = q * FL_PAIRS + (i >> 1);    // coordinate i: counter i, pair i / 2, r sin when i is odd
+        const double pc = __shfl_sync(0xffffffffu, zc, src, W), ps = __shfl_sync(0xffffffffu, zs, src, W);
+        double z = row ? ((i & 1) ? ps : pc) : 0.0;
+#else
+#if SHARED_KEY
+        // the key hash of step k, computed once for W steps: lane i hashes step k + i, the group reads lane k % W
+        if ((k & (W - 1)) == 0) keys = fl_key_rest(hc, round0 + (unsigned long long)(k + i), cl);
+        const unsigned long long key = __shfl_sync(0xffffffffu, keys, k & (W - 1), W);
+#else
+        const unsigned long long key = fl_key_rest(hc, round0 + (unsigned long long)k, cl);
+#endif
+        double z = row ? FL_NORMAL(key, (unsigned long long)i) : 0.0;
+#endif
 #if NOISE == 2
         double n = 0.0;
 #pragma unroll
@@ -529,16 +578,31 @@ def statement_kernel(symbols, expr, name: str):
     return cupy.ElementwiseKernel(params, "float64 out", body, ident, preamble=statement_preamble())
 
 
-def keyed_normal():
-    """The elementwise kernel ``(raw uint64 h, uint64 n) -> float64 z``: output ``i`` has key hash ``h[i / n]`` and
-    counter ``i % n``."""
-    if "normal" not in _KERNELS:
+SHARED_KEY = True   # the local runs hash each step's key once per group of lanes (False: on every lane; benchmarks)
+
+
+def noise_code(version: int) -> tuple[str, str, tuple]:
+    """``(source, function, options)`` of keyed normal noise ``version`` for a kernel: version 1 is ``fl_normal`` of
+    ``_DEVICE_CODE`` (the device's ``log`` and ``cos``); versions 2 and 3 add ``_PORTABLE_CODE`` and its
+    ``fl_normal_v2`` or ``fl_normal_v3``, compiled with ``--fmad=false`` (no multiply-add fused, so the NumPy path's
+    bits)."""
+    if version in (2, 3):
+        return _DEVICE_CODE + _PORTABLE_CODE, f"fl_normal_v{version}", ("--fmad=false",)
+    return _DEVICE_CODE, "fl_normal", ()
+
+
+def keyed_normal(version: int = 1):
+    """The elementwise kernel ``(raw uint64 h, uint64 n) -> float64 z`` of keyed normal noise ``version``
+    (``KeyedStream(version=...)``): output ``i`` has key hash ``h[i / n]`` and counter ``i % n``."""
+    key = ("normal", version)
+    if key not in _KERNELS:
         import cupy  # noqa: PLC0415
 
-        _KERNELS["normal"] = cupy.ElementwiseKernel(
-            "raw uint64 h, uint64 n", "float64 z", "z = fl_normal(h[i / n], i % n);", "fltheory_keyed_normal",
-            preamble=_DEVICE_CODE)
-    return _KERNELS["normal"]
+        code, fn, options = noise_code(version)
+        _KERNELS[key] = cupy.ElementwiseKernel(
+            "raw uint64 h, uint64 n", "float64 z", f"z = {fn}(h[i / n], i % n);", f"fltheory_keyed_normal_v{version}",
+            preamble=code, options=options)
+    return _KERNELS[key]
 
 
 def _width(d: int) -> int:
@@ -546,24 +610,26 @@ def _width(d: int) -> int:
     return 1 << max(0, (d - 1).bit_length())
 
 
-def _client_kernel(name: str, d: int, noise: int):
-    """The local-run kernel ``name`` (``fl_local_runs`` or ``fl_fedopt_rounds``) for dimension ``d`` and noise mode
-    ``noise`` (0 none, 1 diagonal factor, 2 dense factor), compiled on first use."""
-    key = (name, d, noise)
+def _client_kernel(name: str, d: int, noise: int, version: int = 1):
+    """The local-run kernel ``name`` (``fl_local_runs`` or ``fl_fedopt_rounds``) for dimension ``d``, noise mode
+    ``noise`` (0 none, 1 diagonal factor, 2 dense factor) and keyed noise ``version``, compiled on first use."""
+    key = (name, d, noise, version if noise else 0, SHARED_KEY)
     if key not in _KERNELS:
         import cupy  # noqa: PLC0415
 
         body = _LOCAL_RUNS if name == "fl_local_runs" else _ROUNDS
         W = _width(d)
-        _KERNELS[key] = (cupy.RawKernel(f"#define D {d}\n#define W {W}\n#define NOISE {noise}\n" + _DEVICE_CODE
-                                        + _LOCAL_RUN + body, name), W)
+        code, fn, options = noise_code(version if noise else 1)
+        head = (f"#define D {d}\n#define W {W}\n#define NOISE {noise}\n#define SHARED_KEY {int(SHARED_KEY)}\n"
+                f"#define NOISE_VERSION {version if noise else 1}\n#define FL_NORMAL {fn}\n")
+        _KERNELS[key] = (cupy.RawKernel(head + code + _LOCAL_RUN + body, name, options=options), W)
     return _KERNELS[key]
 
 
-def kernel_attributes(name: str, d: int, noise: int) -> dict:
+def kernel_attributes(name: str, d: int, noise: int, version: int = 1) -> dict:
     """Registers per thread, local (spilled) bytes per thread and the like of a compiled local-run kernel, for
     benchmarks: CuPy's ``RawKernel.attributes``."""
-    return dict(_client_kernel(name, d, noise)[0].attributes)
+    return dict(_client_kernel(name, d, noise, version)[0].attributes)
 
 
 def noise_operand(xp, factor, batch, M, d):
@@ -634,14 +700,14 @@ def _flat(xp, a, batch, tail):
 
 
 def local_runs(*, xp, x, H, x_opt, factor, eta, tau, tau_max, config, client_ids, batch, M, d, base, round0,
-               adagrad, v0, eps, exact_n):
+               adagrad, v0, eps, exact_n, version=1):
     """``(delta, N)`` of one round's local runs for every configuration and client (see the module docstring):
     ``delta`` ``batch + (M, d)``; ``N`` ``batch + (M, d)`` for AdaGrad, ``batch + (M, 1)`` for SGD."""
     import cupy  # noqa: PLC0415
 
     B = int(np.prod(batch)) if batch else 1
     mode, Ff, sF = noise_operand(xp, factor, batch, M, d)
-    kernel, W = _client_kernel("fl_local_runs", d, mode)
+    kernel, W = _client_kernel("fl_local_runs", d, mode, version)
     xf = cupy.ascontiguousarray(xp.reshape(xp.broadcast_to(x, tuple(batch) + (d,)), (B, d)))
     Hf, sH = _flat(xp, H, batch, (M, d, d))
     xof, sX = _flat(xp, x_opt, batch, (M, d))
@@ -671,13 +737,13 @@ class RoundsKernel:
     rate (batch axes), ``local_correction`` divides each ``Delta_i`` by ``N_i``."""
 
     def __init__(self, *, xp, H, x_opt, factor, eta, tau, tau_max, omega, alpha, config, client_ids, batch, M, d,
-                 base, step_key, adagrad, v0, eps, exact_n, local_correction):
+                 base, step_key, adagrad, v0, eps, exact_n, local_correction, version=1):
         import cupy  # noqa: PLC0415
 
         self.xp, self.batch, self.M, self.d = xp, tuple(batch), M, d
         self.B = int(np.prod(batch)) if batch else 1
         mode, Ff, sF = noise_operand(xp, factor, batch, M, d)
-        self.kernel, W = _client_kernel("fl_fedopt_rounds", d, mode)
+        self.kernel, W = _client_kernel("fl_fedopt_rounds", d, mode, version)
         self.threads = -(-M * W // 32) * 32
         Hf, sH = _flat(xp, H, batch, (M, d, d))
         xof, sX = _flat(xp, x_opt, batch, (M, d))

@@ -577,6 +577,13 @@ def _portable_cos_2pi(u, xp=np):
     and within 2^-50 of ``np.cos(2 * np.pi * u)`` (whose argument's rounding moves it by up to about 1.5 * 2^-51;
     near a zero of cos that is many ulp), over 10^6 of the stream's uniforms and the extremes
     (``tests/test_portable_noise.py``)."""
+    return _portable_sincos_2pi(u, xp)[1]
+
+
+def _portable_sincos_2pi(u, xp=np):
+    """``(sin(2 pi u), cos(2 pi u))`` for float64 ``u`` in ``[0, 1]``: one reduction, both kernels, the quadrant's
+    signs (``sin(2 pi u)`` = sin theta, cos theta, -sin theta, -cos theta for n mod 4 = 0, 1, 2, 3), in the order of
+    the C function ``fl_portable_sincos_2pi``; the cosine is :func:`_portable_cos_2pi`'s."""
     t = 4.0 * u
     n = (xp.astype(t > 0.5, xp.float64) + xp.astype(t > 1.5, xp.float64) + xp.astype(t > 2.5, xp.float64)
          + xp.astype(t > 3.5, xp.float64))
@@ -596,7 +603,9 @@ def _portable_cos_2pi(u, xp=np):
     hz = 0.5 * z
     w = 1.0 - hz
     cos = w + (((1.0 - w) - hz) + (z * rc - x * y))
-    return xp.where((n == 0.0) | (n == 4.0), cos, xp.where(n == 1.0, -sin, xp.where(n == 2.0, -cos, sin)))
+    first = (n == 0.0) | (n == 4.0)
+    return (xp.where(first, sin, xp.where(n == 1.0, cos, xp.where(n == 2.0, -sin, -cos))),
+            xp.where(first, cos, xp.where(n == 1.0, -sin, xp.where(n == 2.0, -cos, sin))))
 
 
 def _purpose_id(purpose: str | int) -> int:
@@ -644,15 +653,16 @@ class KeyedStream:
       that order and fuses no multiply-add gives the same bits.  Its draws differ from version 1's in the last
       places (the same uniforms).  The tests compare the NumPy path, the ``array_api_strict`` path and the
       C text of the same functions (``fltheory._cuda._PORTABLE_CODE``, compiled by the host's C++ compiler with
-      ``-ffp-contract=off``) bit for bit.  That text has not been run on a GPU: on CuPy, version 2 raises
-      ``NotImplementedError``.
+      ``-ffp-contract=off``) bit for bit; on CuPy the same text is the kernel, compiled with ``--fmad=false``,
+      and its tests compare it with the NumPy path bit for bit where a GPU is (alone and inside the simulator's
+      kernels).
     """
 
     def __init__(self, seed: int, purpose: str | int = 0, *, version: int = 1):
         from .validation import integer  # noqa: PLC0415
 
         self.seed = integer(seed, "seed", low=0, high=2**63 - 1)
-        self.version = integer(version, "version", low=1, high=2)
+        self.version = integer(version, "version", low=1, high=3)
         if not isinstance(purpose, (str, int)) or isinstance(purpose, bool):
             raise InputTypeError(f"purpose must be a string or an integer; got {purpose!r}")
         self.purpose = purpose
@@ -671,12 +681,16 @@ class KeyedStream:
                 h = _mix(h ^ (k * golden + m2), xp)
         return h, xp
 
-    def _bits(self, config, round, client, size, backend, offset=0):
+    def _bits(self, config, round, client, size, backend, offset=0, pairs=False):
+        """The hashed bits of every key and counter (``pairs``: of counter // 2, version 3's pair index)."""
         h, xp = self._key_hashes(config, round, client, backend)
         size = tuple(size) if size is not None else ()
         n = int(np.prod(size)) if size else 1
         golden, m1 = _constants(xp)[:2]
-        counter = xp.reshape(xp.arange(offset, offset + n, dtype=xp.uint64), size if size else ())
+        counter = xp.arange(n, dtype=xp.uint64)
+        if pairs:
+            counter = counter // xp.asarray(2, dtype=xp.uint64)
+        counter = xp.reshape(counter + xp.asarray(offset, dtype=xp.uint64), size if size else ())
         with np.errstate(over="ignore"):
             h = xp.reshape(h, tuple(h.shape) + (1,) * len(size))
             return _mix(h ^ (counter * m1 + golden), xp), xp
@@ -704,22 +718,19 @@ class KeyedStream:
         if xp is np:
             return self._normal_numpy(config, round, client, size)
         if "cupy" in xp.__name__:   # pragma: no cover - GPU machines
-            if self.version == 2:
-                raise NotImplementedError(
-                    "KeyedStream(version=2).normal on CuPy: the portable GPU kernel (fltheory._cuda._PORTABLE_CODE, "
-                    "to be compiled with --fmad=false) has not run on a GPU yet; draw on the host (NumPy) instead")
             return self._normal_cupy(config, round, client, size, backend)
         return self._normal_plain(config, round, client, size, backend)
 
     def _normal_cupy(self, config, round, client, size, backend=None):   # pragma: no cover - GPU machines
         """:meth:`normal` on CuPy as one fused kernel: the operations of :meth:`_normal_plain` (the hash, the
-        uniforms, Box-Muller with the device's ``log``, ``sqrt`` and ``cos``) per output number, written once."""
+        uniforms, Box-Muller) per output number, written once; version 1 with the device's ``log`` and ``cos``,
+        version 2 with the portable functions compiled with ``--fmad=false``."""
         h, xp = self._key_hashes(config, round, client, backend)
         n = int(np.prod(size)) if size else 1
         out = xp.empty(tuple(h.shape) + size)
         from ._cuda import keyed_normal  # noqa: PLC0415
 
-        keyed_normal()(xp.reshape(xp.asarray(h), (-1,)), n, out)
+        keyed_normal(self.version)(xp.reshape(xp.asarray(h), (-1,)), n, out)
         return out
 
     def _normal_plain(self, config, round, client, size, backend=None):
@@ -727,9 +738,16 @@ class KeyedStream:
         namespace that computes with NumPy's functions, such as ``array_api_strict``, the NumPy path's bits (the
         device functions of a GPU may round ``log`` and ``cos`` differently in the last place).  Version 2: the
         portable functions, the NumPy path's bits on any namespace whose basic operations are IEEE-754's."""
-        b1, xp = self._bits(config, round, client, size, backend, offset=0)
-        b2, _ = self._bits(config, round, client, size, backend, offset=1 << 40)
+        pairs = self.version == 3
+        b1, xp = self._bits(config, round, client, size, backend, offset=0, pairs=pairs)
+        b2, _ = self._bits(config, round, client, size, backend, offset=1 << 40, pairs=pairs)
         u1, u2 = _unit(b1, xp), _unit(b2, xp)
+        if self.version == 3:
+            r = xp.sqrt(-2.0 * _portable_log(u1, xp))
+            sin, cos = _portable_sincos_2pi(u2, xp)
+            n = int(np.prod(size)) if size else 1
+            odd = xp.reshape(xp.arange(n) % 2 == 1, size if size else ())
+            return xp.where(odd, r * sin, r * cos)
         if self.version == 2:
             return xp.sqrt(-2.0 * _portable_log(u1, xp)) * _portable_cos_2pi(u2, xp)
         return xp.sqrt(-2.0 * xp.log(u1)) * xp.cos(2.0 * np.pi * u2)
@@ -748,19 +766,21 @@ class KeyedStream:
         cache (the straightforward form makes ~30 passes over the whole output through memory)."""
         h = self._key_hash(config, round, client)
         n = int(np.prod(size)) if size else 1
+        pairs = self.version == 3
+        draws = (n + 1) // 2 if pairs else n   # version 3: one pair of uniforms gives two numbers
         with np.errstate(over="ignore"):
-            base = np.arange(n, dtype=np.uint64)
+            base = np.arange(draws, dtype=np.uint64)
             c1 = base * _M1 + _GOLDEN                                   # counter offset 0
             c2 = (base + np.uint64(1 << 40)) * _M1 + _GOLDEN            # counter offset 2**40
         keys = h.reshape(-1)
         out = np.empty((keys.size, n))
-        rows = max(1, _NORMAL_BLOCK // n)
-        portable = self.version == 2
+        rows = max(1, _NORMAL_BLOCK // draws)
+        portable = self.version >= 2
 
         def part(lo, hi):   # rows [lo, hi) of the output, block by block, with scratch of its own
-            z = np.empty((rows, n), dtype=np.uint64)
+            z = np.empty((rows, draws), dtype=np.uint64)
             t = np.empty_like(z)
-            u1, u2 = np.empty((rows, n)), np.empty((rows, n))
+            u1, u2 = np.empty((rows, draws)), np.empty((rows, draws))
             for a in range(lo, hi, rows):
                 k = keys[a:min(a + rows, hi), None]
                 m = k.shape[0]
@@ -772,6 +792,12 @@ class KeyedStream:
                     np.copyto(v, tt.view(np.int64), casting="unsafe")   # < 2**53: exact, and int64 converts faster
                     v += 0.5
                     v *= 2.0**-53
+                if pairs:   # version 3: r cos to the even counters, r sin to the odd ones
+                    r = np.sqrt(-2.0 * _portable_log(v1))
+                    sin, cos = _portable_sincos_2pi(v2)
+                    np.multiply(r, cos, out=out[a:a + m, 0::2])
+                    np.multiply(r[:, :n // 2], sin[:, :n // 2], out=out[a:a + m, 1::2])
+                    continue
                 if portable:   # version 2: the portable functions, on the block (their temporaries stay small)
                     v1[...] = _portable_log(v1)
                     v2[...] = _portable_cos_2pi(v2)

@@ -176,6 +176,7 @@ class _Setup:
     config: Any  # (...,) int
     client_ids: Any  # (..., M) int
     seed: int
+    noise_version: int = 1
 
 
 def _choice(name, value, options):
@@ -218,7 +219,7 @@ def _keys(value, name, shape, xp):
 
 
 def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps, bias_correction,
-           n_mode, noise, seed, config, client_ids, extra_batch=(), x_name="x0"):
+           n_mode, noise, seed, config, client_ids, extra_batch=(), x_name="x0", noise_version=1):
     _check_problem(problem)
     M, d = int(problem.M), int(problem.d)
     xp = namespace(problem.weights)
@@ -255,6 +256,7 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
     bias_correction = V.flag(bias_correction, "bias_correction")
     noise = V.flag(noise, "noise")
     seed = V.integer(seed, "seed", low=0, high=2**63 - 1)
+    noise_version = V.integer(noise_version, "noise_version", low=1, high=3)
     if v0 < 0 or eps < 0:
         raise V.InputError(f"v0 and eps must be >= 0; got v0={v0}, eps={eps}")
     if client_opt in _ADAPTIVE and v0 == 0 and eps == 0:
@@ -276,7 +278,7 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
     return _Setup(xp=xp, batch=batch, M=M, d=d, eta=eta, tau=tau_arr, tau_max=int(xp.max(tau_arr)),
                   client_opt=client_opt, precond=P, precond_inv=Pinv, beta1=beta1, beta2=beta2, v0=v0,
                   eps=eps, bias_correction=bool(bias_correction), n_mode=n_mode, noise_factor=factor,
-                  config=config, client_ids=client_ids, seed=int(seed)), x0
+                  config=config, client_ids=client_ids, seed=int(seed), noise_version=int(noise_version)), x0
 
 
 # --------------------------------------------------------------------------------------
@@ -312,7 +314,8 @@ def _local_runs(problem, x, s: _Setup, t: int, record: bool = False) -> ClientUp
         delta, N = local_runs(xp=s.xp, x=x, H=problem.H, x_opt=problem.x_opt, factor=s.noise_factor, eta=s.eta,
                               tau=s.tau, tau_max=s.tau_max, config=s.config, client_ids=s.client_ids, batch=s.batch,
                               M=s.M, d=s.d, base=int(KeyedStream(s.seed, _NOISE)._base), round0=t * _STEP_KEY,
-                              adagrad=s.client_opt == "adagrad", v0=s.v0, eps=s.eps, exact_n=s.n_mode == "exact")
+                              adagrad=s.client_opt == "adagrad", v0=s.v0, eps=s.eps, exact_n=s.n_mode == "exact",
+                              version=s.noise_version)
         return ClientUpdate(delta=delta, N=s.xp.broadcast_to(N, s.batch + (s.M, s.d)))
     xp, b1, b2, opt = s.xp, s.beta1, s.beta2, s.client_opt
     shape = s.batch + (s.M, s.d)
@@ -323,7 +326,7 @@ def _local_runs(problem, x, s: _Setup, t: int, record: bool = False) -> ClientUp
     diag = opt != "precond"
     acc = xp.zeros(shape if opt in _ADAPTIVE else s.batch + (s.M, 1))
     Mk = xp.zeros_like(acc)
-    stream = KeyedStream(s.seed, _NOISE) if s.noise_factor is not None else None
+    stream = KeyedStream(s.seed, _NOISE, version=s.noise_version) if s.noise_factor is not None else None
     rec_y, rec_g, rec_P, rec_a = [y], [], [], []
     if type(problem) is QuadraticFederation:   # its gradient without the door's shape check (y is ours)
         H, x_opt = problem.H, problem.x_opt
@@ -391,7 +394,7 @@ def _apply_Ninv(s: _Setup, N, vec):
 
 def client_update(problem, *, x, eta, tau, client_opt="sgd", precond=None, beta1=None, beta2=None, v0=None,
                   eps=None, bias_correction=False, n_mode="exact", round=0, seed=0, noise=True, config=None,
-                  client_ids=None, record=False) -> ClientUpdate:
+                  client_ids=None, record=False, noise_version=1) -> ClientUpdate:
     """ClientUpdate (restarted local optimizer) for every client of every configuration, from the model ``x``.
 
     Restart semantics: no state survives between calls, so two calls with the same ``x`` and the
@@ -411,7 +414,7 @@ def client_update(problem, *, x, eta, tau, client_opt="sgd", precond=None, beta1
     run = _client_update_runner(problem, x=x, record=record, eta=eta, tau=tau, client_opt=client_opt,
                                 precond=precond, beta1=beta1, beta2=beta2, v0=v0, eps=eps,
                                 bias_correction=bias_correction, n_mode=n_mode, noise=noise, seed=seed,
-                                config=config, client_ids=client_ids)
+                                config=config, client_ids=client_ids, noise_version=noise_version)
     return run(round=round)
 
 
@@ -429,7 +432,8 @@ def _client_update_runner(problem, *, x, record=False, **options):
 
 
 _CLIENT_UPDATE_DEFAULTS = dict(client_opt="sgd", precond=None, beta1=None, beta2=None, v0=None, eps=None,
-                               bias_correction=False, n_mode="exact", seed=0, noise=True, config=None, client_ids=None)
+                               bias_correction=False, n_mode="exact", seed=0, noise=True, config=None, client_ids=None,
+                               noise_version=1)
 
 
 # --------------------------------------------------------------------------------------
@@ -464,7 +468,7 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
            eps=None, bias_correction=False, correction="none", n_mode="exact", server_opt="sgd", alpha=1.0,
            server_beta1=0.9, server_beta2=0.99, server_eps=1e-3, server_v0=None, sampling=None,
            sampling_scheme="uniform", aggregation="weights", seed=0, noise=True, record_every=1, config=None,
-           client_ids=None) -> FedOptResult:
+           client_ids=None, noise_version=1) -> FedOptResult:
     """Run FedOpt (eqs. (4)-(5), Algorithm 1) on a batch of configurations.
 
     Parameters
@@ -497,6 +501,9 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
         is unbiased for (5) under "weighted" sampling, "weights" is the analysis choice.
     seed, noise, config, client_ids : keyed randomness (module docstring); ``noise=False``
         gives deterministic gradients even when the problem has ``noise_cov``.
+    noise_version : the keyed stream's version of normal noise (``KeyedStream(version=...)``): 1 (the default,
+        the platform's ``log`` and ``cos``), 2 (portable functions: the same bits on NumPy and in the CuPy
+        kernels) or 3 (as 2, both outputs of each Box-Muller pair: half the work per number).
     record_every : record the global model every this many rounds (and at the last round).
 
     Returns
@@ -525,7 +532,7 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
     alpha = xp0.astype(V.configuration_parameter(alpha, "alpha", xp=xp0, low=0.0, open_low=True), xp0.float64)
     s, x = _setup(problem, x0, eta=eta, tau=tau, client_opt=client_opt, precond=precond, beta1=beta1, beta2=beta2,
                   v0=v0, eps=eps, bias_correction=bias_correction, n_mode=n_mode, noise=noise, seed=seed,
-                  config=config, client_ids=client_ids, extra_batch=alpha.shape)
+                  config=config, client_ids=client_ids, extra_batch=alpha.shape, noise_version=noise_version)
     M = s.M
     if sampling is not None:
         sampling = V.integer(sampling, "sampling", low=1, high=M)
@@ -551,7 +558,8 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
                            tau_max=s.tau_max, omega=omega, alpha=alpha, config=s.config, client_ids=s.client_ids,
                            batch=s.batch, M=M, d=s.d, base=int(KeyedStream(s.seed, _NOISE)._base),
                            step_key=_STEP_KEY, adagrad=s.client_opt == "adagrad", v0=s.v0, eps=s.eps,
-                           exact_n=s.n_mode == "exact", local_correction=correction == "local")
+                           exact_n=s.n_mode == "exact", local_correction=correction == "local",
+                           version=s.noise_version)
         t = 0
         while t < rounds:
             t1 = min(int(rounds), (t // record_every + 1) * record_every)
@@ -611,7 +619,7 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
 # the slow reference: one configuration, one client, one step at a time (tests / benchmarks)
 # --------------------------------------------------------------------------------------
 def fedopt_loop(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, v0=None, eps=None,
-                correction="none", alpha=1.0, seed=0, noise=True, config=None) -> FedOptResult:
+                correction="none", alpha=1.0, seed=0, noise=True, config=None, noise_version=1) -> FedOptResult:
     """Plain-loop FedOpt on a ``QuadraticFederation`` (NumPy only): the baseline for tests and benchmarks.
 
     Supports sgd / precond / adagrad clients (beta1 = 0), the GD server, full participation
@@ -661,7 +669,7 @@ def fedopt_loop(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None
     eps = V.real(1e-7 if eps is None else eps, "eps", low=0.0)
     cov = getattr(problem, "noise_cov", None)
     cov = None if (cov is None or not noise) else np.broadcast_to(to_numpy(cov), batch + (M, d, d))
-    stream = KeyedStream(seed, _NOISE)
+    stream = KeyedStream(seed, _NOISE, version=V.integer(noise_version, "noise_version", low=1, high=3))
     xs = np.empty(batch + (d,))
     trajs = np.empty((rounds + 1,) + batch + (d,))
     for b in np.ndindex(*batch):

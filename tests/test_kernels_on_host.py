@@ -1,0 +1,120 @@
+"""FedOpt's CUDA kernels (``fltheory._cuda``: the local runs of one round, whole rounds with the GD server) run on
+the host by ``host_cuda`` (each CUDA thread a host thread, shuffles and ``__syncthreads`` as barriers), through
+``_cuda``'s own Python wrappers: their C text, their launch arguments and the lane arithmetic of the keyed noise
+(the step key shared across a group's lanes; version 3's pairs spread over the lanes of several steps) are
+checked on any machine with a C++20 compiler.  A GPU run adds NVRTC and the hardware (``test_backends``'s CuPy
+tests, the same checks).
+
+* The noise drawn inside the kernels is the stream's, bit for bit (versions 2 and 3: basic operations only; version
+  1 with the host's ``log`` and ``cos`` within 4 ulp of NumPy's): with ``H_i = 0``, ``x = x_i* = 0``, ``eta = 1``
+  and a unit diagonal noise factor a local step is ``y <- y - z_k`` exactly.
+* Both kernels equal the array code on NumPy (``client_update``, ``fedopt``) to 1e-12 on random federations with
+  per-client ``tau``, padding lanes (``d < W``) and padding clients, AdaGrad and local correction.
+"""
+import numpy as np
+import pytest
+
+import fltheory as flt
+from fltheory.backend import KeyedStream
+from fltheory.papers.local_adaptivity import algorithm as la
+
+import host_cuda
+
+pytestmark = pytest.mark.skipif(host_cuda.COMPILER is None, reason="no C++ compiler")
+
+
+def _zero_federation_runs(_cuda, *, version, d, tau, B=4, M=3, t=2):
+    """``(local_runs delta, reference delta, RoundsKernel Delta, reference Delta)`` on the zero federation."""
+    stream = KeyedStream(9, "local_adaptivity.noise", version=version)
+    configs, ids = np.arange(B) + 10, np.array([4, 0, 7])[:M]
+    common = dict(xp=np, H=np.zeros((M, d, d)), x_opt=np.zeros((M, d)), factor=np.stack([np.eye(d)] * M),
+                  eta=np.ones(M), tau=np.full(M, tau), tau_max=tau, config=configs, client_ids=ids, batch=(B,), M=M,
+                  d=d, base=int(stream._base), adagrad=False, v0=0.0, eps=0.0, exact_n=True, version=version)
+    y = np.zeros((B, M, d))
+    for k in range(tau):
+        y = y - stream.normal(config=configs[:, None], round=t * 2**32 + k, client=ids[None, :], size=(d,))
+    delta = 0.0 - y
+    got, _ = _cuda.local_runs(x=np.zeros((B, d)), round0=t * 2**32, **common)
+    rounds = _cuda.RoundsKernel(omega=np.ones(M), alpha=np.ones(()), step_key=2**32, local_correction=False, **common)
+    rounds(np.zeros((B, d)), t, t + 1)
+    Delta = 0.0
+    for m in range(M):
+        Delta = Delta + delta[:, m]
+    return got, delta, rounds.last_round()[0], Delta
+
+
+NOISE_CASES = [   # (version, d, tau, shared_key); the shared key is not used by version 3
+    (1, 3, 9, True), (1, 16, 5, True), (1, 3, 9, False), (2, 1, 3, True), (2, 3, 9, True), (2, 17, 7, True),
+    (2, 16, 5, False), (3, 1, 3, True), (3, 2, 5, True), (3, 3, 9, True), (3, 5, 4, True), (3, 16, 5, True),
+    (3, 17, 7, True)]
+
+
+@pytest.mark.parametrize("version,d,tau,shared_key", NOISE_CASES)
+def test_noise_inside_the_kernels_is_the_streams(monkeypatch, version, d, tau, shared_key):
+    """Bit for bit for versions 2 and 3 (the kernels compiled without fused multiply-adds), within 4 ulp for
+    version 1 (the host's log and cos against NumPy's).  d = 1, 2, 3, 5, 16, 17 cover one lane per client, version
+    3's pairs of one step on 1, 2, 3, 8 and 9 lanes over 1-3 steps per draw, odd d (the last pair's sine unused)
+    and tau > W (the shared step keys hashed again)."""
+    _cuda = host_cuda.install(monkeypatch)
+    monkeypatch.setattr(_cuda, "SHARED_KEY", shared_key)
+    got, delta, Got, Delta = _zero_federation_runs(_cuda, version=version, d=d, tau=tau)
+    if version == 1:
+        assert np.abs(got.view(np.int64) - delta.view(np.int64)).max() <= 4
+        assert np.abs(Got.view(np.int64) - Delta.view(np.int64)).max() <= 4
+    else:
+        assert np.array_equal(got.view(np.uint64), delta.view(np.uint64))
+        assert np.array_equal(Got.view(np.uint64), Delta.view(np.uint64))
+
+
+def test_version_3_pairs_are_version_2_at_half_the_counter():
+    """Version 3's number of counter 2j is version 2's number of counter j (the same uniforms, r cos), and the odd
+    counters are the pairs' r sin: the stream the kernels' lane arithmetic must reproduce."""
+    v2, v3 = (KeyedStream(5, "noise", version=v) for v in (2, 3))
+    z2 = v2.normal(config=np.arange(50)[:, None], round=3, client=np.arange(4)[None, :], size=(8,))
+    z3 = v3.normal(config=np.arange(50)[:, None], round=3, client=np.arange(4)[None, :], size=(16,))
+    assert np.array_equal(z3[..., 0::2], z2)
+    from fltheory import backend as bk  # noqa: PLC0415
+
+    u1 = v2.uniform(config=np.arange(50)[:, None], round=3, client=np.arange(4)[None, :], size=(8,))
+    r = np.sqrt(-2.0 * bk._portable_log(u1))
+    assert np.allclose(z3[..., 1::2] ** 2 + z3[..., 0::2] ** 2, r**2, rtol=1e-14)
+
+
+FEDERATIONS = [   # (d, M, client_opt, correction, noise, version)
+    (1, 4, "sgd", "none", "diag", 1), (5, 3, "sgd", "none", "dense", 3), (5, 3, "sgd", "local", "diag", 2),
+    (16, 3, "sgd", "none", "diag", 3), (17, 4, "sgd", "none", "dense", 1), (5, 4, "adagrad", "local", "none", 1),
+    (16, 2, "adagrad", "local", "dense", 3), (10, 3, "adagrad", "local", "diag", 2), (3, 3, "sgd", "none", "diag", 3),
+]
+
+
+@pytest.mark.parametrize("d,M,client_opt,correction,noise,version", FEDERATIONS)
+def test_kernels_are_the_array_code(monkeypatch, d, M, client_opt, correction, noise, version):
+    """Both kernels against the array code on NumPy: one round's local runs against ``client_update`` (delta and N),
+    whole rounds with the GD server against ``fedopt``, per-client tau, a batch of two step-size rows."""
+    _cuda = host_cuda.install(monkeypatch)
+    fed = flt.random_quadratic_federation(M=M, d=d, batch=2, kappa=5.0, weights="dirichlet", seed=2,
+                                          sigma2=0.1 if noise == "diag" else None)
+    if noise == "dense":
+        A = 0.3 * np.random.default_rng(5).normal(size=(2, M, d, d))
+        fed = flt.QuadraticFederation(fed.H, fed.x_opt, fed.weights, noise_cov=A @ np.swapaxes(A, -1, -2))
+    eta = np.array([[0.02], [0.05]]) * np.array([1.0, 0.5, 1.0, 0.8])[:M]
+    tau = flt.per_client([1, 2, 3, 3][:M])
+    kw = dict(eta=eta, tau=tau, client_opt=client_opt, seed=11, noise_version=version)
+    x = np.random.default_rng(0).normal(size=(2, d))
+    s, _ = la._setup(fed, x, eta=eta, tau=tau, client_opt=client_opt, precond=None, beta1=None, beta2=None, v0=None,
+                     eps=None, bias_correction=False, n_mode="exact", noise=True, seed=11, config=None,
+                     client_ids=None, noise_version=version)
+    operands = dict(xp=np, H=fed.H, x_opt=fed.x_opt, factor=s.noise_factor, eta=s.eta, tau=s.tau, tau_max=s.tau_max,
+                    config=s.config, client_ids=s.client_ids, batch=s.batch, M=M, d=d,
+                    base=int(KeyedStream(11, la._NOISE)._base), adagrad=client_opt == "adagrad", v0=s.v0, eps=s.eps,
+                    exact_n=True, version=version)
+    delta, N = _cuda.local_runs(x=x, round0=3 * la._STEP_KEY, **operands)
+    ref = la.client_update(fed, x=x, round=3, **kw)
+    np.testing.assert_allclose(delta, ref.delta, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(np.broadcast_to(N, ref.N.shape), ref.N, rtol=1e-12, atol=1e-13)
+    omega = np.broadcast_to(fed.weights, (2, M))
+    rounds = _cuda.RoundsKernel(omega=omega, alpha=np.full((2,), 0.7), step_key=la._STEP_KEY,
+                                local_correction=correction == "local", **operands)
+    got = rounds(x, 0, 4)
+    want = la.fedopt(fed, x0=x, rounds=4, alpha=0.7, correction=correction, **kw).x
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
