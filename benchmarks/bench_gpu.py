@@ -104,16 +104,27 @@ def simulator(xp, cp, B, M, d, tau, rounds, repeats):
     t_plain, _ = best(plain, repeats, xp=xp)
     from fltheory import _cuda  # noqa: PLC0415
 
-    t_v2, r_v2 = best(lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=eta, noise_version=2, **kw).x, repeats, xp=xp)
-    t_v3, r_v3 = best(lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=eta, noise_version=3, **kw).x, repeats, xp=xp)
-    _cuda.SHARED_KEY = False
-    try:   # the step's key hashed on every lane (as before the shared key)
-        t_lane, r_lane = best(lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=eta, **kw).x, repeats, xp=xp)
-    finally:
-        _cuda.SHARED_KEY = True
-    kwn = dict(kw, noise=False)
-    t_quiet, _ = best(lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=eta, **kwn).x, repeats, xp=xp)
     steps = B * M * tau * rounds
+    variants = {}   # (noise version or 0 for none, step key shared, exchange through shared memory) -> (s, x)
+    for version, shared, exchange in ((1, True, False), (1, False, False), (2, True, False), (3, True, False),
+                                      (0, True, False), (1, True, True), (3, True, True), (0, True, True)):
+        _cuda.SHARED_KEY, _cuda.EXCHANGE = shared, exchange
+        kwv = dict(kw, noise=version > 0, noise_version=max(version, 1))
+        try:
+            variants[version, shared, exchange] = best(
+                lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=eta, **kwv).x, repeats, xp=xp)
+        except Exception as exc:  # noqa: BLE001 - a benchmark reports, it does not stop
+            print(f"  variant {(version, shared, exchange)} FAILED: {type(exc).__name__}: {exc}"[:300])
+        finally:
+            _cuda.SHARED_KEY, _cuda.EXCHANGE = True, False
+    print("  whole-round kernel variants (noise version: 0 none, 1 device log/cos, 2 portable, 3 portable pairs; "
+          "step key shared by the group's lanes; coordinates exchanged by shuffles or shared memory):")
+    x1 = variants.get((1, True, False), (None, None))[1]
+    for (version, shared, exchange), (t, x) in variants.items():
+        same = "" if x1 is None or version != 1 else f", bits equal to the first: {bool(xp.all(x == x1))}"
+        print(f"    version {version}, key {'shared' if shared else 'per lane'}, "
+              f"{'shared memory' if exchange else 'shuffles'}: {steps / t / 1e9:.2f} G client-steps/s "
+              f"({t * 1e3:.1f} ms{same})")
     diff = float(xp.max(xp.abs(r_fused - r_array)))
     hbm = 2 * M * d * d * 8 * B * tau * rounds    # H and the noise factor read once per local step
     for name, noise, version in (("fl_fedopt_rounds", 1, 1), ("fl_fedopt_rounds", 1, 2), ("fl_fedopt_rounds", 1, 3),
@@ -121,11 +132,6 @@ def simulator(xp, cp, B, M, d, tau, rounds, repeats):
         at = _cuda.kernel_attributes(name, d, noise, version)
         print(f"  kernel {name} (d={d}, noise mode {noise}, version {version}): {at.get('num_regs')} registers, "
               f"{at.get('local_size_bytes')} local bytes per thread")
-    print(f"  whole rounds, noise version 2 (bit for bit the NumPy path's noise): {steps / t_v2 / 1e9:.2f} G/s "
-          f"(max |v2 - v1| {float(xp.max(xp.abs(r_v2 - r_fused))):.1e}); version 3 (both outputs of each pair, bit "
-          f"for bit NumPy's): {steps / t_v3 / 1e9:.2f} G/s; version 1 with the step key hashed on every "
-          f"lane: {steps / t_lane / 1e9:.2f} G/s (bits equal to the shared key's: {bool(xp.all(r_lane == r_fused))}); "
-          f"no noise: {steps / t_quiet / 1e9:.2f} G/s")
     print(f"noisy local SGD, B={B:,} M={M} d={d} tau={tau}, {rounds} rounds ({steps:,} client steps): kernel of whole "
           f"rounds {steps / t_fused / 1e9:.2f} G client-steps/s ({t_fused * 1e3:.1f} ms); one kernel per round "
           f"{steps / t_round / 1e9:.2f} G/s (max |diff| {float(xp.max(xp.abs(r_round - r_fused))):.1e}); AdaGrad with "

@@ -3,7 +3,7 @@
 Each ``RawKernel`` source is compiled by the host's C++ compiler (C++20, ``-ffp-contract=off``: no multiply-add is
 fused, as ``--fmad=false`` asks of NVRTC) with a header that emulates what the kernels use: every thread of a block
 is a ``std::thread`` with its own ``threadIdx``; ``__shfl_sync`` / ``__shfl_xor_sync`` exchange values through a slot
-per thread between two barriers of the whole block, and ``__syncthreads`` is one barrier.  That is exact for the
+per thread between two barriers of the whole block, and ``__syncthreads`` and ``__syncwarp`` are one barrier.  That is exact for the
 kernels of ``_cuda`` because their control flow is the same on every thread of a block at each of those points
 (the local-run loop runs ``tau_max`` steps on every lane).  Blocks run one after another.  The device's ``log``
 and ``cos`` are the host's (version 1 of the noise differs from NumPy's in the last places; versions 2 and 3 use
@@ -35,6 +35,7 @@ _HEADER = r"""
 #include <thread>
 #include <vector>
 using namespace std;
+struct double2 { double x, y; };
 #define __device__
 #define __forceinline__ inline
 #define __global__
@@ -60,7 +61,7 @@ template <class T> T __shfl_xor_sync(unsigned m, T v, int o, int width = 32) {
     return __shfl_sync(m, v, ((int)(threadIdx.x % 32) % width) ^ o, width);
 }
 inline void __syncthreads() { fl_bar->arrive_and_wait(); }
-inline void __syncwarp(unsigned = 0) {}
+inline void __syncwarp(unsigned = 0) { fl_bar->arrive_and_wait(); }
 inline double __longlong_as_double(long long v) { double d; std::memcpy(&d, &v, 8); return d; }
 """
 

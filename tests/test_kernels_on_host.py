@@ -80,25 +80,30 @@ def test_version_3_pairs_are_version_2_at_half_the_counter():
     assert np.allclose(z3[..., 1::2] ** 2 + z3[..., 0::2] ** 2, r**2, rtol=1e-14)
 
 
-FEDERATIONS = [   # (d, M, client_opt, correction, noise, version)
-    (1, 4, "sgd", "none", "diag", 1), (5, 3, "sgd", "none", "dense", 3), (5, 3, "sgd", "local", "diag", 2),
-    (16, 3, "sgd", "none", "diag", 3), (17, 4, "sgd", "none", "dense", 1), (5, 4, "adagrad", "local", "none", 1),
-    (16, 2, "adagrad", "local", "dense", 3), (10, 3, "adagrad", "local", "diag", 2), (3, 3, "sgd", "none", "diag", 3),
+FEDERATIONS = [   # (d, M, client_opt, correction, noise, version, exchange)
+    (1, 4, "sgd", "none", "diag", 1, False), (5, 3, "sgd", "none", "dense", 3, True),
+    (5, 3, "sgd", "local", "diag", 2, False), (16, 3, "sgd", "none", "diag", 3, True),
+    (17, 4, "sgd", "none", "dense", 1, False), (5, 4, "adagrad", "local", "none", 1, True),
+    (16, 2, "adagrad", "local", "dense", 3, False), (10, 3, "adagrad", "local", "diag", 2, True),
+    (3, 3, "sgd", "none", "diag", 3, False), (1, 3, "sgd", "local", "diag", 3, True),
+    (7, 5, "sgd", "none", "diag", 1, True),
 ]
 
 
-@pytest.mark.parametrize("d,M,client_opt,correction,noise,version", FEDERATIONS)
-def test_kernels_are_the_array_code(monkeypatch, d, M, client_opt, correction, noise, version):
+@pytest.mark.parametrize("d,M,client_opt,correction,noise,version,exchange", FEDERATIONS)
+def test_kernels_are_the_array_code(monkeypatch, d, M, client_opt, correction, noise, version, exchange):
     """Both kernels against the array code on NumPy: one round's local runs against ``client_update`` (delta and N),
-    whole rounds with the GD server against ``fedopt``, per-client tau, a batch of two step-size rows."""
+    whole rounds with the GD server against ``fedopt``, per-client tau, a batch of two step-size rows; coordinates
+    exchanged by shuffles or through shared memory (odd d: the last coordinate outside the two-double loads)."""
     _cuda = host_cuda.install(monkeypatch)
+    monkeypatch.setattr(_cuda, "EXCHANGE", exchange)
     fed = flt.random_quadratic_federation(M=M, d=d, batch=2, kappa=5.0, weights="dirichlet", seed=2,
                                           sigma2=0.1 if noise == "diag" else None)
     if noise == "dense":
         A = 0.3 * np.random.default_rng(5).normal(size=(2, M, d, d))
         fed = flt.QuadraticFederation(fed.H, fed.x_opt, fed.weights, noise_cov=A @ np.swapaxes(A, -1, -2))
-    eta = np.array([[0.02], [0.05]]) * np.array([1.0, 0.5, 1.0, 0.8])[:M]
-    tau = flt.per_client([1, 2, 3, 3][:M])
+    eta = np.array([[0.02], [0.05]]) * np.array([1.0, 0.5, 1.0, 0.8, 0.6])[:M]
+    tau = flt.per_client([1, 2, 3, 3, 4][:M])
     kw = dict(eta=eta, tau=tau, client_opt=client_opt, seed=11, noise_version=version)
     x = np.random.default_rng(0).normal(size=(2, d))
     s, _ = la._setup(fed, x, eta=eta, tau=tau, client_opt=client_opt, precond=None, beta1=None, beta2=None, v0=None,

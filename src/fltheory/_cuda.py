@@ -181,9 +181,11 @@ _LOCAL_RUN = r"""
 // One client's local run on the lanes of its group (W lanes, lane i holding coordinate i when i < D): from y = xi,
 // tau_max steps of which the first tm are taken; the noise of step k has key (configuration, round0 + k, client).
 // On return y is the local model and acc the sum of the step preconditioners (1 per step for SGD).
+// EXCHANGE 1: the group's coordinates of y - x_i* go through its W slots of shared memory (ex, 16-byte aligned),
+// one store and D / 2 two-double loads per step, instead of D shuffles of a double.
 __device__ __forceinline__ void fl_local_run(double& y, double& acc, const double* h, const double* f, double fd,
         double xoi, double e, long long tm, unsigned long long hc, unsigned long long cl, unsigned long long round0,
-        int tau_max, bool row, int i, int adagrad, double v0, double eps) {
+        int tau_max, bool row, int i, int adagrad, double v0, double eps, double* ex) {
     double v = v0;
     acc = 0.0;
 #if NOISE && NOISE_VERSION == 3
@@ -197,8 +199,21 @@ __device__ __forceinline__ void fl_local_run(double& y, double& acc, const doubl
     for (int k = 0; k < tau_max; ++k) {
         double r = row ? y - xoi : 0.0;
         double g = 0.0;
+#if EXCHANGE
+        __syncwarp();            // the last step's reads are done
+        ex[i] = r;
+        __syncwarp();
+#pragma unroll
+        for (int j = 0; j + 1 < D; j += 2) {
+            const double2 p = reinterpret_cast<const double2*>(ex)[j / 2];
+            g += h[j] * p.x;
+            g += h[j + 1] * p.y;
+        }
+        if (D & 1) g += h[D - 1] * ex[D - 1];
+#else
 #pragma unroll
         for (int j = 0; j < D; ++j) g += h[j] * __shfl_sync(0xffffffffu, r, j, W);
+#endif
 #if NOISE
 #if NOISE_VERSION == 3
         const int q = k % FL_SPAN;
@@ -272,7 +287,13 @@ extern "C" __global__ void fl_local_runs(
     unsigned long long hc = fl_key_config(base, (unsigned long long)config[b]);
     unsigned long long cl = (unsigned long long)cid[(sC ? b : 0) * M + m];
     double y = xi, acc;
-    fl_local_run(y, acc, h, f, fd, xoi, e, tm, hc, cl, round0, tau_max, row, i, adagrad, v0, eps);
+#if EXCHANGE
+    extern __shared__ double smem[];
+    double* ex = smem + (threadIdx.x / W) * W;
+#else
+    double* ex = nullptr;
+#endif
+    fl_local_run(y, acc, h, f, fd, xoi, e, tm, hc, cl, round0, tau_max, row, i, adagrad, v0, eps, ex);
     if (row) {
         delta[cm * D + i] = xi - y;
         double nv = exact_n ? e * acc : acc;
@@ -297,6 +318,11 @@ extern "C" __global__ void fl_fedopt_rounds(
     extern __shared__ double smem[];
     double* part = smem;                  // omega_m Delta_m, (M, D)
     double* xs = smem + M * D;            // the global model, (D)
+#if EXCHANGE
+    double* ex = smem + ((M * D + D + 1) & ~1) + (threadIdx.x / W) * W;   // this group's slots, after part and xs
+#else
+    double* ex = nullptr;
+#endif
     const long long b = blockIdx.x;
     const int m0 = threadIdx.x / W, i = threadIdx.x % W;
     const bool live = m0 < M, row = live && i < D;
@@ -316,7 +342,7 @@ extern "C" __global__ void fl_fedopt_rounds(
         const double xi = xs[ir];
         double y = xi, acc;
         fl_local_run(y, acc, h, f, fd, xoi, e, tm, hc, cl, (unsigned long long)t * step_key, tau_max, row, i,
-                     adagrad, v0, eps);
+                     adagrad, v0, eps, ex);
         double dl = xi - y;
         const double nv = exact_n ? e * acc : acc;
         if (local_correction) dl = dl / nv;
@@ -579,6 +605,7 @@ def statement_kernel(symbols, expr, name: str):
 
 
 SHARED_KEY = True   # the local runs hash each step's key once per group of lanes (False: on every lane; benchmarks)
+EXCHANGE = False    # the local runs exchange coordinates through shared memory (False: by warp shuffles; benchmarks)
 
 
 def noise_code(version: int) -> tuple[str, str, tuple]:
@@ -613,7 +640,7 @@ def _width(d: int) -> int:
 def _client_kernel(name: str, d: int, noise: int, version: int = 1):
     """The local-run kernel ``name`` (``fl_local_runs`` or ``fl_fedopt_rounds``) for dimension ``d``, noise mode
     ``noise`` (0 none, 1 diagonal factor, 2 dense factor) and keyed noise ``version``, compiled on first use."""
-    key = (name, d, noise, version if noise else 0, SHARED_KEY)
+    key = (name, d, noise, version if noise else 0, SHARED_KEY, EXCHANGE)
     if key not in _KERNELS:
         import cupy  # noqa: PLC0415
 
@@ -621,6 +648,7 @@ def _client_kernel(name: str, d: int, noise: int, version: int = 1):
         W = _width(d)
         code, fn, options = noise_code(version if noise else 1)
         head = (f"#define D {d}\n#define W {W}\n#define NOISE {noise}\n#define SHARED_KEY {int(SHARED_KEY)}\n"
+                f"#define EXCHANGE {int(EXCHANGE)}\n"
                 f"#define NOISE_VERSION {version if noise else 1}\n#define FL_NORMAL {fn}\n")
         _KERNELS[key] = (cupy.RawKernel(head + code + _LOCAL_RUN + body, name, options=options), W)
     return _KERNELS[key]
@@ -723,7 +751,7 @@ def local_runs(*, xp, x, H, x_opt, factor, eta, tau, tau_max, config, client_ids
            (xf, Hf, np.int64(sH), xof, np.int64(sX), Ff, np.int64(sF), ef, np.int64(sE),
             tf, np.int64(sT), cf, idf, np.int64(sC), np.uint64(base), np.uint64(round0), np.int32(tau_max),
             np.int32(adagrad), np.float64(v0), np.float64(eps), np.int32(exact_n), delta, N, np.int64(B * M),
-            np.int32(M)))
+            np.int32(M)), shared_mem=block * 8 if EXCHANGE else 0)
     delta = xp.reshape(delta, tuple(batch) + (M, d))
     N = xp.reshape(N, tuple(batch) + ((M, d) if adagrad else (M, 1)))
     return delta, N
@@ -744,7 +772,8 @@ class RoundsKernel:
         self.B = int(np.prod(batch)) if batch else 1
         mode, Ff, sF = noise_operand(xp, factor, batch, M, d)
         self.kernel, W = _client_kernel("fl_fedopt_rounds", d, mode, version)
-        self.threads = -(-M * W // 32) * 32
+        self.shared = (M * d + d + (M * d + d) % 2 + (self.threads_for(M, W) if EXCHANGE else 0)) * 8
+        self.threads = self.threads_for(M, W)
         Hf, sH = _flat(xp, H, batch, (M, d, d))
         xof, sX = _flat(xp, x_opt, batch, (M, d))
         ef, sE = _flat(xp, eta, batch, (M,))
@@ -762,6 +791,11 @@ class RoundsKernel:
         self.tail = (np.int32(tau_max), np.int32(adagrad), np.float64(v0), np.float64(eps), np.int32(exact_n),
                      np.int32(local_correction), self.Delta, self.N, np.int32(M))
 
+    @staticmethod
+    def threads_for(M: int, W: int) -> int:
+        """Threads per block: the ``M`` groups of ``W`` lanes, padded to whole warps."""
+        return -(-M * W // 32) * 32
+
     def __call__(self, x, t0: int, t1: int):
         """The global model after rounds ``t0 .. t1 - 1`` from ``x`` (batch + (d,)), a new array."""
         import cupy  # noqa: PLC0415
@@ -769,7 +803,7 @@ class RoundsKernel:
         xin = cupy.ascontiguousarray(self.xp.reshape(x, (self.B, self.d)))
         xout = cupy.empty((self.B, self.d))
         self.kernel((self.B,), (self.threads,), (xin, xout) + self.operands + (np.int64(t0), np.int64(t1))
-                    + self.tail, shared_mem=(self.M * self.d + self.d) * 8)
+                    + self.tail, shared_mem=self.shared)
         return self.xp.reshape(xout, self.batch + (self.d,))
 
     def last_round(self):
