@@ -105,33 +105,43 @@ def simulator(xp, cp, B, M, d, tau, rounds, repeats):
     from fltheory import _cuda  # noqa: PLC0415
 
     steps = B * M * tau * rounds
-    variants = {}   # (noise version or 0 for none, step key shared, exchange through shared memory) -> (s, x)
-    for version, shared, exchange in ((1, True, False), (1, False, False), (2, True, False), (3, True, False),
-                                      (0, True, False), (1, True, True), (3, True, True), (0, True, True)):
-        _cuda.SHARED_KEY, _cuda.EXCHANGE = shared, exchange
+    # the whole-round kernel's variants: (noise version, 0 for none; steps whose noise is drawn at once; coordinates
+    # through shared memory or by shuffles; NVRTC's register cap) -> (seconds, x, registers, local bytes)
+    variants = {}
+    for version, chunk, exchange, regs in ((1, 8, True, None), (1, 1, True, None), (1, 8, False, None),
+                                           (2, 8, True, None), (3, 8, True, None), (3, 1, True, None),
+                                           (0, 8, True, None), (0, 8, False, None), (1, 8, True, 64),
+                                           (1, 8, True, 96), (3, 8, True, 64), (3, 8, True, 80)):
+        _cuda.NOISE_CHUNK, _cuda.EXCHANGE, _cuda.MAX_REGISTERS = chunk, exchange, regs
         kwv = dict(kw, noise=version > 0, noise_version=max(version, 1))
         try:
-            variants[version, shared, exchange] = best(
-                lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=eta, **kwv).x, repeats, xp=xp)
+            t, x = best(lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=eta, **kwv).x, repeats, xp=xp)
+            at = _cuda.kernel_attributes("fl_fedopt_rounds", d, 1 if version else 0, max(version, 1), tau)
+            variants[version, chunk, exchange, regs] = (t, x, at.get("num_regs"), at.get("local_size_bytes"))
         except Exception as exc:  # noqa: BLE001 - a benchmark reports, it does not stop
-            print(f"  variant {(version, shared, exchange)} FAILED: {type(exc).__name__}: {exc}"[:300])
+            print(f"  variant {(version, chunk, exchange, regs)} FAILED: {type(exc).__name__}: {exc}"[:300])
         finally:
-            _cuda.SHARED_KEY, _cuda.EXCHANGE = True, False
+            _cuda.NOISE_CHUNK, _cuda.EXCHANGE, _cuda.MAX_REGISTERS = 8, True, None
     print("  whole-round kernel variants (noise version: 0 none, 1 device log/cos, 2 portable, 3 portable pairs; "
-          "step key shared by the group's lanes; coordinates exchanged by shuffles or shared memory):")
-    x1 = variants.get((1, True, False), (None, None))[1]
-    for (version, shared, exchange), (t, x) in variants.items():
-        same = "" if x1 is None or version != 1 else f", bits equal to the first: {bool(xp.all(x == x1))}"
-        print(f"    version {version}, key {'shared' if shared else 'per lane'}, "
-              f"{'shared memory' if exchange else 'shuffles'}: {steps / t / 1e9:.2f} G client-steps/s "
-              f"({t * 1e3:.1f} ms{same})")
+          "steps whose noise is drawn at once; coordinates through shared memory or by shuffles; register cap):")
+    first = {}
+    for (version, chunk, exchange, regs), (t, x, nregs, local) in variants.items():
+        ref = first.setdefault(version, x)
+        print(f"    version {version}, chunk {chunk}, {'shared memory' if exchange else 'shuffles'}, cap {regs}: "
+              f"{steps / t / 1e9:.2f} G client-steps/s ({t * 1e3:.1f} ms; {nregs} registers, {local} local bytes; "
+              f"bits equal to this version's first: {bool(xp.all(x == ref))})")
+    # ten times the batch: the federations under ten step sizes (B x 10 configurations, H_i copied for each)
+    eta10 = eta[None] * xp.reshape(xp.linspace(0.5, 1.0, 10), (10, 1, 1))
+    for version in (1, 3):
+        try:
+            t, _ = best(lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=eta10, noise_version=version, **kw).x, 2,
+                        xp=xp)
+            print(f"  B = {10 * B:,} configurations (ten step sizes), noise version {version}: "
+                  f"{10 * steps / t / 1e9:.2f} G client-steps/s ({t * 1e3:.0f} ms)")
+        except Exception as exc:  # noqa: BLE001
+            print(f"  B = {10 * B:,}, version {version} FAILED: {type(exc).__name__}: {exc}"[:300])
     diff = float(xp.max(xp.abs(r_fused - r_array)))
     hbm = 2 * M * d * d * 8 * B * tau * rounds    # H and the noise factor read once per local step
-    for name, noise, version in (("fl_fedopt_rounds", 1, 1), ("fl_fedopt_rounds", 1, 2), ("fl_fedopt_rounds", 1, 3),
-                                 ("fl_local_runs", 1, 1), ("fl_fedopt_rounds", 0, 1)):
-        at = _cuda.kernel_attributes(name, d, noise, version)
-        print(f"  kernel {name} (d={d}, noise mode {noise}, version {version}): {at.get('num_regs')} registers, "
-              f"{at.get('local_size_bytes')} local bytes per thread")
     print(f"noisy local SGD, B={B:,} M={M} d={d} tau={tau}, {rounds} rounds ({steps:,} client steps): kernel of whole "
           f"rounds {steps / t_fused / 1e9:.2f} G client-steps/s ({t_fused * 1e3:.1f} ms); one kernel per round "
           f"{steps / t_round / 1e9:.2f} G/s (max |diff| {float(xp.max(xp.abs(r_round - r_fused))):.1e}); AdaGrad with "

@@ -241,21 +241,21 @@ FUSED_CASES = [
 
 
 @pytest.mark.parametrize("version", [1, 2, 3])
-@pytest.mark.parametrize("shared_key", [True, False])
+@pytest.mark.parametrize("chunk", [8, 1])
 @pytest.mark.parametrize("d,tau", [(1, 3), (3, 9), (16, 5)])
-def test_noise_inside_the_fused_kernels_is_the_streams_on_cupy(monkeypatch, version, shared_key, d, tau):
+def test_noise_inside_the_fused_kernels_is_the_streams_on_cupy(monkeypatch, version, chunk, d, tau):
     """The keyed noise drawn inside FedOpt's kernels is the stream's, bit for bit.  With H_i = 0, x = x_i* = 0,
     eta = 1 and a unit diagonal noise factor, a local step is y <- y - z_k exactly, so a client's delta is
     -(-z_0 - z_1 - ...) and the whole-round kernel's Delta the sum of the clients' in client order: the test
     repeats both from the stream.  Versions 2 and 3 (portable, --fmad=false) against the NumPy path; version 1
-    (the device's log and cos) against the CuPy stream.  tau > W makes the shared step keys be hashed again (d = 1:
-    every step; d = 3, W = 4: steps 0, 4, 8); ``shared_key=False`` hashes the key on every lane."""
+    (the device's log and cos) against the CuPy stream.  The noise of up to ``chunk`` steps is drawn at once (tau = 9:
+    two chunks of 5), its step keys hashed by the group's lanes (W >= chunk) or by every lane."""
     _skip_without_gpu()
     import cupy as cp
 
     from fltheory import _cuda
 
-    monkeypatch.setattr(_cuda, "SHARED_KEY", shared_key)
+    monkeypatch.setattr(_cuda, "NOISE_CHUNK", chunk)
     B, M, t = 5, 3, 2
     stream = flt.backend.KeyedStream(9, "local_adaptivity.noise", version=version)
     configs, ids = np.arange(B) + 10, np.array([4, 0, 7])

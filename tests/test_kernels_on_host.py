@@ -1,7 +1,7 @@
 """FedOpt's CUDA kernels (``fltheory._cuda``: the local runs of one round, whole rounds with the GD server) run on
 the host by ``host_cuda`` (each CUDA thread a host thread, shuffles and ``__syncthreads`` as barriers), through
 ``_cuda``'s own Python wrappers: their C text, their launch arguments and the lane arithmetic of the keyed noise
-(the step key shared across a group's lanes; version 3's pairs spread over the lanes of several steps) are
+(the noise of several steps drawn at once; version 3's pairs spread over the lanes of several steps) are
 checked on any machine with a C++20 compiler.  A GPU run adds NVRTC and the hardware (``test_backends``'s CuPy
 tests, the same checks).
 
@@ -43,20 +43,21 @@ def _zero_federation_runs(_cuda, *, version, d, tau, B=4, M=3, t=2):
     return got, delta, rounds.last_round()[0], Delta
 
 
-NOISE_CASES = [   # (version, d, tau, shared_key); the shared key is not used by version 3
-    (1, 3, 9, True), (1, 16, 5, True), (1, 3, 9, False), (2, 1, 3, True), (2, 3, 9, True), (2, 17, 7, True),
-    (2, 16, 5, False), (3, 1, 3, True), (3, 2, 5, True), (3, 3, 9, True), (3, 5, 4, True), (3, 16, 5, True),
-    (3, 17, 7, True)]
+NOISE_CASES = [   # (version, d, tau, NOISE_CHUNK): chunks of tau steps (5 for tau = 9), W < or >= the chunk
+    (1, 3, 9, 8), (1, 16, 5, 8), (1, 3, 9, 1), (2, 1, 3, 8), (2, 3, 9, 3), (2, 17, 7, 8), (2, 16, 5, 1),
+    (3, 1, 3, 8), (3, 2, 5, 8), (3, 3, 9, 8), (3, 5, 4, 8), (3, 16, 5, 8), (3, 17, 7, 8), (3, 16, 9, 3),
+    (3, 16, 5, 1)]
 
 
-@pytest.mark.parametrize("version,d,tau,shared_key", NOISE_CASES)
-def test_noise_inside_the_kernels_is_the_streams(monkeypatch, version, d, tau, shared_key):
+@pytest.mark.parametrize("version,d,tau,chunk", NOISE_CASES)
+def test_noise_inside_the_kernels_is_the_streams(monkeypatch, version, d, tau, chunk):
     """Bit for bit for versions 2 and 3 (the kernels compiled without fused multiply-adds), within 4 ulp for
     version 1 (the host's log and cos against NumPy's).  d = 1, 2, 3, 5, 16, 17 cover one lane per client, version
-    3's pairs of one step on 1, 2, 3, 8 and 9 lanes over 1-3 steps per draw, odd d (the last pair's sine unused)
-    and tau > W (the shared step keys hashed again)."""
+    3's pairs of one step on 1, 2, 3, 8 and 9 lanes over 1-3 steps per draw, odd d (the last pair's sine unused);
+    the noise of 1, 3, 4, 5 or 7 steps drawn at once, with the chunk's step keys hashed by the group's lanes
+    (W >= chunk) or by every lane."""
     _cuda = host_cuda.install(monkeypatch)
-    monkeypatch.setattr(_cuda, "SHARED_KEY", shared_key)
+    monkeypatch.setattr(_cuda, "NOISE_CHUNK", chunk)
     got, delta, Got, Delta = _zero_federation_runs(_cuda, version=version, d=d, tau=tau)
     if version == 1:
         assert np.abs(got.view(np.int64) - delta.view(np.int64)).max() <= 4

@@ -183,67 +183,93 @@ _LOCAL_RUN = r"""
 // On return y is the local model and acc the sum of the step preconditioners (1 per step for SGD).
 // EXCHANGE 1: the group's coordinates of y - x_i* go through its W slots of shared memory (ex, 16-byte aligned),
 // one store and D / 2 two-double loads per step, instead of D shuffles of a double.
+// The noise of FL_CHUNK steps is drawn at once, before those steps (independent draws in flight together, off the
+// steps' chain of dependent operations): FL_SLOTS draws per lane.  Versions 1 and 2: slot t is coordinate i of step
+// k0 + t.  Version 3 (both outputs of each Box-Muller pair): a step needs FL_PAIRS pairs, and slot t of lane i is pair
+// i % FL_PAIRS of step k0 + t FL_SPAN + i / FL_PAIRS, so each step's numbers lie in one slot of FL_PAIRS lanes.  The
+// key hashes of the chunk's steps: lane i hashes step k0 + i % FL_CHUNK and the group reads them (W >= FL_CHUNK),
+// else every lane hashes each step itself.
+#if NOISE_VERSION == 3
+#define FL_PAIRS ((D + 1) / 2)
+#define FL_SPAN (W / FL_PAIRS > 0 ? W / FL_PAIRS : 1)
+#define FL_SLOTS ((FL_CHUNK + FL_SPAN - 1) / FL_SPAN)
+#else
+#define FL_SLOTS FL_CHUNK
+#endif
 __device__ __forceinline__ void fl_local_run(double& y, double& acc, const double* h, const double* f, double fd,
         double xoi, double e, long long tm, unsigned long long hc, unsigned long long cl, unsigned long long round0,
         int tau_max, bool row, int i, int adagrad, double v0, double eps, double* ex) {
     double v = v0;
     acc = 0.0;
-#if NOISE && NOISE_VERSION == 3
-    // version 3 (both outputs of each Box-Muller pair): a step needs FL_PAIRS pairs; every FL_SPAN steps lane i
-    // draws pair i % FL_PAIRS of step k + i / FL_PAIRS, and the group reads each step's numbers from its lanes
-    constexpr int FL_PAIRS = (D + 1) / 2, FL_SPAN = W / FL_PAIRS > 0 ? W / FL_PAIRS : 1;
-    double zc = 0.0, zs = 0.0;
-#elif NOISE && SHARED_KEY
-    unsigned long long keys = 0ull;   // lane i: the key hash of step k0 + i, for the W steps from k0 = W floor(k / W)
+    for (int k0 = 0; k0 < tau_max; k0 += FL_CHUNK) {
+#if NOISE
+        double za[FL_SLOTS], zb[FL_SLOTS];
+#if W >= FL_CHUNK
+        const unsigned long long keys = fl_key_rest(hc, round0 + (unsigned long long)(k0 + i % FL_CHUNK), cl);
 #endif
-    for (int k = 0; k < tau_max; ++k) {
-        double r = row ? y - xoi : 0.0;
-        double g = 0.0;
-#if EXCHANGE
-        __syncwarp();            // the last step's reads are done
-        ex[i] = r;
-        __syncwarp();
 #pragma unroll
-        for (int j = 0; j + 1 < D; j += 2) {
-            const double2 p = reinterpret_cast<const double2*>(ex)[j / 2];
-            g += h[j] * p.x;
-            g += h[j + 1] * p.y;
+        for (int t = 0; t < FL_SLOTS; ++t) {
+#if NOISE_VERSION == 3
+            const int step = t * FL_SPAN + i / FL_PAIRS;   // in the chunk (>= FL_CHUNK on lanes no step reads)
+#else
+            const int step = t;
+#endif
+#if W >= FL_CHUNK
+            const unsigned long long key = __shfl_sync(0xffffffffu, keys, step % FL_CHUNK, W);
+#else
+            const unsigned long long key = fl_key_rest(hc, round0 + (unsigned long long)(k0 + step), cl);
+#endif
+#if NOISE_VERSION == 3
+            fl_normal_v3_pair(key, (unsigned long long)(i % FL_PAIRS), &za[t], &zb[t]);
+#else
+            za[t] = FL_NORMAL(key, (unsigned long long)i);
+            zb[t] = 0.0;
+#endif
         }
-        if (D & 1) g += h[D - 1] * ex[D - 1];
+#endif
+#pragma unroll
+        for (int c = 0; c < FL_CHUNK; ++c) {
+            const int k = k0 + c;
+            if (k >= tau_max) break;
+            double r = row ? y - xoi : 0.0;
+            double g = 0.0;
+#if EXCHANGE
+            __syncwarp();            // the last step's reads are done
+            ex[i] = r;
+            __syncwarp();
+#pragma unroll
+            for (int j = 0; j + 1 < D; j += 2) {
+                const double2 p = reinterpret_cast<const double2*>(ex)[j / 2];
+                g += h[j] * p.x;
+                g += h[j + 1] * p.y;
+            }
+            if (D & 1) g += h[D - 1] * ex[D - 1];
 #else
 #pragma unroll
-        for (int j = 0; j < D; ++j) g += h[j] * __shfl_sync(0xffffffffu, r, j, W);
+            for (int j = 0; j < D; ++j) g += h[j] * __shfl_sync(0xffffffffu, r, j, W);
 #endif
 #if NOISE
 #if NOISE_VERSION == 3
-        const int q = k % FL_SPAN;
-        if (q == 0) fl_normal_v3_pair(fl_key_rest(hc, round0 + (unsigned long long)(k + i / FL_PAIRS), cl),
-                                      (unsigned long long)(i % FL_PAIRS), &zc, &zs);
-        const int src = q * FL_PAIRS + (i >> 1);    // coordinate i: counter i, pair i / 2, r sin when i is odd
-        const double pc = __shfl_sync(0xffffffffu, zc, src, W), ps = __shfl_sync(0xffffffffu, zs, src, W);
-        double z = row ? ((i & 1) ? ps : pc) : 0.0;
+            const int src = (c % FL_SPAN) * FL_PAIRS + (i >> 1);   // coordinate i: pair i / 2, r sin when i is odd
+            const double pc = __shfl_sync(0xffffffffu, za[c / FL_SPAN], src, W);
+            const double ps = __shfl_sync(0xffffffffu, zb[c / FL_SPAN], src, W);
+            double z = row ? ((i & 1) ? ps : pc) : 0.0;
 #else
-#if SHARED_KEY
-        // the key hash of step k, computed once for W steps: lane i hashes step k + i, the group reads lane k % W
-        if ((k & (W - 1)) == 0) keys = fl_key_rest(hc, round0 + (unsigned long long)(k + i), cl);
-        const unsigned long long key = __shfl_sync(0xffffffffu, keys, k & (W - 1), W);
-#else
-        const unsigned long long key = fl_key_rest(hc, round0 + (unsigned long long)k, cl);
-#endif
-        double z = row ? FL_NORMAL(key, (unsigned long long)i) : 0.0;
+            double z = row ? za[c] : 0.0;
 #endif
 #if NOISE == 2
-        double n = 0.0;
+            double n = 0.0;
 #pragma unroll
-        for (int j = 0; j < D; ++j) n += f[j] * __shfl_sync(0xffffffffu, z, j, W);
-        g += n;
+            for (int j = 0; j < D; ++j) n += f[j] * __shfl_sync(0xffffffffu, z, j, W);
+            g += n;
 #else
-        g += fd * z;
+            g += fd * z;
 #endif
 #endif
-        double P = 1.0;
-        if (adagrad) { v += g * g; P = 1.0 / (sqrt(v) + eps); }
-        if (k < tm) { y = y - e * (P * g); acc += P; }
+            double P = 1.0;
+            if (adagrad) { v += g * g; P = 1.0 / (sqrt(v) + eps); }
+            if (k < tm) { y = y - e * (P * g); acc += P; }
+        }
     }
 }
 
@@ -604,8 +630,15 @@ def statement_kernel(symbols, expr, name: str):
     return cupy.ElementwiseKernel(params, "float64 out", body, ident, preamble=statement_preamble())
 
 
-SHARED_KEY = True   # the local runs hash each step's key once per group of lanes (False: on every lane; benchmarks)
-EXCHANGE = False    # the local runs exchange coordinates through shared memory (False: by warp shuffles; benchmarks)
+NOISE_CHUNK = 8     # the local runs draw the noise of up to this many steps at once (1: step by step; benchmarks)
+EXCHANGE = True     # the local runs exchange coordinates through shared memory (False: by warp shuffles; benchmarks)
+MAX_REGISTERS = None   # NVRTC's --maxrregcount for the local-run kernels (None: the compiler's choice; benchmarks)
+
+
+def noise_chunk(tau_max: int) -> int:
+    """Steps whose noise the local runs draw at once: ``tau_max`` in equal chunks of at most ``NOISE_CHUNK``."""
+    parts = -(-int(tau_max) // NOISE_CHUNK)
+    return -(-int(tau_max) // parts)
 
 
 def noise_code(version: int) -> tuple[str, str, tuple]:
@@ -637,27 +670,31 @@ def _width(d: int) -> int:
     return 1 << max(0, (d - 1).bit_length())
 
 
-def _client_kernel(name: str, d: int, noise: int, version: int = 1):
+def _client_kernel(name: str, d: int, noise: int, version: int = 1, tau_max: int = 1):
     """The local-run kernel ``name`` (``fl_local_runs`` or ``fl_fedopt_rounds``) for dimension ``d``, noise mode
-    ``noise`` (0 none, 1 diagonal factor, 2 dense factor) and keyed noise ``version``, compiled on first use."""
-    key = (name, d, noise, version if noise else 0, SHARED_KEY, EXCHANGE)
+    ``noise`` (0 none, 1 diagonal factor, 2 dense factor), keyed noise ``version`` and ``tau_max`` local steps (which
+    set the steps whose noise is drawn at once), compiled on first use."""
+    chunk = noise_chunk(tau_max) if noise else 1
+    key = (name, d, noise, version if noise else 0, chunk, EXCHANGE, MAX_REGISTERS)
     if key not in _KERNELS:
         import cupy  # noqa: PLC0415
 
         body = _LOCAL_RUNS if name == "fl_local_runs" else _ROUNDS
         W = _width(d)
         code, fn, options = noise_code(version if noise else 1)
-        head = (f"#define D {d}\n#define W {W}\n#define NOISE {noise}\n#define SHARED_KEY {int(SHARED_KEY)}\n"
+        head = (f"#define D {d}\n#define W {W}\n#define NOISE {noise}\n#define FL_CHUNK {chunk}\n"
                 f"#define EXCHANGE {int(EXCHANGE)}\n"
                 f"#define NOISE_VERSION {version if noise else 1}\n#define FL_NORMAL {fn}\n")
+        if MAX_REGISTERS:
+            options = options + (f"--maxrregcount={int(MAX_REGISTERS)}",)
         _KERNELS[key] = (cupy.RawKernel(head + code + _LOCAL_RUN + body, name, options=options), W)
     return _KERNELS[key]
 
 
-def kernel_attributes(name: str, d: int, noise: int, version: int = 1) -> dict:
+def kernel_attributes(name: str, d: int, noise: int, version: int = 1, tau_max: int = 1) -> dict:
     """Registers per thread, local (spilled) bytes per thread and the like of a compiled local-run kernel, for
     benchmarks: CuPy's ``RawKernel.attributes``."""
-    return dict(_client_kernel(name, d, noise, version)[0].attributes)
+    return dict(_client_kernel(name, d, noise, version, tau_max)[0].attributes)
 
 
 def noise_operand(xp, factor, batch, M, d):
@@ -735,7 +772,7 @@ def local_runs(*, xp, x, H, x_opt, factor, eta, tau, tau_max, config, client_ids
 
     B = int(np.prod(batch)) if batch else 1
     mode, Ff, sF = noise_operand(xp, factor, batch, M, d)
-    kernel, W = _client_kernel("fl_local_runs", d, mode, version)
+    kernel, W = _client_kernel("fl_local_runs", d, mode, version, tau_max)
     xf = cupy.ascontiguousarray(xp.reshape(xp.broadcast_to(x, tuple(batch) + (d,)), (B, d)))
     Hf, sH = _flat(xp, H, batch, (M, d, d))
     xof, sX = _flat(xp, x_opt, batch, (M, d))
@@ -771,7 +808,7 @@ class RoundsKernel:
         self.xp, self.batch, self.M, self.d = xp, tuple(batch), M, d
         self.B = int(np.prod(batch)) if batch else 1
         mode, Ff, sF = noise_operand(xp, factor, batch, M, d)
-        self.kernel, W = _client_kernel("fl_fedopt_rounds", d, mode, version)
+        self.kernel, W = _client_kernel("fl_fedopt_rounds", d, mode, version, tau_max)
         self.shared = (M * d + d + (M * d + d) % 2 + (self.threads_for(M, W) if EXCHANGE else 0)) * 8
         self.threads = self.threads_for(M, W)
         Hf, sH = _flat(xp, H, batch, (M, d, d))
