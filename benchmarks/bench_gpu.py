@@ -130,16 +130,36 @@ def simulator(xp, cp, B, M, d, tau, rounds, repeats):
         print(f"    version {version}, chunk {chunk}, {'shared memory' if exchange else 'shuffles'}, cap {regs}: "
               f"{steps / t / 1e9:.2f} G client-steps/s ({t * 1e3:.1f} ms; {nregs} registers, {local} local bytes; "
               f"bits equal to this version's first: {bool(xp.all(x == ref))})")
-    # ten times the batch: the federations under ten step sizes (B x 10 configurations, H_i copied for each)
-    eta10 = eta[None] * xp.reshape(xp.linspace(0.5, 1.0, 10), (10, 1, 1))
+    # the kernel alone (RoundsKernel, operands flattened once) against the whole fedopt call (doors, set-up, noise
+    # factor, the kernel, the divergence check)
     for version in (1, 3):
+        s, x0 = algorithm._setup(fed, xp.zeros(d), eta=eta, tau=tau, client_opt="sgd", precond=None, beta1=None,
+                                 beta2=None, v0=None, eps=None, bias_correction=False, n_mode="exact", noise=True,
+                                 seed=0, config=None, client_ids=None, noise_version=version)
+        run = _cuda.RoundsKernel(xp=xp, H=fed.H, x_opt=fed.x_opt, factor=s.noise_factor, factor_diag=s.noise_diag,
+                                 eta=s.eta, tau=s.tau, tau_max=s.tau_max, omega=fed.weights, alpha=xp.ones(()),
+                                 config=s.config, client_ids=s.client_ids, batch=s.batch, M=M, d=d,
+                                 base=int(KeyedStream(0, algorithm._NOISE)._base), step_key=algorithm._STEP_KEY,
+                                 adagrad=False, v0=s.v0, eps=s.eps, exact_n=True, local_correction=False,
+                                 version=version)
+        t_k, _ = best(lambda: run(xp.zeros((B, d)), 0, rounds), repeats, xp=xp)
+        t_c, _ = best(lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=eta, noise_version=version, **kw).x, repeats,
+                      xp=xp)
+        print(f"  noise version {version}, B = {B:,}: the kernel alone {steps / t_k / 1e9:.2f} G client-steps/s "
+              f"({t_k * 1e3:.1f} ms); the whole fedopt call {steps / t_c / 1e9:.2f} G/s ({t_c * 1e3:.1f} ms)")
+        del run
+    # larger batches: the federations under 10 or 30 step sizes (B x 10 or x 30 configurations, H_i copied for each)
+    for version, times in ((1, 10), (3, 10), (3, 30)):
+        eta_k = eta[None] * xp.reshape(xp.linspace(0.5, 1.0, times), (times, 1, 1))
         try:
-            t, _ = best(lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=eta10, noise_version=version, **kw).x, 2,
+            t, _ = best(lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=eta_k, noise_version=version, **kw).x, 2,
                         xp=xp)
-            print(f"  B = {10 * B:,} configurations (ten step sizes), noise version {version}: "
-                  f"{10 * steps / t / 1e9:.2f} G client-steps/s ({t * 1e3:.0f} ms)")
+            print(f"  B = {times * B:,} configurations ({times} step sizes), noise version {version}: "
+                  f"{times * steps / t / 1e9:.2f} G client-steps/s ({t * 1e3:.0f} ms, the whole call)")
         except Exception as exc:  # noqa: BLE001
-            print(f"  B = {10 * B:,}, version {version} FAILED: {type(exc).__name__}: {exc}"[:300])
+            print(f"  B = {times * B:,}, version {version} FAILED: {type(exc).__name__}: {exc}"[:300])
+        del eta_k
+        cp.get_default_memory_pool().free_all_blocks()
     diff = float(xp.max(xp.abs(r_fused - r_array)))
     hbm = 2 * M * d * d * 8 * B * tau * rounds    # H and the noise factor read once per local step
     print(f"noisy local SGD, B={B:,} M={M} d={d} tau={tau}, {rounds} rounds ({steps:,} client steps): kernel of whole "
@@ -160,6 +180,7 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=10**6)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--target-ms", type=float, default=5.0)
+    ap.add_argument("--parts", default="noise,statements,simulator", help="which of noise, statements, simulator")
     a = ap.parse_args(argv)
     import cupy as cp  # noqa: PLC0415 - a GPU benchmark
 
@@ -167,9 +188,12 @@ def main(argv=None):
     dev = cp.cuda.runtime.getDeviceProperties(0)
     print(f"GPU: {dev['name'].decode() if isinstance(dev['name'], bytes) else dev['name']}; CuPy {cp.__version__}, "
           f"NumPy {np.__version__}")
-    keyed_noise(xp, cp, a.B, a.M, a.d, a.repeats)
-    statement_grids(xp, a.n, a.repeats, a.target_ms)
-    simulator(xp, cp, a.B, a.M, a.d, 5, 20, 3)
+    if "noise" in a.parts:
+        keyed_noise(xp, cp, a.B, a.M, a.d, a.repeats)
+    if "statements" in a.parts:
+        statement_grids(xp, a.n, a.repeats, a.target_ms)
+    if "simulator" in a.parts:
+        simulator(xp, cp, a.B, a.M, a.d, 5, 20, 3)
 
 
 if __name__ == "__main__":

@@ -94,6 +94,7 @@ FEDERATIONS = [   # (d, M, client_opt, correction, noise, version, exchange)
 @pytest.mark.parametrize("d,M,client_opt,correction,noise,version,exchange", FEDERATIONS)
 def test_kernels_are_the_array_code(monkeypatch, d, M, client_opt, correction, noise, version, exchange):
     """Both kernels against the array code on NumPy: one round's local runs against ``client_update`` (delta and N),
+    the noise factor's diagonal handed over as the simulator does (sigma^2 I: no factorisation, no check),
     whole rounds with the GD server against ``fedopt``, per-client tau, a batch of two step-size rows; coordinates
     exchanged by shuffles or through shared memory (odd d: the last coordinate outside the two-double loads)."""
     _cuda = host_cuda.install(monkeypatch)
@@ -110,7 +111,8 @@ def test_kernels_are_the_array_code(monkeypatch, d, M, client_opt, correction, n
     s, _ = la._setup(fed, x, eta=eta, tau=tau, client_opt=client_opt, precond=None, beta1=None, beta2=None, v0=None,
                      eps=None, bias_correction=False, n_mode="exact", noise=True, seed=11, config=None,
                      client_ids=None, noise_version=version)
-    operands = dict(xp=np, H=fed.H, x_opt=fed.x_opt, factor=s.noise_factor, eta=s.eta, tau=s.tau, tau_max=s.tau_max,
+    operands = dict(xp=np, H=fed.H, x_opt=fed.x_opt, factor=s.noise_factor, factor_diag=s.noise_diag, eta=s.eta,
+                    tau=s.tau, tau_max=s.tau_max,
                     config=s.config, client_ids=s.client_ids, batch=s.batch, M=M, d=d,
                     base=int(KeyedStream(11, la._NOISE)._base), adagrad=client_opt == "adagrad", v0=s.v0, eps=s.eps,
                     exact_n=True, version=version)
@@ -124,3 +126,21 @@ def test_kernels_are_the_array_code(monkeypatch, d, M, client_opt, correction, n
     got = rounds(x, 0, 4)
     want = la.fedopt(fed, x0=x, rounds=4, alpha=0.7, correction=correction, **kw).x
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_diagonal_noise_factor_is_the_cholesky_factor():
+    """A diagonal PD noise covariance is factored by the elementwise square root, the Cholesky factor bit for bit
+    (so the noise, and every seeded run, is what it was); a covariance with a zero on its diagonal or an
+    off-diagonal entry still goes through the factorisations."""
+    rng = np.random.default_rng(3)
+    cov = np.einsum("...i,ij->...ij", rng.uniform(0.01, 4.0, (5, 3, 6)), np.eye(6))
+    F, diag = la._factor(cov, np)
+    assert np.array_equal(F.view(np.uint64), np.linalg.cholesky(cov).view(np.uint64))
+    assert np.array_equal(diag, np.sqrt(np.diagonal(cov, axis1=-2, axis2=-1)))
+    singular = cov.copy()
+    singular[0, 0, 2, 2] = 0.0
+    dense = cov.copy()
+    dense[..., 0, 1] = dense[..., 1, 0] = 0.001
+    for other in (singular, dense):
+        F, diag = la._factor(other, np)
+        assert diag is None and np.allclose(F @ np.swapaxes(F, -1, -2), other, atol=1e-12)

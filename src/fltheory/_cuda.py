@@ -697,13 +697,16 @@ def kernel_attributes(name: str, d: int, noise: int, version: int = 1, tau_max: 
     return dict(_client_kernel(name, d, noise, version, tau_max)[0].attributes)
 
 
-def noise_operand(xp, factor, batch, M, d):
+def noise_operand(xp, factor, batch, M, d, diag=None):
     """``(mode, array, varies)`` for the kernels' noise: mode 0 without noise; 1 with a diagonal factor (every
-    off-diagonal entry zero), passed as its ``(M, d)`` diagonals; 2 with a dense factor ``(M, d, d)``."""
+    off-diagonal entry zero), passed as its ``(M, d)`` diagonals (``diag`` when the caller knows them); 2 with a
+    dense factor ``(M, d, d)``."""
     import cupy  # noqa: PLC0415
 
     if factor is None:
         return 0, cupy.zeros((1,)), 0
+    if diag is not None:
+        return (1,) + _flat(xp, diag, batch, (M, d))
     if bool(xp.all(factor == factor * xp.eye(d))):   # off-diagonal zero: n_i = f_ii z_i, the same bits as F z
         diag = cupy.ascontiguousarray(cupy.diagonal(factor, axis1=-2, axis2=-1))
         return (1,) + _flat(xp, diag, batch, (M, d))
@@ -765,13 +768,13 @@ def _flat(xp, a, batch, tail):
 
 
 def local_runs(*, xp, x, H, x_opt, factor, eta, tau, tau_max, config, client_ids, batch, M, d, base, round0,
-               adagrad, v0, eps, exact_n, version=1):
+               adagrad, v0, eps, exact_n, version=1, factor_diag=None):
     """``(delta, N)`` of one round's local runs for every configuration and client (see the module docstring):
     ``delta`` ``batch + (M, d)``; ``N`` ``batch + (M, d)`` for AdaGrad, ``batch + (M, 1)`` for SGD."""
     import cupy  # noqa: PLC0415
 
     B = int(np.prod(batch)) if batch else 1
-    mode, Ff, sF = noise_operand(xp, factor, batch, M, d)
+    mode, Ff, sF = noise_operand(xp, factor, batch, M, d, factor_diag)
     kernel, W = _client_kernel("fl_local_runs", d, mode, version, tau_max)
     xf = cupy.ascontiguousarray(xp.reshape(xp.broadcast_to(x, tuple(batch) + (d,)), (B, d)))
     Hf, sH = _flat(xp, H, batch, (M, d, d))
@@ -802,12 +805,12 @@ class RoundsKernel:
     rate (batch axes), ``local_correction`` divides each ``Delta_i`` by ``N_i``."""
 
     def __init__(self, *, xp, H, x_opt, factor, eta, tau, tau_max, omega, alpha, config, client_ids, batch, M, d,
-                 base, step_key, adagrad, v0, eps, exact_n, local_correction, version=1):
+                 base, step_key, adagrad, v0, eps, exact_n, local_correction, version=1, factor_diag=None):
         import cupy  # noqa: PLC0415
 
         self.xp, self.batch, self.M, self.d = xp, tuple(batch), M, d
         self.B = int(np.prod(batch)) if batch else 1
-        mode, Ff, sF = noise_operand(xp, factor, batch, M, d)
+        mode, Ff, sF = noise_operand(xp, factor, batch, M, d, factor_diag)
         self.kernel, W = _client_kernel("fl_fedopt_rounds", d, mode, version, tau_max)
         self.shared = (M * d + d + (M * d + d) % 2 + (self.threads_for(M, W) if EXCHANGE else 0)) * 8
         self.threads = self.threads_for(M, W)

@@ -173,6 +173,7 @@ class _Setup:
     bias_correction: bool
     n_mode: str
     noise_factor: Any
+    noise_diag: Any   # the factor's diagonal when it is diagonal (the kernels' cheap case), else None
     config: Any  # (...,) int
     client_ids: Any  # (..., M) int
     seed: int
@@ -192,15 +193,24 @@ def _positive(name, value, xp):
 
 
 def _factor(cov, xp):
-    """A factor F with F F^T = cov: Cholesky when every Sigma_i is PD, else the symmetric root."""
+    """``(F, diagonal)``: a factor F with F F^T = cov (Cholesky when every Sigma_i is PD, else the symmetric root),
+    and F's diagonal when every Sigma_i is diagonal with a positive diagonal, else None.  That case needs no
+    factorisation: F is the elementwise square root, the Cholesky factor bit for bit (its diagonal is sqrt(Sigma_jj)
+    and its other entries 0 / F_jj), and the CuPy kernels take the diagonal alone."""
+    from .exact import _is_diagonal  # noqa: PLC0415
+
+    diag = xp.linalg.diagonal(cov)
+    if _is_diagonal(cov, diag, xp) and bool(xp.all(diag > 0)):
+        root = xp.sqrt(diag)
+        return root[..., None] * xp.eye(cov.shape[-1], dtype=root.dtype), root
     try:
         Lc = xp.linalg.cholesky(cov)
         if bool(xp.all(xp.isfinite(Lc))):
-            return Lc
+            return Lc, None
     except np.linalg.LinAlgError:
         pass
     lam, V = xp.linalg.eigh(0.5 * (cov + mT(cov)))
-    return V * xp.sqrt(xp.clip(lam, 0.0, None))[..., None, :]
+    return V * xp.sqrt(xp.clip(lam, 0.0, None))[..., None, :], None
 
 
 def _check_problem(problem):
@@ -274,10 +284,10 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
         client_ids = xp.arange(M, dtype=xp.int64)
     client_ids = _keys(client_ids, "client_ids", batch + (M,), xp)
     cov = getattr(problem, "noise_cov", None)
-    factor = _factor(asarray(cov, xp), xp) if (noise and cov is not None) else None
+    factor, factor_diag = _factor(asarray(cov, xp), xp) if (noise and cov is not None) else (None, None)
     return _Setup(xp=xp, batch=batch, M=M, d=d, eta=eta, tau=tau_arr, tau_max=int(xp.max(tau_arr)),
                   client_opt=client_opt, precond=P, precond_inv=Pinv, beta1=beta1, beta2=beta2, v0=v0,
-                  eps=eps, bias_correction=bool(bias_correction), n_mode=n_mode, noise_factor=factor,
+                  eps=eps, bias_correction=bool(bias_correction), n_mode=n_mode, noise_factor=factor, noise_diag=factor_diag,
                   config=config, client_ids=client_ids, seed=int(seed), noise_version=int(noise_version)), x0
 
 
@@ -311,7 +321,8 @@ def _local_runs(problem, x, s: _Setup, t: int, record: bool = False) -> ClientUp
     if _fused_cuda(problem, s, record):   # pragma: no cover - GPU machines
         from ..._cuda import local_runs  # noqa: PLC0415
 
-        delta, N = local_runs(xp=s.xp, x=x, H=problem.H, x_opt=problem.x_opt, factor=s.noise_factor, eta=s.eta,
+        delta, N = local_runs(xp=s.xp, x=x, H=problem.H, x_opt=problem.x_opt, factor=s.noise_factor,
+                              factor_diag=s.noise_diag, eta=s.eta,
                               tau=s.tau, tau_max=s.tau_max, config=s.config, client_ids=s.client_ids, batch=s.batch,
                               M=s.M, d=s.d, base=int(KeyedStream(s.seed, _NOISE)._base), round0=t * _STEP_KEY,
                               adagrad=s.client_opt == "adagrad", v0=s.v0, eps=s.eps, exact_n=s.n_mode == "exact",
@@ -554,7 +565,8 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
         from ..._cuda import RoundsKernel  # noqa: PLC0415
 
         omega = _omega(s, problem.weights, 0, None, sampling_scheme, aggregation)
-        run = RoundsKernel(xp=xp, H=problem.H, x_opt=problem.x_opt, factor=s.noise_factor, eta=s.eta, tau=s.tau,
+        run = RoundsKernel(xp=xp, H=problem.H, x_opt=problem.x_opt, factor=s.noise_factor,
+                           factor_diag=s.noise_diag, eta=s.eta, tau=s.tau,
                            tau_max=s.tau_max, omega=omega, alpha=alpha, config=s.config, client_ids=s.client_ids,
                            batch=s.batch, M=M, d=s.d, base=int(KeyedStream(s.seed, _NOISE)._base),
                            step_key=_STEP_KEY, adagrad=s.client_opt == "adagrad", v0=s.v0, eps=s.eps,
@@ -685,7 +697,7 @@ def fedopt_loop(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None
                     g = H[b][i] @ (y - xo[b][i])
                     if cov is not None:
                         z = stream.normal(config=int(cfg[b]), round=t * _STEP_KEY + k, client=i, size=(d,))
-                        g = g + _factor(cov[b][i], np) @ z
+                        g = g + _factor(cov[b][i], np)[0] @ z
                     if client_opt == "sgd":
                         y = y - eta_a[b][i] * g
                         nacc += 1.0
