@@ -43,6 +43,6 @@ timeout 40 python3 bench_simulator.py --backend cupy --B 100000 --M 10 --d 16 --
 timeout 40 python3 bench_simulator.py --backend numpy --B 2000 --M 10 --d 16 --tau 5 --rounds 20 --client-opt sgd \
     --correction none --sigma2 0.1 --loop-configs 1 --repeats 2 2>&1 | tee -a "$OUT/bench_sim.log"
 echo "=== the batched deep search of one check on CuPy, then on NumPy (each beside the search one instance at a time)"
-timeout 40 python3 bench_deep_search.py --backend cupy --only asymptotic_gap 2>&1 | tee "$OUT/bench_deep.log"
+timeout 60 python3 bench_deep_search.py --backend cupy --only asymptotic_gap 2>&1 | tee "$OUT/bench_deep.log"
 timeout 40 python3 bench_deep_search.py --backend numpy --only asymptotic_gap 2>&1 | tee -a "$OUT/bench_deep.log"
 echo "=== done in $(( $(date +%s) - start )) s"

@@ -14,15 +14,22 @@
   keyed additive noise) for every configuration and client at once, the whole round in one kernel: each client
   is a group of ``W`` threads (the power of two at least ``d``), thread ``i`` holds row ``i`` of ``H_i`` and of
   the noise factor in registers for the round and its coordinate of the local model; a product ``H_i y`` is
-  ``d`` fused multiply-adds per thread, with the other coordinates read from the group by warp shuffles.
+  ``d`` fused multiply-adds per thread, with the other coordinates read from the group's slots of shared memory
+  (``EXCHANGE``; by warp shuffles when it is off).  The noise of up to ``NOISE_CHUNK`` steps is drawn at once,
+  before those steps.  :class:`RoundsKernel` runs whole rounds with the GD server the same way, a configuration
+  per block.
 
-``_PORTABLE_CODE`` holds version 2 of the keyed noise (``KeyedStream(version=2)``: a portable ``log`` and
-``cos(2 pi u)`` from basic IEEE-754 operations, ``fl_normal_v2``) as one C text for CUDA and the host; the tests
-compile it on the host and compare it with NumPy bit for bit, but no kernel uses it and it has not run on a GPU.
+``_PORTABLE_CODE`` holds versions 2 and 3 of the keyed noise (``KeyedStream(version=2)``: a portable ``log`` and
+``cos(2 pi u)`` from basic IEEE-754 operations, ``fl_normal_v2``; version 3, ``fl_normal_v3_pair``, both outputs
+of each Box-Muller pair) as one C text for CUDA and the host, compiled for CUDA with ``--fmad=false``: the tests
+compare it with NumPy bit for bit on the host's C compilers and, where a GPU is, as CuPy kernels (an NVIDIA H200:
+``benchmarks/README.md``).
 
-The noise of the kernels is the keyed stream's own (version 1): the same hash, uniforms and formula as the array path on the device, so
-the same bits as ``KeyedStream.normal`` there.  Sums are in another order than the array path's batched
-products (a few units in the last place).
+The noise of the kernels is the keyed stream's own, of the version asked for: the same hash, uniforms and formula
+as the array path on the device, so the same bits as ``KeyedStream.normal`` there (versions 2 and 3: the NumPy
+path's bits too).  Sums are in another order than the array path's batched products (a few units in the last
+place).  ``tests/host_cuda.py`` runs the kernels' C text on a CPU (a thread per CUDA thread), so their lane
+arithmetic is tested where no GPU is.
 """
 from __future__ import annotations
 

@@ -35,8 +35,9 @@ round is the affine map ``x - alpha sum_i w_i (I - K_i)(x - x_i*)``, ``K_i = (I 
 (``exact``), which the tests check to 1e-12.  Exact, not a bound.
 
 Randomness is keyed (``fltheory.backend.KeyedStream``): the noise of configuration ``c``, round
-``t``, client ``i`` and local step ``k`` is ``KeyedStream(seed, "local_adaptivity.noise")
-.normal(config=c, round=t * 2**32 + k, client=i, size=(d,))``, so a configuration gives the same
+``t``, client ``i`` and local step ``k`` is ``KeyedStream(seed, "local_adaptivity.noise",
+version=noise_version).normal(config=c, round=t * 2**32 + k, client=i, size=(d,))`` (version 1 by default;
+2 and 3 give the same bits on NumPy and in the CuPy kernels, 3 the fastest there), so a configuration gives the same
 run whatever else is in the batch, provided it gets the same ``config`` index.  ``client_ids``
 (default ``0..M-1``) key noise and uniform sampling by client identity: a permuted federation
 with permuted ``client_ids`` reproduces the run exactly; with the default ids the noise follows
