@@ -63,7 +63,7 @@ def main(argv=None):
             exact.FUSED_CUDA = True
         import cupy  # noqa: PLC0415
 
-        from fltheory import _cuda  # noqa: PLC0415
+        from fltheory import _cuda_closed as _cuda  # noqa: PLC0415
 
         e, tt = exact._as_eta_tau(fed, eta, a.tau)
         diagP = cupy.ascontiguousarray(cupy.diagonal(P, axis1=-2, axis2=-1))

@@ -1,4 +1,4 @@
-"""The C source of every statement's CuPy kernel (:func:`fltheory._cuda.statement_source`), compiled by the host's
+"""The C source of every statement's CuPy kernel (:func:`fltheory._cuda_closed.statement_source`), compiled by the host's
 C++ compiler and run beside the NumPy evaluation of the same points.
 
 On CuPy a statement is one elementwise kernel of exactly this source (CUDA's math functions in place of the C
@@ -16,7 +16,7 @@ import pytest
 import fltheory as flt
 import re
 
-from fltheory._cuda import statement_preamble, statement_source
+from fltheory._cuda_closed import statement_preamble, statement_source
 
 CXX = shutil.which("g++") or shutil.which("clang++") or shutil.which("c++")
 N = 64

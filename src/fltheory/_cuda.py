@@ -1,15 +1,8 @@
-"""CuPy kernels of the hot paths, compiled on first use (imported only where CuPy arrays are seen).
+"""CuPy kernels of the hot paths, compiled on first use (imported only where CuPy arrays are seen); the kernels of
+closed forms (FedOpt's fixed points, statements) are in :mod:`fltheory._cuda_closed`.
 
 * :func:`keyed_normal`: ``KeyedStream.normal`` as one elementwise kernel (the integer hash, the two uniforms
   and Box-Muller per output number).
-* :func:`fixed_points`: Theorem 2's closed-form fixed point of FedOpt (no correction, ``P_i`` diagonal or none,
-  ``d <= 16``) for every configuration at once: a configuration per group of ``W`` threads, thread ``i`` holding
-  row ``i``; ``I - K_i`` by binary powering on ``D_n = I - (I - E)^n`` (no cancellation, as the array code), the
-  client sums, and Gauss-Jordan elimination with partial pivoting on ``[C | c | I]`` for ``x``, ``C^{-1}`` (the
-  condition number) and the residual, with the operand of each product in shared memory.
-* :func:`statement_kernel`: a :class:`~fltheory.symbolic.Statement`'s expression as one elementwise kernel, its C
-  source printed by SymPy (:func:`statement_source`; common subexpressions once); a statement whose expression C
-  cannot print (FedDelAvg's named quantities, evaluated by their stable array implementations) has none.
 * :func:`local_runs`: the local runs of FedOpt on quadratic clients (client SGD or AdaGrad without momentum,
   keyed additive noise) for every configuration and client at once, the whole round in one kernel: each client
   is a group of ``W`` threads (the power of two at least ``d``), thread ``i`` holds row ``i`` of ``H_i`` and of
@@ -399,243 +392,7 @@ extern "C" __global__ void fl_fedopt_rounds(
 }
 """
 
-_FIXED_POINTS = r"""
-// compose: row i of A + B - A B, with B in shared memory S (d x d, row-major), A's row in a
-__device__ __forceinline__ void fl_compose_row(double* a, const double* S, const double* brow) {
-    double out[D];
-#pragma unroll
-    for (int j = 0; j < D; ++j) {
-        double p = 0.0;
-#pragma unroll
-        for (int k = 0; k < D; ++k) p += a[k] * S[k * D + j];
-        out[j] = a[j] - p + brow[j];
-    }
-#pragma unroll
-    for (int j = 0; j < D; ++j) a[j] = out[j];
-}
-
-extern "C" __global__ void fl_fixed_points(
-    const double* H, long long sH, const double* xo, long long sX, const double* w, long long sW,
-    const double* P, long long sP, int has_p, const double* eta, long long sE, const long long* tau, long long sT,
-    double* C, double* c, double* x, double* cond, double* res, long long B, int M)
-{
-    extern __shared__ double smem[];
-    const int groups = blockDim.x / W;
-    const int g = threadIdx.x / W, i = threadIdx.x % W;
-    long long b = (long long)blockIdx.x * groups + g;
-    const bool live = b < B;
-    if (!live) b = B - 1;                       // the group still runs (its lanes shuffle), writes nothing
-    const bool row = i < D;
-    const int ir = row ? i : 0;
-    const unsigned mask = (W == 32) ? 0xffffffffu : (((1u << W) - 1u) << ((threadIdx.x % 32) / W * W));
-    double* S = smem + (long long)g * (D * D + D);   // a d x d operand, then d numbers
-    double crow[D], ci = 0.0;
-#pragma unroll
-    for (int j = 0; j < D; ++j) crow[j] = 0.0;
-    for (int m = 0; m < M; ++m) {
-        const long long cm = (long long)m;
-        double e = eta[(sE ? b : 0) * M + cm];
-        if (has_p) e *= P[((sP ? b : 0) * M + cm) * D + ir];
-        const double* Hr = H + ((sH ? b : 0) * M + cm) * D * D + ir * D;
-        double base[D], r[D];
-#pragma unroll
-        for (int j = 0; j < D; ++j) { base[j] = e * Hr[j]; r[j] = 0.0; }
-        long long t = tau[(sT ? b : 0) * M + cm];
-        bool have = false;
-        while (t) {
-            __syncwarp(mask);
-#pragma unroll
-            for (int j = 0; j < D; ++j) if (row) S[ir * D + j] = base[j];
-            __syncwarp(mask);
-            if (t & 1) {
-                if (!have) {
-#pragma unroll
-                    for (int j = 0; j < D; ++j) r[j] = base[j];
-                    have = true;
-                } else {
-                    fl_compose_row(r, S, base);
-                }
-            }
-            t >>= 1;
-            if (t) {
-                double b2[D];
-#pragma unroll
-                for (int j = 0; j < D; ++j) b2[j] = base[j];
-                fl_compose_row(base, S, b2);
-            }
-        }
-        const double wm = w[(sW ? b : 0) * M + cm];
-        const double* xr = xo + ((sX ? b : 0) * M + cm) * D;
-        double rx = 0.0;
-#pragma unroll
-        for (int j = 0; j < D; ++j) { crow[j] += wm * r[j]; rx += r[j] * xr[j]; }
-        ci += wm * rx;
-    }
-    // C and c out, and into shared memory for the residual
-    __syncwarp(mask);
-    if (row) {
-#pragma unroll
-        for (int j = 0; j < D; ++j) S[ir * D + j] = crow[j];
-        S[D * D + ir] = ci;
-        if (live) {
-#pragma unroll
-            for (int j = 0; j < D; ++j) C[(b * D + ir) * D + j] = crow[j];
-            c[b * D + ir] = ci;
-        }
-    }
-    // ||C||_1: the largest column sum of |C|
-    double norm1 = 0.0;
-#pragma unroll
-    for (int j = 0; j < D; ++j) {
-        double v = row ? fabs(crow[j]) : 0.0;
-        for (int o = W / 2; o > 0; o >>= 1) v += __shfl_xor_sync(mask, v, o, W);
-        norm1 = fmax(norm1, v);
-    }
-    // Gauss-Jordan on [C | c | I] with partial pivoting; row i of the system lives in lane i
-    double a[D], inv[D], rhs = ci;
-#pragma unroll
-    for (int j = 0; j < D; ++j) { a[j] = crow[j]; inv[j] = (row && j == i) ? 1.0 : 0.0; }
-    for (int p = 0; p < D; ++p) {
-        double mag = (row && i >= p) ? fabs(a[p]) : -1.0;
-        int who = i;
-        for (int o = W / 2; o > 0; o >>= 1) {
-            double om = __shfl_xor_sync(mask, mag, o, W);
-            int ow = __shfl_xor_sync(mask, who, o, W);
-            if (om > mag || (om == mag && ow < who)) { mag = om; who = ow; }
-        }
-        const int src = (i == p) ? who : ((i == who) ? p : i);
-#pragma unroll
-        for (int j = 0; j < D; ++j) {
-            a[j] = __shfl_sync(mask, a[j], src, W);
-            inv[j] = __shfl_sync(mask, inv[j], src, W);
-        }
-        rhs = __shfl_sync(mask, rhs, src, W);
-        const double piv = __shfl_sync(mask, a[p], p, W);
-        const double f = (row && i != p) ? a[p] / piv : 0.0;
-#pragma unroll
-        for (int j = 0; j < D; ++j) {
-            const double aj = __shfl_sync(mask, a[j], p, W);
-            const double ij = __shfl_sync(mask, inv[j], p, W);
-            a[j] -= f * aj;
-            inv[j] -= f * ij;
-        }
-        const double rp = __shfl_sync(mask, rhs, p, W);
-        rhs -= f * rp;
-    }
-    const double diag = a[ir];
-    const double xi = rhs / diag;
-    double invn = 0.0;
-#pragma unroll
-    for (int j = 0; j < D; ++j) {
-        double v = row ? fabs(inv[j] / diag) : 0.0;
-        for (int o = W / 2; o > 0; o >>= 1) v += __shfl_xor_sync(mask, v, o, W);
-        invn = fmax(invn, v);
-    }
-    // the residual ||C x - c||
-    __syncwarp(mask);
-    double ri = 0.0;
-#pragma unroll
-    for (int j = 0; j < D; ++j) ri += S[ir * D + j] * __shfl_sync(mask, xi, j, W);
-    ri = row ? ri - S[D * D + ir] : 0.0;
-    double r2 = ri * ri;
-    for (int o = W / 2; o > 0; o >>= 1) r2 += __shfl_xor_sync(mask, r2, o, W);
-    if (live && row) x[b * D + ir] = xi;
-    if (live && i == 0) { cond[b] = norm1 * invn; res[b] = sqrt(r2); }
-}
-"""
-
 _KERNELS: dict = {}
-
-_STATEMENT_HELPERS = r"""
-// Max and Min as NumPy evaluates them: NaN in, NaN out (C's fmax and fmin drop a NaN)
-FL_FN double fl_max(double a, double b) { return (a != a || b != b) ? a + b : fmax(a, b); }
-FL_FN double fl_min(double a, double b) { return (a != a || b != b) ? a + b : fmin(a, b); }
-"""
-
-
-def statement_preamble(host: bool = False) -> str:
-    """The definitions a statement's C source uses (``FL_INF``, ``FL_NAN``, ``fl_max``, ``fl_min``): for CUDA, or
-    with ``host=True`` for a C++ compiler on the host (the tests' harness), the same functions."""
-    if host:
-        head = "#include <cmath>\nusing namespace std;\n#define FL_FN inline\n#define FL_INF INFINITY\n#define FL_NAN NAN\n"
-    else:
-        head = ("#define FL_FN __device__ __forceinline__\n#define FL_INF __longlong_as_double(0x7ff0000000000000LL)\n"
-                "#define FL_NAN __longlong_as_double(0x7ff8000000000000LL)\n")
-    return head + _STATEMENT_HELPERS
-
-
-def _printer():
-    """SymPy's C99 printer with integers as doubles (no integer division, no ``pow(int, double)`` overload to
-    choose), the constants spelled out (no ``M_SQRT2``: CUDA has no such macros), Max and Min propagating NaN as
-    NumPy does, and anything it cannot print refused (``strict``)."""
-    import sympy as sp  # noqa: PLC0415
-    from sympy.printing.c import C99CodePrinter  # noqa: PLC0415
-
-    class _StatementPrinter(C99CodePrinter):
-        def _print_Integer(self, e):
-            return f"{int(e)}.0"
-
-        def _print_Infinity(self, e):
-            return "FL_INF"
-
-        def _print_NegativeInfinity(self, e):
-            return "(-FL_INF)"
-
-        def _print_NaN(self, e):
-            return "FL_NAN"
-
-        def _print_Exp1(self, e):
-            return repr(float(sp.E))
-
-        def _print_Pi(self, e):
-            return repr(float(sp.pi))
-
-        def _nested(self, fn, args):
-            out = self._print(args[-1])
-            for a in reversed(args[:-1]):
-                out = f"{fn}({self._print(a)}, {out})"
-            return out
-
-        def _print_Max(self, e):
-            return self._nested("fl_max", e.args)
-
-        def _print_Min(self, e):
-            return self._nested("fl_min", e.args)
-
-    return _StatementPrinter({"strict": True, "math_macros": {}})
-
-
-def statement_source(symbols, expr) -> str | None:
-    """The C statements computing ``expr`` into ``out`` from the parameters ``p0, p1, ...`` (the ``symbols`` in
-    order), common subexpressions as ``const double c0, c1, ...``; None where the printer cannot print ``expr``."""
-    import sympy as sp  # noqa: PLC0415
-    from sympy.printing.codeprinter import PrintMethodNotImplementedError  # noqa: PLC0415
-
-    if not symbols:
-        return None
-    rename = {s: sp.Symbol(f"p{k}", real=True) for k, s in enumerate(symbols)}
-    reps, (reduced,) = sp.cse(expr.xreplace(rename), symbols=sp.numbered_symbols("c"))
-    printer = _printer()
-    try:
-        lines = [f"const double {c} = {printer.doprint(v)};" for c, v in reps]
-        lines.append(f"out = {printer.doprint(reduced)};")
-    except (PrintMethodNotImplementedError, ValueError):   # a function C lacks; a Piecewise without a default
-        return None
-    return "\n".join(lines)
-
-
-def statement_kernel(symbols, expr, name: str):
-    """``expr`` of ``symbols`` as a CuPy elementwise kernel of float64 arrays (broadcasting), or None where
-    :func:`statement_source` has no C source for it."""
-    body = statement_source(symbols, expr)
-    if body is None:
-        return None
-    import cupy  # noqa: PLC0415
-
-    ident = "fl_" + "".join(ch if ch.isalnum() else "_" for ch in name)
-    params = ", ".join(f"float64 p{k}" for k in range(len(symbols)))
-    return cupy.ElementwiseKernel(params, "float64 out", body, ident, preamble=statement_preamble())
-
 
 NOISE_CHUNK = 8     # the local runs draw the noise of up to this many steps at once (1: step by step; benchmarks)
 EXCHANGE = True     # the local runs exchange coordinates through shared memory (False: by warp shuffles; benchmarks)
@@ -725,43 +482,6 @@ def rounds_fit(M: int, d: int) -> bool:
     return -(-M * _width(d) // 32) * 32 <= 1024
 
 
-def _fixed_points_kernel(d: int):
-    key = ("fixed", d)
-    if key not in _KERNELS:
-        import cupy  # noqa: PLC0415
-
-        W = _width(d)
-        _KERNELS[key] = (cupy.RawKernel(f"#define D {d}\n#define W {W}\n" + _FIXED_POINTS, "fl_fixed_points"), W)
-    return _KERNELS[key]
-
-
-def fixed_points(*, xp, H, x_opt, weights, diagP, eta, tau, batch, M, d):
-    """``(C, c, x, cond, res)`` of Theorem 2's fixed point, no correction (see the module docstring), for every
-    configuration of ``batch``: ``C`` ``batch + (d, d)``, ``c`` and ``x`` ``batch + (d,)``, ``cond`` and ``res``
-    ``batch``.  A singular system gives non-finite ``x`` (the caller refuses it)."""
-    import cupy  # noqa: PLC0415
-
-    kernel, W = _fixed_points_kernel(d)
-    B = int(np.prod(batch)) if batch else 1
-    Hf, sH = _flat(xp, H, batch, (M, d, d))
-    xof, sX = _flat(xp, x_opt, batch, (M, d))
-    wf, sW = _flat(xp, weights, batch, (M,))
-    Pf, sP = (Hf, 0) if diagP is None else _flat(xp, diagP, batch, (M, d))
-    ef, sE = _flat(xp, eta, batch, (M,))
-    tf, sT = _flat(xp, xp.astype(tau, xp.int64), batch, (M,))
-    C, c, x = cupy.empty((B, d, d)), cupy.empty((B, d)), cupy.empty((B, d))
-    cond, res = cupy.empty((B,)), cupy.empty((B,))
-    block = 128
-    groups = block // W
-    kernel(((B + groups - 1) // groups,), (block,),
-           (Hf, np.int64(sH), xof, np.int64(sX), wf, np.int64(sW), Pf, np.int64(sP), np.int32(diagP is not None),
-            ef, np.int64(sE), tf, np.int64(sT), C, c, x, cond, res, np.int64(B), np.int32(M)),
-           shared_mem=groups * (d * d + d) * 8)
-    tail = tuple(batch)
-    return (xp.reshape(C, tail + (d, d)), xp.reshape(c, tail + (d,)), xp.reshape(x, tail + (d,)),
-            xp.reshape(cond, tail), xp.reshape(res, tail))
-
-
 def _flat(xp, a, batch, tail):
     """``a`` (batch axes, then ``tail``) as a C-contiguous array with one batch axis, and 1 when it varies
     along the batch (0 when one value serves every configuration)."""
@@ -774,6 +494,24 @@ def _flat(xp, a, batch, tail):
     return cupy.ascontiguousarray(xp.reshape(full, (-1,) + tuple(tail))), 1
 
 
+def _client_operands(xp, *, H, x_opt, factor, factor_diag, eta, tau, config, client_ids, batch, M, d):
+    """``(mode, client, keys)``: the noise mode and the flattened operands both local-run kernels take, in their
+    order: ``client`` = (H, sH, x_opt, sX, F, sF, eta, sE, tau, sT), ``keys`` = (config, client ids, sC); ``sX`` and
+    the like are 1 where the operand varies along the batch (see :func:`_flat`)."""
+    import cupy  # noqa: PLC0415
+
+    B = int(np.prod(batch)) if batch else 1
+    mode, Ff, sF = noise_operand(xp, factor, batch, M, d, factor_diag)
+    Hf, sH = _flat(xp, H, batch, (M, d, d))
+    xof, sX = _flat(xp, x_opt, batch, (M, d))
+    ef, sE = _flat(xp, eta, batch, (M,))
+    tf, sT = _flat(xp, xp.astype(tau, xp.int64), batch, (M,))
+    cf = cupy.ascontiguousarray(xp.reshape(xp.broadcast_to(xp.astype(config, xp.int64), tuple(batch)), (B,)))
+    idf, sC = _flat(xp, xp.astype(client_ids, xp.int64), batch, (M,))
+    client = (Hf, np.int64(sH), xof, np.int64(sX), Ff, np.int64(sF), ef, np.int64(sE), tf, np.int64(sT))
+    return mode, client, (cf, idf, np.int64(sC))
+
+
 def local_runs(*, xp, x, H, x_opt, factor, eta, tau, tau_max, config, client_ids, batch, M, d, base, round0,
                adagrad, v0, eps, exact_n, version=1, factor_diag=None):
     """``(delta, N)`` of one round's local runs for every configuration and client (see the module docstring):
@@ -781,24 +519,18 @@ def local_runs(*, xp, x, H, x_opt, factor, eta, tau, tau_max, config, client_ids
     import cupy  # noqa: PLC0415
 
     B = int(np.prod(batch)) if batch else 1
-    mode, Ff, sF = noise_operand(xp, factor, batch, M, d, factor_diag)
+    mode, client, keys = _client_operands(xp, H=H, x_opt=x_opt, factor=factor, factor_diag=factor_diag, eta=eta,
+                                          tau=tau, config=config, client_ids=client_ids, batch=batch, M=M, d=d)
     kernel, W = _client_kernel("fl_local_runs", d, mode, version, tau_max)
     xf = cupy.ascontiguousarray(xp.reshape(xp.broadcast_to(x, tuple(batch) + (d,)), (B, d)))
-    Hf, sH = _flat(xp, H, batch, (M, d, d))
-    xof, sX = _flat(xp, x_opt, batch, (M, d))
-    ef, sE = _flat(xp, eta, batch, (M,))
-    tf, sT = _flat(xp, xp.astype(tau, xp.int64), batch, (M,))
-    cf = cupy.ascontiguousarray(xp.reshape(xp.broadcast_to(xp.astype(config, xp.int64), tuple(batch)), (B,)))
-    idf, sC = _flat(xp, xp.astype(client_ids, xp.int64), batch, (M,))
     delta = cupy.empty((B, M, d))
     N = cupy.empty((B, M, d) if adagrad else (B, M))
     threads = B * M * W
     block = 256
     kernel(((threads + block - 1) // block,), (block,),
-           (xf, Hf, np.int64(sH), xof, np.int64(sX), Ff, np.int64(sF), ef, np.int64(sE),
-            tf, np.int64(sT), cf, idf, np.int64(sC), np.uint64(base), np.uint64(round0), np.int32(tau_max),
-            np.int32(adagrad), np.float64(v0), np.float64(eps), np.int32(exact_n), delta, N, np.int64(B * M),
-            np.int32(M)), shared_mem=block * 8 if EXCHANGE else 0)
+           (xf,) + client + keys + (np.uint64(base), np.uint64(round0), np.int32(tau_max), np.int32(adagrad),
+                                    np.float64(v0), np.float64(eps), np.int32(exact_n), delta, N, np.int64(B * M),
+                                    np.int32(M)), shared_mem=block * 8 if EXCHANGE else 0)
     delta = xp.reshape(delta, tuple(batch) + (M, d))
     N = xp.reshape(N, tuple(batch) + ((M, d) if adagrad else (M, 1)))
     return delta, N
@@ -817,24 +549,17 @@ class RoundsKernel:
 
         self.xp, self.batch, self.M, self.d = xp, tuple(batch), M, d
         self.B = int(np.prod(batch)) if batch else 1
-        mode, Ff, sF = noise_operand(xp, factor, batch, M, d, factor_diag)
+        mode, client, keys = _client_operands(xp, H=H, x_opt=x_opt, factor=factor, factor_diag=factor_diag, eta=eta,
+                                              tau=tau, config=config, client_ids=client_ids, batch=batch, M=M, d=d)
         self.kernel, W = _client_kernel("fl_fedopt_rounds", d, mode, version, tau_max)
         self.shared = (M * d + d + (M * d + d) % 2 + (self.threads_for(M, W) if EXCHANGE else 0)) * 8
         self.threads = self.threads_for(M, W)
-        Hf, sH = _flat(xp, H, batch, (M, d, d))
-        xof, sX = _flat(xp, x_opt, batch, (M, d))
-        ef, sE = _flat(xp, eta, batch, (M,))
-        tf, sT = _flat(xp, xp.astype(tau, xp.int64), batch, (M,))
         of, sO = _flat(xp, omega, batch, (M,))
         af, sA = _flat(xp, alpha, batch, ())
-        cf = cupy.ascontiguousarray(xp.reshape(xp.broadcast_to(xp.astype(config, xp.int64), self.batch), (self.B,)))
-        idf, sC = _flat(xp, xp.astype(client_ids, xp.int64), batch, (M,))
         self.adagrad = bool(adagrad)
         self.Delta = cupy.empty((self.B, d))
         self.N = cupy.empty((self.B, M, d) if adagrad else (self.B, M))
-        self.operands = (Hf, np.int64(sH), xof, np.int64(sX), Ff, np.int64(sF), ef, np.int64(sE), tf, np.int64(sT),
-                         of, np.int64(sO), af, np.int64(sA), cf, idf, np.int64(sC), np.uint64(base),
-                         np.uint64(step_key))
+        self.operands = client + (of, np.int64(sO), af, np.int64(sA)) + keys + (np.uint64(base), np.uint64(step_key))
         self.tail = (np.int32(tau_max), np.int32(adagrad), np.float64(v0), np.float64(eps), np.int32(exact_n),
                      np.int32(local_correction), self.Delta, self.N, np.int32(M))
 

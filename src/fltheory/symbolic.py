@@ -574,7 +574,7 @@ class Statement:
         if module not in self._cache:
             f = None
             if "cupy" in module:   # one fused elementwise kernel where C can print the expression
-                from ._cuda import statement_kernel  # noqa: PLC0415
+                from ._cuda_closed import statement_kernel  # noqa: PLC0415
 
                 f = statement_kernel(self.symbols, self.expr, self.name)
             if f is None:

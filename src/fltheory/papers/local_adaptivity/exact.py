@@ -487,7 +487,7 @@ def _fixed_point_fused(fed, eta, tau, precond, correction):
     if FUSED_CUDA and correction == "none" and d <= 16 and "cupy" in xp.__name__:   # pragma: no cover - GPUs
         diagP = None if P is None else _check_spd(P, xp)
         if P is None or diagP is not None:
-            from ..._cuda import fixed_points  # noqa: PLC0415
+            from ..._cuda_closed import fixed_points  # noqa: PLC0415
 
             C, c, x, cond, res = fixed_points(xp=xp, H=fed.H, x_opt=fed.x_opt, weights=fed.weights, diagP=diagP,
                                               eta=eta, tau=tau, batch=bshape, M=M, d=d)
