@@ -9,8 +9,15 @@ kernels of ``_cuda`` because their control flow is the same on every thread of a
 and ``cos`` are the host's (version 1 of the noise differs from NumPy's in the last places; versions 2 and 3 use
 basic operations only and give NumPy's bits).
 
-So the tests run the kernels' C text, their launch arguments and ``_cuda``'s Python wrappers on a CPU: what
-remains for a GPU is NVRTC's compilation, the hardware's shuffles and the speed.
+Shared memory is filled with a NaN pattern before each block: a read past the size the launch asks for gives NaN,
+a write past it is an error after the block.  A barrier that waits 20 s (threads that diverged at a shuffle or a
+barrier) is an error instead of a hang.
+
+So the tests run the kernels' C text, their launch arguments and ``_cuda``'s Python wrappers on a CPU.  What it
+cannot see, and a GPU run must: NVRTC's compilation and the device's math functions; shuffle masks (ignored);
+the alignment of two-double loads (x86 loads any address); memory ordering and races that a later shuffle hides
+(a shuffle is a barrier here, a missing ``__syncwarp`` before a shared-memory write shows only where no shuffle
+comes between); races between blocks (they run one after another); and the speed.
 """
 from __future__ import annotations
 
@@ -29,9 +36,11 @@ import numpy as np
 COMPILER = shutil.which("g++") or shutil.which("c++")
 
 _HEADER = r"""
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
-#include <barrier>
+#include <mutex>
 #include <thread>
 #include <vector>
 using namespace std;
@@ -42,8 +51,28 @@ struct double2 { double x, y; };
 struct fl_dim3 { unsigned x = 0, y = 0, z = 0; };
 static thread_local fl_dim3 threadIdx, blockIdx;
 static fl_dim3 blockDim, gridDim;
-static std::barrier<>* fl_bar = nullptr;
+// a barrier of the block's threads that gives up after 20 s (divergent shuffles or barriers would hang): fl_error 1
+static int fl_error = 0;
+struct fl_barrier {
+    std::mutex m;
+    std::condition_variable cv;
+    int n, count = 0;
+    unsigned long gen = 0;
+    explicit fl_barrier(int threads) : n(threads) {}
+    void arrive_and_wait() {
+        std::unique_lock<std::mutex> lk(m);
+        unsigned long g = gen;
+        if (++count == n) { count = 0; ++gen; cv.notify_all(); return; }
+        if (!cv.wait_for(lk, std::chrono::seconds(20), [&] { return gen != g; })) {
+            fl_error = 1; count = 0; ++gen; cv.notify_all();
+        }
+    }
+};
+static fl_barrier* fl_bar = nullptr;
 static unsigned long long fl_slots[1024];
+// shared memory: filled with a NaN pattern before each block, so that reading past the size the launch asked for
+// gives NaN, and writing past it is found after the block (fl_error 2)
+static const unsigned long long FL_GUARD = 0x7ff4deadbeef0000ull;
 static double fl_smem[1 << 16];
 template <class T> T __shfl_sync(unsigned, T v, int src, int width = 32) {
     unsigned long long b = 0;
@@ -94,17 +123,22 @@ def _library(code: str, name: str, options) -> tuple:
     names = ", ".join(a for _, a in params)
     body = code.replace("extern __shared__ double smem[];", "double* smem = fl_smem;")
     launcher = f"""
-extern "C" void fl_launch(int blocks, int threads, {decl}) {{
+extern "C" int fl_launch(int blocks, int threads, int smem_doubles, {decl}) {{
     blockDim.x = threads;
     gridDim.x = blocks;
-    for (int b = 0; b < blocks; ++b) {{
-        std::barrier<> bar(threads);
+    fl_error = 0;
+    for (int b = 0; b < blocks && !fl_error; ++b) {{
+        for (int k = 0; k < (1 << 16); ++k) std::memcpy(&fl_smem[k], &FL_GUARD, 8);
+        fl_barrier bar(threads);
         fl_bar = &bar;
         std::vector<std::thread> pool;
         for (int t = 0; t < threads; ++t)
             pool.emplace_back([=] {{ threadIdx.x = t; blockIdx.x = b; {name}({names}); }});
         for (auto& th : pool) th.join();
+        for (int k = smem_doubles; k < (1 << 16); ++k)
+            if (std::memcmp(&fl_smem[k], &FL_GUARD, 8)) fl_error = 2;
     }}
+    return fl_error;
 }}
 """
     src = _DIR / f"{name}_{key}.cpp"
@@ -115,7 +149,8 @@ extern "C" void fl_launch(int blocks, int threads, {decl}) {{
     if run.returncode:
         raise RuntimeError(f"host compilation of {name} failed:\n{run.stderr[:4000]}")
     fn = ctypes.CDLL(str(lib)).fl_launch
-    fn.argtypes = [ctypes.c_int, ctypes.c_int] + [_CTYPES[t] for t, _ in params]
+    fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int] + [_CTYPES[t] for t, _ in params]
+    fn.restype = ctypes.c_int
     _CACHE[key] = (fn, params)
     return _CACHE[key]
 
@@ -149,7 +184,11 @@ class RawKernel:
                 cargs.append(value.item() if hasattr(value, "item") else value)
         if shared_mem > 8 * (1 << 16):
             raise ValueError("shared memory over the stand-in's 512 KiB")
-        fn(int(grid[0]), int(block[0]), *cargs)
+        error = fn(int(grid[0]), int(block[0]), int(shared_mem) // 8, *cargs)
+        if error == 1:
+            raise RuntimeError(f"{self.name}: a barrier or shuffle waited 20 s (threads of a block diverged)")
+        if error == 2:
+            raise RuntimeError(f"{self.name}: a thread wrote past the {shared_mem} bytes of shared memory asked for")
 
 
 def module():

@@ -69,16 +69,19 @@ def test_noise_inside_the_kernels_is_the_streams(monkeypatch, version, d, tau, c
 
 def test_version_3_pairs_are_version_2_at_half_the_counter():
     """Version 3's number of counter 2j is version 2's number of counter j (the same uniforms, r cos), and the odd
-    counters are the pairs' r sin: the stream the kernels' lane arithmetic must reproduce."""
+    counters are the pairs' r sin (against ``np.sin`` of the same uniform, sign included): the stream the kernels'
+    lane arithmetic must reproduce."""
     v2, v3 = (KeyedStream(5, "noise", version=v) for v in (2, 3))
     z2 = v2.normal(config=np.arange(50)[:, None], round=3, client=np.arange(4)[None, :], size=(8,))
     z3 = v3.normal(config=np.arange(50)[:, None], round=3, client=np.arange(4)[None, :], size=(16,))
     assert np.array_equal(z3[..., 0::2], z2)
     from fltheory import backend as bk  # noqa: PLC0415
 
-    u1 = v2.uniform(config=np.arange(50)[:, None], round=3, client=np.arange(4)[None, :], size=(8,))
+    keys = (np.arange(50)[:, None], 3, np.arange(4)[None, :], (8,), None)
+    u1 = bk._unit(v2._bits(*keys, offset=0)[0], np)
+    u2 = bk._unit(v2._bits(*keys, offset=1 << 40)[0], np)
     r = np.sqrt(-2.0 * bk._portable_log(u1))
-    assert np.allclose(z3[..., 1::2] ** 2 + z3[..., 0::2] ** 2, r**2, rtol=1e-14)
+    np.testing.assert_allclose(z3[..., 1::2], r * np.sin(2 * np.pi * u2), rtol=0, atol=1e-14)   # the sign too
 
 
 FEDERATIONS = [   # (d, M, client_opt, correction, noise, version, exchange)
@@ -129,14 +132,16 @@ def test_kernels_are_the_array_code(monkeypatch, d, M, client_opt, correction, n
 
 
 def test_diagonal_noise_factor_is_the_cholesky_factor():
-    """A diagonal PD noise covariance is factored by the elementwise square root, the Cholesky factor bit for bit
-    (so the noise, and every seeded run, is what it was); a covariance with a zero on its diagonal or an
+    """A diagonal PD noise covariance is factored by the elementwise square root, NumPy's Cholesky factor bit for bit
+    (d from 1 to 40, entries from 1e-302 to 4e300; so the noise, and every seeded run, is what it was); a covariance with a zero on its diagonal or an
     off-diagonal entry still goes through the factorisations."""
     rng = np.random.default_rng(3)
-    cov = np.einsum("...i,ij->...ij", rng.uniform(0.01, 4.0, (5, 3, 6)), np.eye(6))
-    F, diag = la._factor(cov, np)
-    assert np.array_equal(F.view(np.uint64), np.linalg.cholesky(cov).view(np.uint64))
-    assert np.array_equal(diag, np.sqrt(np.diagonal(cov, axis1=-2, axis2=-1)))
+    for d in (1, 2, 6, 17, 40):
+        for scale in (1e-300, 1.0, 1e300):
+            cov = np.einsum("...i,ij->...ij", scale * rng.uniform(0.01, 4.0, (5, 3, d)), np.eye(d))
+            F, diag = la._factor(cov, np)
+            assert np.array_equal(F.view(np.uint64), np.linalg.cholesky(cov).view(np.uint64)), (d, scale)
+            assert np.array_equal(diag, np.sqrt(np.diagonal(cov, axis1=-2, axis2=-1)))
     singular = cov.copy()
     singular[0, 0, 2, 2] = 0.0
     dense = cov.copy()

@@ -7,7 +7,8 @@ closed forms (FedOpt's fixed points, statements) are in :mod:`fltheory._cuda_clo
   keyed additive noise) for every configuration and client at once, the whole round in one kernel: each client
   is a group of ``W`` threads (the power of two at least ``d``), thread ``i`` holds row ``i`` of ``H_i`` and of
   the noise factor in registers for the round and its coordinate of the local model; a product ``H_i y`` is
-  ``d`` fused multiply-adds per thread, with the other coordinates read from the group's slots of shared memory
+  ``d`` multiply-adds per thread (fused, except in the kernels of noise versions 2 and 3, which are compiled
+  with ``--fmad=false``), with the other coordinates read from the group's slots of shared memory
   (``EXCHANGE``; by warp shuffles when it is off).  The noise of up to ``NOISE_CHUNK`` steps is drawn at once,
   before those steps.  :class:`RoundsKernel` runs whole rounds with the GD server the same way, a configuration
   per block.
@@ -55,14 +56,15 @@ __device__ __forceinline__ unsigned long long fl_key_rest(unsigned long long h, 
 }
 """
 
-# Version 2 of the keyed normal noise (``KeyedStream(version=2)``): the portable log and cos(2 pi u) of
-# :mod:`fltheory.backend` (``_portable_log``, ``_portable_cos_2pi``: the same operations in the same order, the
-# same constants printed as shortest round-trip decimals) and ``fl_normal_v2``, the counterpart of ``fl_normal``.
+# Versions 2 and 3 of the keyed normal noise (``KeyedStream(version=2 or 3)``): the portable log, sin and cos of
+# 2 pi u of :mod:`fltheory.backend` (``_portable_log``, ``_portable_sincos_2pi``: the same operations in the same
+# order, the same constants printed as shortest round-trip decimals), ``fl_normal_v2`` (the counterpart of
+# ``fl_normal``) and ``fl_normal_v3_pair`` / ``fl_normal_v3`` (both outputs of a pair).
 # One text for both compilers: under CUDA (``__CUDACC__``, defined by nvcc and NVRTC) the functions are
 # ``__device__ __forceinline__``, on the host ``static inline``.  Bit for bit equal to the NumPy path only when no
 # multiply-add is fused: ``-ffp-contract=off`` for a host compiler, ``--fmad=false`` for nvcc or NVRTC (CuPy:
-# ``options=("--fmad=false",)``).  The tests compile this text with the host's C++ compiler and compare it with
-# NumPy bit for bit; it has not been compiled or run on a GPU, and no kernel uses it yet.
+# ``options=("--fmad=false",)``).  The tests compile this text with the host's C compilers and, where a GPU is, as
+# CuPy kernels (alone and inside the local-run kernels), and compare it with NumPy bit for bit.
 _PORTABLE_TEMPLATE = r"""
 #if defined(__CUDACC__)
 #define FL_PORTABLE __device__ __forceinline__

@@ -659,7 +659,8 @@ class KeyedStream:
     * ``version=3``: version 2's functions on both outputs of each Box-Muller pair: the number of counter ``2j``
       is ``r cos(2 pi u2)`` and that of ``2j + 1`` is ``r sin(2 pi u2)``, with ``r = sqrt(-2 log u1)`` and the
       uniforms of counter ``j`` (so counter ``2j`` is version 2's number ``j``): half the transcendental work per
-      number, the same portability and tests.
+      number on NumPy, ``array_api_strict`` and inside FedOpt's CuPy kernels (CuPy's ``normal`` kernel computes a
+      whole pair for each number, the same bits), the same portability and tests.
     """
 
     def __init__(self, seed: int, purpose: str | int = 0, *, version: int = 1):
@@ -685,16 +686,12 @@ class KeyedStream:
                 h = _mix(h ^ (k * golden + m2), xp)
         return h, xp
 
-    def _bits(self, config, round, client, size, backend, offset=0, pairs=False):
-        """The hashed bits of every key and counter (``pairs``: of counter // 2, version 3's pair index)."""
+    def _bits(self, config, round, client, size, backend, offset=0):
         h, xp = self._key_hashes(config, round, client, backend)
         size = tuple(size) if size is not None else ()
         n = int(np.prod(size)) if size else 1
         golden, m1 = _constants(xp)[:2]
-        counter = xp.arange(n, dtype=xp.uint64)
-        if pairs:
-            counter = counter // xp.asarray(2, dtype=xp.uint64)
-        counter = xp.reshape(counter + xp.asarray(offset, dtype=xp.uint64), size if size else ())
+        counter = xp.reshape(xp.arange(offset, offset + n, dtype=xp.uint64), size if size else ())
         with np.errstate(over="ignore"):
             h = xp.reshape(h, tuple(h.shape) + (1,) * len(size))
             return _mix(h ^ (counter * m1 + golden), xp), xp
@@ -740,18 +737,22 @@ class KeyedStream:
     def _normal_plain(self, config, round, client, size, backend=None):
         """:meth:`normal` as one vectorised formula (namespaces other than NumPy and CuPy).  Version 1: on a
         namespace that computes with NumPy's functions, such as ``array_api_strict``, the NumPy path's bits (the
-        device functions of a GPU may round ``log`` and ``cos`` differently in the last place).  Version 2: the
-        portable functions, the NumPy path's bits on any namespace whose basic operations are IEEE-754's."""
-        pairs = self.version == 3
-        b1, xp = self._bits(config, round, client, size, backend, offset=0, pairs=pairs)
-        b2, _ = self._bits(config, round, client, size, backend, offset=1 << 40, pairs=pairs)
-        u1, u2 = _unit(b1, xp), _unit(b2, xp)
-        if self.version == 3:
-            r = xp.sqrt(-2.0 * _portable_log(u1, xp))
-            sin, cos = _portable_sincos_2pi(u2, xp)
+        device functions of a GPU may round ``log`` and ``cos`` differently in the last place).  Versions 2 and 3:
+        the portable functions, the NumPy path's bits on any namespace whose basic operations are IEEE-754's
+        (version 3 on one pair of uniforms per two numbers)."""
+        if self.version == 3:   # a pair of uniforms per two numbers: counters 2j (r cos) and 2j + 1 (r sin)
             n = int(np.prod(size)) if size else 1
-            odd = xp.reshape(xp.arange(n) % 2 == 1, size if size else ())
-            return xp.where(odd, r * sin, r * cos)
+            half = (n + 1) // 2
+            b1, xp = self._bits(config, round, client, (half,), backend, offset=0)
+            b2, _ = self._bits(config, round, client, (half,), backend, offset=1 << 40)
+            r = xp.sqrt(-2.0 * _portable_log(_unit(b1, xp), xp))
+            sin, cos = _portable_sincos_2pi(_unit(b2, xp), xp)
+            lead = tuple(r.shape[:-1])
+            z = xp.reshape(xp.stack([r * cos, r * sin], axis=-1), lead + (2 * half,))[..., :n]
+            return xp.reshape(z, lead + tuple(size))
+        b1, xp = self._bits(config, round, client, size, backend, offset=0)
+        b2, _ = self._bits(config, round, client, size, backend, offset=1 << 40)
+        u1, u2 = _unit(b1, xp), _unit(b2, xp)
         if self.version == 2:
             return xp.sqrt(-2.0 * _portable_log(u1, xp)) * _portable_cos_2pi(u2, xp)
         return xp.sqrt(-2.0 * xp.log(u1)) * xp.cos(2.0 * np.pi * u2)

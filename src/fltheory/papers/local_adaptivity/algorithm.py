@@ -515,7 +515,7 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
         gives deterministic gradients even when the problem has ``noise_cov``.
     noise_version : the keyed stream's version of normal noise (``KeyedStream(version=...)``): 1 (the default,
         the platform's ``log`` and ``cos``), 2 (portable functions: the same bits on NumPy and in the CuPy
-        kernels) or 3 (as 2, both outputs of each Box-Muller pair: half the work per number).
+        kernels) or 3 (as 2, both outputs of each Box-Muller pair: half the work per number in the kernels).
     record_every : record the global model every this many rounds (and at the last round).
 
     Returns
