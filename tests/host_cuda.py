@@ -2,7 +2,7 @@
 
 Each ``RawKernel`` source is compiled by the host's C++ compiler (C++20, ``-ffp-contract=off``: no multiply-add is
 fused, as ``--fmad=false`` asks of NVRTC) with a header that emulates what the kernels use: every thread of a block
-is a ``std::thread`` with its own ``threadIdx``; ``__shfl_sync`` / ``__shfl_xor_sync`` exchange values through a slot
+is a POSIX thread with its own ``threadIdx``; ``__shfl_sync`` / ``__shfl_xor_sync`` exchange values through a slot
 per thread between two barriers of the whole block, and ``__syncthreads`` and ``__syncwarp`` are one barrier.  That is exact for the
 kernels of ``_cuda`` because their control flow is the same on every thread of a block at each of those points
 (the local-run loop runs ``tau_max`` steps on every lane).  Blocks run one after another.  The device's ``log``
@@ -36,39 +36,42 @@ import numpy as np
 COMPILER = shutil.which("g++") or shutil.which("c++")
 
 _HEADER = r"""
-#include <chrono>
-#include <cmath>
-#include <condition_variable>
-#include <cstring>
-#include <mutex>
-#include <thread>
-#include <vector>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+namespace std {}
 using namespace std;
-struct double2 { double x, y; };
 #define __device__
 #define __forceinline__ inline
 #define __global__
-struct fl_dim3 { unsigned x = 0, y = 0, z = 0; };
-static thread_local fl_dim3 threadIdx, blockIdx;
+struct double2 { double x, y; };
+struct fl_dim3 { unsigned x, y, z; };
+static __thread fl_dim3 threadIdx, blockIdx;
 static fl_dim3 blockDim, gridDim;
 // a barrier of the block's threads that gives up after 20 s (divergent shuffles or barriers would hang): fl_error 1
-static int fl_error = 0;
-struct fl_barrier {
-    std::mutex m;
-    std::condition_variable cv;
-    int n, count = 0;
-    unsigned long gen = 0;
-    explicit fl_barrier(int threads) : n(threads) {}
-    void arrive_and_wait() {
-        std::unique_lock<std::mutex> lk(m);
-        unsigned long g = gen;
-        if (++count == n) { count = 0; ++gen; cv.notify_all(); return; }
-        if (!cv.wait_for(lk, std::chrono::seconds(20), [&] { return gen != g; })) {
-            fl_error = 1; count = 0; ++gen; cv.notify_all();
-        }
+static int fl_error = 0, fl_n = 0, fl_count = 0;
+static unsigned long fl_gen = 0;
+static pthread_mutex_t fl_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fl_cond = PTHREAD_COND_INITIALIZER;
+static void fl_barrier() {
+    pthread_mutex_lock(&fl_mutex);
+    if (fl_error) { pthread_mutex_unlock(&fl_mutex); return; }   // after a time-out: run to the end, report it
+    unsigned long g = fl_gen;
+    if (++fl_count == fl_n) {
+        fl_count = 0; ++fl_gen; pthread_cond_broadcast(&fl_cond);
+    } else {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 20;
+        while (fl_gen == g)
+            if (pthread_cond_timedwait(&fl_cond, &fl_mutex, &ts) == ETIMEDOUT && fl_gen == g) {
+                fl_error = 1; fl_count = 0; ++fl_gen; pthread_cond_broadcast(&fl_cond);
+            }
     }
-};
-static fl_barrier* fl_bar = nullptr;
+    pthread_mutex_unlock(&fl_mutex);
+}
 static unsigned long long fl_slots[1024];
 // shared memory: filled with a NaN pattern before each block, so that reading past the size the launch asked for
 // gives NaN, and writing past it is found after the block (fl_error 2)
@@ -76,22 +79,22 @@ static const unsigned long long FL_GUARD = 0x7ff4deadbeef0000ull;
 static double fl_smem[1 << 16];
 template <class T> T __shfl_sync(unsigned, T v, int src, int width = 32) {
     unsigned long long b = 0;
-    std::memcpy(&b, &v, sizeof(T));
+    memcpy(&b, &v, sizeof(T));
     int tid = threadIdx.x, start = tid - (tid % 32) % width;
     fl_slots[tid] = b;
-    fl_bar->arrive_and_wait();
+    fl_barrier();
     unsigned long long r = fl_slots[start + ((src % width) + width) % width];
-    fl_bar->arrive_and_wait();
+    fl_barrier();
     T out;
-    std::memcpy(&out, &r, sizeof(T));
+    memcpy(&out, &r, sizeof(T));
     return out;
 }
 template <class T> T __shfl_xor_sync(unsigned m, T v, int o, int width = 32) {
     return __shfl_sync(m, v, ((int)(threadIdx.x % 32) % width) ^ o, width);
 }
-inline void __syncthreads() { fl_bar->arrive_and_wait(); }
-inline void __syncwarp(unsigned = 0) { fl_bar->arrive_and_wait(); }
-inline double __longlong_as_double(long long v) { double d; std::memcpy(&d, &v, 8); return d; }
+inline void __syncthreads() { fl_barrier(); }
+inline void __syncwarp(unsigned = 0) { fl_barrier(); }
+inline double __longlong_as_double(long long v) { double d; memcpy(&d, &v, 8); return d; }
 """
 
 _CTYPES = {"double*": ctypes.c_void_p, "const double*": ctypes.c_void_p, "long long*": ctypes.c_void_p,
@@ -122,21 +125,39 @@ def _library(code: str, name: str, options) -> tuple:
     decl = ", ".join(f"{t} {a}" for t, a in params)
     names = ", ".join(a for _, a in params)
     body = code.replace("extern __shared__ double smem[];", "double* smem = fl_smem;")
+    members = "".join(f"    {t} {a};\n" for t, a in params)
+    stores = "".join(f"    fl_args.{a} = {a};\n" for _, a in params)
+    passed = ", ".join(f"fl_args.{a}" for _, a in params)
     launcher = f"""
+struct fl_args_t {{
+{members}}};
+static fl_args_t fl_args;
+struct fl_task {{ int t, b; }};
+static fl_task fl_tasks[1024];
+static pthread_t fl_pool[1024];
+static void* fl_thread(void* p) {{
+    const fl_task* k = (const fl_task*)p;
+    threadIdx.x = k->t;
+    blockIdx.x = k->b;
+    {name}({passed});
+    return nullptr;
+}}
 extern "C" int fl_launch(int blocks, int threads, int smem_doubles, {decl}) {{
-    blockDim.x = threads;
+{stores}    blockDim.x = threads;
     gridDim.x = blocks;
     fl_error = 0;
     for (int b = 0; b < blocks && !fl_error; ++b) {{
-        for (int k = 0; k < (1 << 16); ++k) std::memcpy(&fl_smem[k], &FL_GUARD, 8);
-        fl_barrier bar(threads);
-        fl_bar = &bar;
-        std::vector<std::thread> pool;
-        for (int t = 0; t < threads; ++t)
-            pool.emplace_back([=] {{ threadIdx.x = t; blockIdx.x = b; {name}({names}); }});
-        for (auto& th : pool) th.join();
+        for (int k = 0; k < (1 << 16); ++k) memcpy(&fl_smem[k], &FL_GUARD, 8);
+        fl_n = threads;
+        fl_count = 0;
+        for (int t = 0; t < threads; ++t) {{
+            fl_tasks[t].t = t;
+            fl_tasks[t].b = b;
+            pthread_create(&fl_pool[t], nullptr, fl_thread, &fl_tasks[t]);
+        }}
+        for (int t = 0; t < threads; ++t) pthread_join(fl_pool[t], nullptr);
         for (int k = smem_doubles; k < (1 << 16); ++k)
-            if (std::memcmp(&fl_smem[k], &FL_GUARD, 8)) fl_error = 2;
+            if (memcmp(&fl_smem[k], &FL_GUARD, 8)) fl_error = 2;
     }}
     return fl_error;
 }}
