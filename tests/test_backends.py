@@ -17,6 +17,7 @@ from fltheory.papers.local_adaptivity import algorithm as la_alg
 from fltheory.papers.local_adaptivity import bounds as la_bounds
 from fltheory.papers.local_adaptivity import exact as la_exact
 from conftest import on_backend
+from test_kernels_on_host import zero_federation_runs
 
 
 def _fed(xp, **kw):
@@ -249,36 +250,17 @@ def test_noise_inside_the_fused_kernels_is_the_streams_on_cupy(monkeypatch, vers
     -(-z_0 - z_1 - ...) and the whole-round kernel's Delta the sum of the clients' in client order: the test
     repeats both from the stream.  Versions 2 and 3 (portable, --fmad=false) against the NumPy path; version 1
     (the device's log and cos) against the CuPy stream.  The noise of up to ``chunk`` steps is drawn at once (tau = 9:
-    two chunks of 5), its step keys hashed by the group's lanes (W >= chunk) or by every lane."""
+    two chunks of 5), its step keys hashed by the group's lanes (W >= chunk) or by every lane.  The runs and their
+    reference: ``test_kernels_on_host.zero_federation_runs`` (there on the host stand-in)."""
     _skip_without_gpu()
     import cupy as cp
 
     from fltheory import _cuda
 
     monkeypatch.setattr(_cuda, "NOISE_CHUNK", chunk)
-    B, M, t = 5, 3, 2
-    stream = flt.backend.KeyedStream(9, "local_adaptivity.noise", version=version)
-    configs, ids = np.arange(B) + 10, np.array([4, 0, 7])
-    common = dict(xp=cp, H=cp.zeros((M, d, d)), x_opt=cp.zeros((M, d)), factor=cp.stack([cp.eye(d)] * M),
-                  eta=cp.ones(M), tau=cp.full(M, tau), tau_max=tau, config=cp.asarray(configs),
-                  client_ids=cp.asarray(ids), batch=(B,), M=M, d=d, base=int(stream._base), adagrad=False, v0=0.0,
-                  eps=0.0, exact_n=True, version=version)
-    y = np.zeros((B, M, d))
-    for k in range(tau):
-        keys = dict(config=configs[:, None], round=t * 2**32 + k, client=ids[None, :], size=(d,))
-        z = stream.normal(**keys) if version > 1 else to_numpy(stream.normal(
-            **{**keys, "config": cp.asarray(configs[:, None]), "client": cp.asarray(ids[None, :])}))
-        y = y - z
-    delta = 0.0 - y
-    got, _ = _cuda.local_runs(x=cp.zeros((B, d)), round0=t * 2**32, **common)
-    assert np.array_equal(to_numpy(got).view(np.uint64), delta.view(np.uint64))
-    rounds = _cuda.RoundsKernel(omega=cp.ones(M), alpha=cp.ones(()), step_key=2**32, local_correction=False,
-                                **common)
-    rounds(cp.zeros((B, d)), t, t + 1)
-    Delta = 0.0
-    for m in range(M):
-        Delta = Delta + delta[:, m]
-    assert np.array_equal(to_numpy(rounds.last_round()[0]).view(np.uint64), Delta.view(np.uint64))
+    got, delta, Got, Delta = zero_federation_runs(_cuda, cp, version=version, d=d, tau=tau)
+    assert np.array_equal(got.view(np.uint64), delta.view(np.uint64))
+    assert np.array_equal(Got.view(np.uint64), Delta.view(np.uint64))
 
 
 @pytest.mark.parametrize("noise_version", [1, 2, 3])

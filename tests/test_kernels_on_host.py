@@ -23,24 +23,34 @@ import host_cuda
 pytestmark = pytest.mark.skipif(host_cuda.COMPILER is None, reason="no C++ compiler")
 
 
-def _zero_federation_runs(_cuda, *, version, d, tau, B=4, M=3, t=2):
-    """``(local_runs delta, reference delta, RoundsKernel Delta, reference Delta)`` on the zero federation."""
+def zero_federation_runs(_cuda, xp, *, version, d, tau, B=5, M=3, t=2):
+    """``(local_runs delta, its reference, RoundsKernel Delta, its reference)`` as NumPy arrays, on the zero
+    federation (H_i = 0, x = x_i* = 0, eta = 1, a unit diagonal noise factor: a local step is y <- y - z_k exactly,
+    a client's delta 0 - y, the whole-round kernel's Delta the clients' sum in client order), run by ``_cuda`` on
+    the namespace ``xp`` (NumPy with the host stand-in, or CuPy).  The reference repeats those operations on the
+    stream's numbers: drawn on NumPy for versions 2 and 3, on ``xp`` for version 1 (the device's log and cos).
+    Also used by ``test_backends`` on a GPU."""
+    from fltheory.backend import to_numpy  # noqa: PLC0415
+
     stream = KeyedStream(9, "local_adaptivity.noise", version=version)
     configs, ids = np.arange(B) + 10, np.array([4, 0, 7])[:M]
-    common = dict(xp=np, H=np.zeros((M, d, d)), x_opt=np.zeros((M, d)), factor=np.stack([np.eye(d)] * M),
-                  eta=np.ones(M), tau=np.full(M, tau), tau_max=tau, config=configs, client_ids=ids, batch=(B,), M=M,
-                  d=d, base=int(stream._base), adagrad=False, v0=0.0, eps=0.0, exact_n=True, version=version)
+    common = dict(xp=xp, H=xp.zeros((M, d, d)), x_opt=xp.zeros((M, d)), factor=xp.stack([xp.eye(d)] * M),
+                  eta=xp.ones(M), tau=xp.full(M, tau), tau_max=tau, config=xp.asarray(configs),
+                  client_ids=xp.asarray(ids), batch=(B,), M=M, d=d, base=int(stream._base), adagrad=False, v0=0.0,
+                  eps=0.0, exact_n=True, version=version)
+    draw_on = np if version > 1 else xp
     y = np.zeros((B, M, d))
     for k in range(tau):
-        y = y - stream.normal(config=configs[:, None], round=t * 2**32 + k, client=ids[None, :], size=(d,))
+        y = y - to_numpy(stream.normal(config=draw_on.asarray(configs[:, None]), round=t * 2**32 + k,
+                                       client=draw_on.asarray(ids[None, :]), size=(d,)))
     delta = 0.0 - y
-    got, _ = _cuda.local_runs(x=np.zeros((B, d)), round0=t * 2**32, **common)
-    rounds = _cuda.RoundsKernel(omega=np.ones(M), alpha=np.ones(()), step_key=2**32, local_correction=False, **common)
-    rounds(np.zeros((B, d)), t, t + 1)
+    got, _ = _cuda.local_runs(x=xp.zeros((B, d)), round0=t * 2**32, **common)
+    rounds = _cuda.RoundsKernel(omega=xp.ones(M), alpha=xp.ones(()), step_key=2**32, local_correction=False, **common)
+    rounds(xp.zeros((B, d)), t, t + 1)
     Delta = 0.0
     for m in range(M):
         Delta = Delta + delta[:, m]
-    return got, delta, rounds.last_round()[0], Delta
+    return to_numpy(got), delta, to_numpy(rounds.last_round()[0]), Delta
 
 
 NOISE_CASES = [   # (version, d, tau, NOISE_CHUNK): chunks of tau steps (5 for tau = 9), W < or >= the chunk
@@ -58,7 +68,7 @@ def test_noise_inside_the_kernels_is_the_streams(monkeypatch, version, d, tau, c
     (W >= chunk) or by every lane."""
     _cuda = host_cuda.install(monkeypatch)
     monkeypatch.setattr(_cuda, "NOISE_CHUNK", chunk)
-    got, delta, Got, Delta = _zero_federation_runs(_cuda, version=version, d=d, tau=tau)
+    got, delta, Got, Delta = zero_federation_runs(_cuda, np, version=version, d=d, tau=tau)
     if version == 1:
         assert np.abs(got.view(np.int64) - delta.view(np.int64)).max() <= 4
         assert np.abs(Got.view(np.int64) - Delta.view(np.int64)).max() <= 4

@@ -481,7 +481,7 @@ def noise_operand(xp, factor, batch, M, d, diag=None):
 
 def rounds_fit(M: int, d: int) -> bool:
     """Whether one block holds a configuration's clients (``M`` groups of lanes, whole warps, at most 1024)."""
-    return -(-M * _width(d) // 32) * 32 <= 1024
+    return RoundsKernel.threads_for(M, _width(d)) <= 1024
 
 
 def _flat(xp, a, batch, tail):

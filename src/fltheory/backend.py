@@ -725,7 +725,8 @@ class KeyedStream:
     def _normal_cupy(self, config, round, client, size, backend=None):   # pragma: no cover - GPU machines
         """:meth:`normal` on CuPy as one fused kernel: the operations of :meth:`_normal_plain` (the hash, the
         uniforms, Box-Muller) per output number, written once; version 1 with the device's ``log`` and ``cos``,
-        version 2 with the portable functions compiled with ``--fmad=false``."""
+        versions 2 and 3 with the portable functions compiled with ``--fmad=false`` (version 3: the whole pair of
+        each number, the output of its parity)."""
         h, xp = self._key_hashes(config, round, client, backend)
         n = int(np.prod(size)) if size else 1
         out = xp.empty(tuple(h.shape) + size)

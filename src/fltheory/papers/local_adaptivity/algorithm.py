@@ -288,8 +288,9 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
     factor, factor_diag = _factor(asarray(cov, xp), xp) if (noise and cov is not None) else (None, None)
     return _Setup(xp=xp, batch=batch, M=M, d=d, eta=eta, tau=tau_arr, tau_max=int(xp.max(tau_arr)),
                   client_opt=client_opt, precond=P, precond_inv=Pinv, beta1=beta1, beta2=beta2, v0=v0,
-                  eps=eps, bias_correction=bool(bias_correction), n_mode=n_mode, noise_factor=factor, noise_diag=factor_diag,
-                  config=config, client_ids=client_ids, seed=int(seed), noise_version=int(noise_version)), x0
+                  eps=eps, bias_correction=bool(bias_correction), n_mode=n_mode, noise_factor=factor,
+                  noise_diag=factor_diag, config=config, client_ids=client_ids, seed=int(seed),
+                  noise_version=int(noise_version)), x0
 
 
 # --------------------------------------------------------------------------------------
