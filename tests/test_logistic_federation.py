@@ -53,6 +53,30 @@ def test_batched_and_per_client_points():
     np.testing.assert_allclose(fed.grad_clients(W[0], idx=idx), full_small.grad_clients(W[0]), atol=1e-14)
 
 
+@pytest.mark.parametrize("reg", [0.0, 0.05])
+def test_full_data_path_on_every_backend_with_two_batch_axes(xp, reg):
+    """grad_clients / loss_clients with configuration axes (2, 3) (the client-major path: every configuration's
+    logits in one product per client) equal the per-sample formulas, on every backend and on its device."""
+    from conftest import to_np
+
+    fed, Xs, ys = make(seed=4, M=4, m=3, s=3, reg=reg)
+    dev = xp.asarray(0.0).device if hasattr(xp.asarray(0.0), "device") else None
+    on = LogisticFederation(*(xp.asarray(a, device=dev) for a in (fed.X, fed.y, fed.mask)), 3, reg)
+    W = np.random.default_rng(5).normal(size=(2, 3, fed.M, fed.d)) * 2
+    G, F = on.grad_clients(xp.asarray(W, device=dev)), on.loss_clients(xp.asarray(W, device=dev))
+    assert G.device == dev and F.device == dev and G.shape == W.shape and F.shape == (2, 3, fed.M)
+    e = 1e-6
+    for b in np.ndindex(2, 3):
+        for i in range(fed.M):
+            w = W[b + (i,)]
+            direct = np.mean([per_sample_loss(w, x, y, 3, 0) for x, y in zip(Xs[i], ys[i])]) + reg / 2 * w @ w
+            assert np.isclose(to_np(F)[b + (i,)], direct, rtol=1e-13)
+            fd = [(np.mean([per_sample_loss(w + e * u, x, y, 3, 0) - per_sample_loss(w - e * u, x, y, 3, 0)
+                            for x, y in zip(Xs[i], ys[i])]) / (2 * e)) for u in np.eye(fed.d)]
+            np.testing.assert_allclose(to_np(G)[b + (i,)], np.array(fd) + reg * w, atol=1e-7)
+            np.testing.assert_allclose(to_np(G)[b + (i,)], fed.grad_client(i, w), atol=1e-13)
+
+
 @given(seed=st.integers(0, 1000), scale=st.floats(0.1, 30))
 def test_analytic_constants(seed, scale):
     """||grad F_i|| <= L (reg = 0) everywhere; lambda_max(Hessian of F_i) <= beta_i."""

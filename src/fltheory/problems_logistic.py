@@ -199,6 +199,57 @@ class LogisticFederation(_Federation):
         G = xp.reshape((np.ascontiguousarray(mT(R)) if xp is np else mT(R)) @ X, R.shape[:-2] + (self.d,))
         return G + self.reg * W if self.reg else G
 
+    # ------------------------------------------------------------------ the full-data path, client-major
+    # Every configuration of a batch sees the same client data, so the logits of all of them are one
+    # product per client, (P s, m) @ (m, D_i), with the samples along the last axis: the softmax's
+    # reductions over the s classes then run over whole rows of samples, and the gradient is a plain
+    # (P s, D_i) @ (D_i, m) product. On a 2-core CPU with 9 configurations of 10 digit clients this is
+    # about twice as fast as one small product per (configuration, client) with the classes last.
+    @cached_property
+    def _client_major_data(self):
+        xp = self.xp
+        XT = mT(self.X)
+        YT = mT(self._onehot)[:, None, :, :]                        # (M, 1, s, n)
+        if xp is np:
+            XT, YT = np.ascontiguousarray(XT), np.ascontiguousarray(YT)
+        inv = (1.0 / xp.astype(self.sizes, xp.float64))[:, None, None, None]
+        maskf = xp.astype(self.mask, xp.float64)[:, None, :]         # (M, 1, n)
+        return XT, YT, inv, maskf
+
+    def _logits_client_major(self, W):
+        """``W`` (..., M, d) -> the logits ``(M, P, s, n_max)`` of every client's own samples, P = prod(...)."""
+        xp = self.xp
+        batch = tuple(W.shape[:-2])
+        P, M, s, m = math.prod(batch), self.M, self.n_classes, self.m
+        Wt = xp.reshape(xp.permute_dims(xp.reshape(W, (P, M, s, m)), (1, 0, 2, 3)), (M, P * s, m))
+        Z = Wt @ self._client_major_data[0]                         # (M, P s, n_max)
+        return xp.reshape(Z, (M, P, s, Z.shape[-1])), batch
+
+    def _from_client_major(self, A, batch):
+        """``(M, P, ...)`` -> ``batch + (M, ...)``."""
+        xp = self.xp
+        A = xp.permute_dims(A, (1, 0) + tuple(range(2, A.ndim)))
+        return xp.reshape(A, batch + (self.M,) + tuple(A.shape[2:]))
+
+    def _full_grad(self, W):
+        xp = self.xp
+        _, YT, inv, _ = self._client_major_data
+        Z, batch = self._logits_client_major(W)
+        M, P, s, n = Z.shape
+        if xp is np:   # in place: the logits become the residuals
+            Z -= Z.max(axis=2, keepdims=True)
+            np.exp(Z, out=Z)
+            Z /= Z.sum(axis=2, keepdims=True)
+            Z -= YT
+            Z *= inv
+            R = Z
+        else:
+            E = xp.exp(Z - xp.max(Z, axis=2, keepdims=True))
+            R = (E / xp.sum(E, axis=2, keepdims=True) - YT) * inv      # padded samples have x = 0: no contribution
+        G = xp.reshape(xp.reshape(R, (M, P * s, n)) @ self.X, (M, P, s * self.m))
+        G = self._from_client_major(G, batch)
+        return G + self.reg * W if self.reg else G
+
     def grad_clients(self, W, idx=None):
         """grad F_i(W_i) for one parameter vector per client, ``W`` (..., M, d) -> (..., M, d).
 
@@ -208,7 +259,7 @@ class LogisticFederation(_Federation):
         xp = self.xp
         W = self._check_per_client(W)
         if idx is None:
-            return self._ce_grad(W, self.X, self._onehot, (1.0 / xp.astype(self.sizes, xp.float64))[:, None, None])
+            return self._full_grad(W)
         rows = np.arange(self.M)[:, None] if xp is np else xp.arange(self.M)[:, None]
         return self._ce_grad(W, gather(self.X, rows, idx), gather(self._onehot, rows, idx), 1.0 / idx.shape[-1])
 
@@ -223,14 +274,13 @@ class LogisticFederation(_Federation):
         """F_i(W_i) for one parameter vector per client, ``W`` (..., M, d) -> (..., M)."""
         xp = self.xp
         W = self._check_per_client(W)
-        Z = self._logits(W, self.X)
-        zmax = xp.max(Z, axis=-1, keepdims=True)
-        lse = (zmax[..., 0] + xp.log(xp.sum(xp.exp(Z - zmax), axis=-1)))
-        zy = xp.sum(Z * self._onehot, axis=-1)
-        if xp is np:
-            val = ((lse - zy) * self.mask).sum(axis=-1) / self.sizes
-        else:   # the standard promotes neither booleans nor integers with floats
-            val = xp.sum((lse - zy) * xp.astype(self.mask, xp.float64), axis=-1) / xp.astype(self.sizes, xp.float64)
+        _, YT, inv, maskf = self._client_major_data
+        Z, batch = self._logits_client_major(W)                        # (M, P, s, n)
+        zmax = xp.max(Z, axis=2, keepdims=True)
+        lse = zmax[:, :, 0, :] + xp.log(xp.sum(xp.exp(Z - zmax), axis=2))
+        zy = xp.sum(Z * YT, axis=2)                                     # (M, P, n)
+        val = xp.sum((lse - zy) * maskf, axis=-1) * inv[:, :, 0, 0]     # (M, P)
+        val = xp.reshape(mT(val), batch + (self.M,))
         return val + 0.5 * self.reg * xp.sum(W * W, axis=-1) if self.reg else val
 
     def predict(self, W, X):
