@@ -100,15 +100,15 @@ class EventQueue:
     """
 
     def __init__(self, *, record: bool = False):
-        self._heap: list[Event] = []
+        self._heap: list[tuple] = []      # (time, priority, seq, event): tuples compare in C
         self._seq = itertools.count()
         self.now = 0.0
         self.record = V.flag(record, "record")
         self.log: list[Event] = []
 
     def push(self, time: float, kind: str, payload: Any = None, *, priority: Any = 0) -> Event:
-        if not isinstance(time, float):      # the fast path of the simulators; text, bools, None refused by name
-            time = V.real(time, "time", finite=False)
+        if type(time) is not float:          # the fast path of the simulators; text, bools, None refused by name
+            time = float(time) if type(time) is int else V.real(time, "time", finite=False)
         if math.isnan(time):
             raise ScheduleError(f"event {kind!r}: time is NaN")
         if type(kind) is not str:
@@ -117,12 +117,13 @@ class EventQueue:
             priority = V.real(priority, "priority")
         if time < self.now:
             raise ScheduleError(f"event {kind!r} scheduled at time={time} before the clock's now = {self.now}")
-        ev = Event(time, priority, next(self._seq), kind, payload)
-        heapq.heappush(self._heap, ev)
+        seq = next(self._seq)
+        ev = Event(time, priority, seq, kind, payload)
+        heapq.heappush(self._heap, (time, priority, seq, ev))
         return ev
 
     def pop(self) -> Event:
-        ev = heapq.heappop(self._heap)
+        ev = heapq.heappop(self._heap)[3]
         self.now = ev.time
         if self.record:
             self.log.append(ev)
