@@ -124,7 +124,7 @@ def test_kernels_are_the_array_code(monkeypatch, d, M, client_opt, correction, n
     s, _ = la._setup(fed, x, eta=eta, tau=tau, client_opt=client_opt, precond=None, beta1=None, beta2=None, v0=None,
                      eps=None, bias_correction=False, n_mode="exact", noise=True, seed=11, config=None,
                      client_ids=None, noise_version=version)
-    operands = dict(xp=np, H=fed.H, x_opt=fed.x_opt, factor=s.noise_factor, factor_diag=s.noise_diag, eta=s.eta,
+    operands = dict(xp=np, H=fed.H, x_opt=fed.x_opt, factor=la._kernel_factor(s), factor_diag=s.noise_diag, eta=s.eta,
                     tau=s.tau, tau_max=s.tau_max,
                     config=s.config, client_ids=s.client_ids, batch=s.batch, M=M, d=d,
                     base=int(KeyedStream(11, la._NOISE)._base), adagrad=client_opt == "adagrad", v0=s.v0, eps=s.eps,
@@ -143,13 +143,16 @@ def test_kernels_are_the_array_code(monkeypatch, d, M, client_opt, correction, n
 
 def test_diagonal_noise_factor_is_the_cholesky_factor():
     """A diagonal PD noise covariance is factored by the elementwise square root, NumPy's Cholesky factor bit for bit
-    (d from 1 to 40, entries from 1e-302 to 4e300; so the noise, and every seeded run, is what it was); a covariance with a zero on its diagonal or an
-    off-diagonal entry still goes through the factorisations."""
+    (d from 1 to 40, entries from 1e-302 to 4e300; so the noise, and every seeded run, is what it was); a covariance
+    with a zero on its diagonal or an off-diagonal entry still goes through the factorisations."""
+    from fltheory.problems import noise_root_diagonal
+
     rng = np.random.default_rng(3)
     for d in (1, 2, 6, 17, 40):
         for scale in (1e-300, 1.0, 1e300):
             cov = np.einsum("...i,ij->...ij", scale * rng.uniform(0.01, 4.0, (5, 3, d)), np.eye(d))
-            F, diag = la._factor(cov, np)
+            diag = noise_root_diagonal(cov, np)
+            F = la._factor(cov, np, diag)
             assert np.array_equal(F.view(np.uint64), np.linalg.cholesky(cov).view(np.uint64)), (d, scale)
             assert np.array_equal(diag, np.sqrt(np.diagonal(cov, axis1=-2, axis2=-1)))
     singular = cov.copy()
@@ -157,5 +160,35 @@ def test_diagonal_noise_factor_is_the_cholesky_factor():
     dense = cov.copy()
     dense[..., 0, 1] = dense[..., 1, 0] = 0.001
     for other in (singular, dense):
-        F, diag = la._factor(other, np)
-        assert diag is None and np.allclose(F @ np.swapaxes(F, -1, -2), other, atol=1e-12)
+        assert noise_root_diagonal(other, np) is None
+        F = la._factor(other, np)
+        assert np.allclose(F @ np.swapaxes(F, -1, -2), other, atol=1e-12)
+
+
+def test_the_noise_set_up_is_done_once_per_federation_and_the_dense_factor_only_where_drawn(monkeypatch):
+    """The diagonal test scans every Sigma_i: a federation does it once, however many runs it serves; the dense
+    factor (B M d^2 numbers) is built only when the array code draws noise, never for the kernels' operands."""
+    import fltheory.problems as problems
+
+    calls = []
+    real = problems.noise_root_diagonal
+    monkeypatch.setattr(problems, "noise_root_diagonal", lambda cov, xp: calls.append(1) or real(cov, xp))
+    fed = flt.random_quadratic_federation(M=3, d=4, batch=2, kappa=5.0, seed=2, sigma2=0.1)
+    x = np.zeros((2, 4))
+    kw = dict(eta=0.05, tau=2, client_opt="sgd", precond=None, beta1=None, beta2=None, v0=None, eps=None,
+              bias_correction=False, n_mode="exact", noise=True, seed=1, config=None, client_ids=None)
+    setups = [la._setup(fed, x, **kw)[0] for _ in range(3)]
+    assert len(calls) == 1
+    for s in setups:
+        assert np.array_equal(s.noise_diag, np.sqrt(0.1) * np.ones((2, 3, 4)))
+        assert la._kernel_factor(s) is None and "noise_factor" not in vars(s)       # the kernels need no matrix
+    s = setups[0]
+    assert np.array_equal(s.noise_factor, np.sqrt(0.1) * np.broadcast_to(np.eye(4), (2, 3, 4, 4)))
+    assert "noise_factor" in vars(s)                                                 # built on first use, kept
+    a = la.fedopt(fed, x0=x, rounds=2, eta=0.05, tau=2, seed=1).x
+    b = la.fedopt(fed, x0=x, rounds=2, eta=0.05, tau=2, seed=1).x
+    assert len(calls) == 1 and np.array_equal(a, b)
+    dense = flt.QuadraticFederation(fed.H, fed.x_opt, fed.weights, noise_cov=fed.noise_cov + 0.01)
+    s = la._setup(dense, x, **kw)[0]
+    assert s.noise_diag is None and la._kernel_factor(s) is s.noise_factor
+    assert np.allclose(s.noise_factor @ np.swapaxes(s.noise_factor, -1, -2), dense.noise_cov, atol=1e-14)

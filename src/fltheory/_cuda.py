@@ -464,15 +464,16 @@ def kernel_attributes(name: str, d: int, noise: int, version: int = 1, tau_max: 
 
 
 def noise_operand(xp, factor, batch, M, d, diag=None):
-    """``(mode, array, varies)`` for the kernels' noise: mode 0 without noise; 1 with a diagonal factor (every
-    off-diagonal entry zero), passed as its ``(M, d)`` diagonals (``diag`` when the caller knows them); 2 with a
-    dense factor ``(M, d, d)``."""
+    """``(mode, array, varies)`` for the kernels' noise: mode 0 without noise (neither ``factor`` nor ``diag``);
+    1 with a diagonal factor (every off-diagonal entry zero), passed as its ``(M, d)`` diagonals (``diag`` when the
+    caller knows them: then ``factor`` may be None, the dense matrix never built); 2 with a dense factor
+    ``(M, d, d)``."""
     import cupy  # noqa: PLC0415
 
-    if factor is None:
-        return 0, cupy.zeros((1,)), 0
     if diag is not None:
         return (1,) + _flat(xp, diag, batch, (M, d))
+    if factor is None:
+        return 0, cupy.zeros((1,)), 0
     if bool(xp.all(factor == factor * xp.eye(d))):   # off-diagonal zero: n_i = f_ii z_i, the same bits as F z
         diag = cupy.ascontiguousarray(cupy.diagonal(factor, axis1=-2, axis2=-1))
         return (1,) + _flat(xp, diag, batch, (M, d))

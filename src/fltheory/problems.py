@@ -39,6 +39,7 @@ array([ 91., 370.])
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -126,6 +127,27 @@ class _Federation:
     def loss(self, x):
         """F(x) = sum_i w_i F_i(x) at points ``x`` (..., d)."""
         return self.xp.sum(self.weights * self.loss_clients_at(x), axis=-1)
+
+
+def is_diagonal(P, diag, xp) -> bool:
+    """Whether every off-diagonal entry of the finite ``P`` (..., n, n) is zero (``diag`` its diagonal).  NumPy
+    counts the nonzero entries; on a device the largest off-diagonal magnitude is one elementwise pass and a max
+    (CuPy's ``count_nonzero`` took 11 ms on the 8e7 numbers of a B = 1e5, M = d = 10 batch on an H100, where the
+    fixed points' kernel takes 1.8 ms)."""
+    if xp is np:
+        return int(xp.count_nonzero(P)) == int(xp.count_nonzero(diag))
+    return float(xp.max(xp.abs(P * (1.0 - xp.eye(P.shape[-1]))))) == 0.0
+
+
+def noise_root_diagonal(cov, xp):
+    """``sqrt(diag Sigma_i)`` (..., M, d) when every ``Sigma_i`` of ``cov`` (..., M, d, d) is diagonal with a
+    positive diagonal, else None.  Then the Cholesky factor of each ``Sigma_i`` is that diagonal, bit for bit
+    (its diagonal entries are ``sqrt(Sigma_jj)`` and the others ``0 / F_jj``), and a noise draw ``F z`` is the
+    elementwise product ``sqrt(diag) * z``."""
+    diag = xp.linalg.diagonal(cov)
+    if is_diagonal(cov, diag, xp) and bool(xp.all(diag > 0)):
+        return xp.sqrt(diag)
+    return None
 
 
 def _noise_cov_checked(cov, xp, M: int, d: int):
@@ -233,6 +255,12 @@ class QuadraticFederation(_Federation):
     @property
     def batch_shape(self) -> tuple:
         return np.broadcast_shapes(self.H.shape[:-3], self.x_opt.shape[:-2], self.weights.shape[:-1])
+
+    @cached_property
+    def noise_root_diag(self):
+        """:func:`noise_root_diagonal` of ``noise_cov`` (None without noise): computed once per federation, so
+        the simulators that draw ``F z`` or hand the diagonal to a kernel do not scan every ``Sigma_i`` per call."""
+        return None if self.noise_cov is None else noise_root_diagonal(self.noise_cov, self.xp)
 
     # ------------------------------------------------------------------ objective
     @property

@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from math import prod
 from typing import Any
 
@@ -69,7 +70,7 @@ import numpy as np
 
 from ... import validation as V
 from ...backend import KeyedStream, asarray, copy_of, is_cupy, mT, matvec, namespace, to_numpy, weighted_sum
-from ...problems import QuadraticFederation, validate_weights
+from ...problems import QuadraticFederation, noise_root_diagonal, validate_weights
 
 __all__ = [
     "CLIENT_OPTS",
@@ -173,12 +174,17 @@ class _Setup:
     eps: float
     bias_correction: bool
     n_mode: str
-    noise_factor: Any
-    noise_diag: Any   # the factor's diagonal when it is diagonal (the kernels' cheap case), else None
+    noise_cov: Any    # the clients' Sigma_i when the run draws noise, else None
+    noise_diag: Any   # the noise factor's diagonal when it is diagonal (the kernels' cheap case), else None
     config: Any  # (...,) int
     client_ids: Any  # (..., M) int
     seed: int
     noise_version: int = 1
+
+    @cached_property
+    def noise_factor(self):
+        """F with F F^T = Sigma_i for the array code's draws ``F z`` (None without noise); built on first use."""
+        return None if self.noise_cov is None else _factor(self.noise_cov, self.xp, self.noise_diag)
 
 
 def _choice(name, value, options):
@@ -193,25 +199,28 @@ def _positive(name, value, xp):
     return xp.astype(V.array(value, name, xp=xp, low=0.0, open_low=True), xp.float64)
 
 
-def _factor(cov, xp):
-    """``(F, diagonal)``: a factor F with F F^T = cov (Cholesky when every Sigma_i is PD, else the symmetric root),
-    and F's diagonal when every Sigma_i is diagonal with a positive diagonal, else None.  That case needs no
-    factorisation: F is the elementwise square root, the Cholesky factor bit for bit (its diagonal is sqrt(Sigma_jj)
-    and its other entries 0 / F_jj), and the CuPy kernels take the diagonal alone."""
-    from .exact import _is_diagonal  # noqa: PLC0415
+def _noise_root_diag(problem, cov, xp):
+    """The noise factor's diagonal when every Sigma_i is diagonal with a positive diagonal, else None: a
+    QuadraticFederation's, computed once per federation (``noise_root_diag``); another problem's, per call."""
+    if isinstance(problem, QuadraticFederation):
+        return problem.noise_root_diag
+    return noise_root_diagonal(cov, xp)
 
-    diag = xp.linalg.diagonal(cov)
-    if _is_diagonal(cov, diag, xp) and bool(xp.all(diag > 0)):
-        root = xp.sqrt(diag)
-        return root[..., None] * xp.eye(cov.shape[-1], dtype=root.dtype), root
+
+def _factor(cov, xp, diag=None):
+    """A factor F with F F^T = cov: with ``diag`` (the case :func:`_noise_root_diag` finds) the diagonal matrix of
+    it, the Cholesky factor bit for bit; else Cholesky when every Sigma_i is PD, else the symmetric root.  Built
+    only where the array code draws noise (``_Setup.noise_factor``): the CuPy kernels take the diagonal alone."""
+    if diag is not None:
+        return diag[..., None] * xp.eye(cov.shape[-1], dtype=diag.dtype)
     try:
         Lc = xp.linalg.cholesky(cov)
         if bool(xp.all(xp.isfinite(Lc))):
-            return Lc, None
+            return Lc
     except np.linalg.LinAlgError:
         pass
     lam, V = xp.linalg.eigh(0.5 * (cov + mT(cov)))
-    return V * xp.sqrt(xp.clip(lam, 0.0, None))[..., None, :], None
+    return V * xp.sqrt(xp.clip(lam, 0.0, None))[..., None, :]
 
 
 def _check_problem(problem):
@@ -285,10 +294,11 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
         client_ids = xp.arange(M, dtype=xp.int64)
     client_ids = _keys(client_ids, "client_ids", batch + (M,), xp)
     cov = getattr(problem, "noise_cov", None)
-    factor, factor_diag = _factor(asarray(cov, xp), xp) if (noise and cov is not None) else (None, None)
+    cov = asarray(cov, xp) if (noise and cov is not None) else None
+    factor_diag = None if cov is None else _noise_root_diag(problem, cov, xp)
     return _Setup(xp=xp, batch=batch, M=M, d=d, eta=eta, tau=tau_arr, tau_max=int(xp.max(tau_arr)),
                   client_opt=client_opt, precond=P, precond_inv=Pinv, beta1=beta1, beta2=beta2, v0=v0,
-                  eps=eps, bias_correction=bool(bias_correction), n_mode=n_mode, noise_factor=factor,
+                  eps=eps, bias_correction=bool(bias_correction), n_mode=n_mode, noise_cov=cov,
                   noise_diag=factor_diag, config=config, client_ids=client_ids, seed=int(seed),
                   noise_version=int(noise_version)), x0
 
@@ -298,6 +308,11 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
 # --------------------------------------------------------------------------------------
 FUSED_CUDA = True   # on CuPy, run the local runs that _cuda.local_runs covers as one kernel (False: the array code)
 FUSED_ROUNDS_CUDA = True   # and whole rounds with the GD server as one kernel (False: one kernel per round)
+
+
+def _kernel_factor(s: _Setup):
+    """The dense noise factor for the CuPy kernels: None where they take the diagonal (or draw no noise)."""
+    return None if s.noise_diag is not None else s.noise_factor
 
 
 def _fused_cuda(problem, s: _Setup, record: bool) -> bool:
@@ -323,7 +338,7 @@ def _local_runs(problem, x, s: _Setup, t: int, record: bool = False) -> ClientUp
     if _fused_cuda(problem, s, record):   # pragma: no cover - GPU machines
         from ..._cuda import local_runs  # noqa: PLC0415
 
-        delta, N = local_runs(xp=s.xp, x=x, H=problem.H, x_opt=problem.x_opt, factor=s.noise_factor,
+        delta, N = local_runs(xp=s.xp, x=x, H=problem.H, x_opt=problem.x_opt, factor=_kernel_factor(s),
                               factor_diag=s.noise_diag, eta=s.eta,
                               tau=s.tau, tau_max=s.tau_max, config=s.config, client_ids=s.client_ids, batch=s.batch,
                               M=s.M, d=s.d, base=int(KeyedStream(s.seed, _NOISE)._base), round0=t * _STEP_KEY,
@@ -339,7 +354,7 @@ def _local_runs(problem, x, s: _Setup, t: int, record: bool = False) -> ClientUp
     diag = opt != "precond"
     acc = xp.zeros(shape if opt in _ADAPTIVE else s.batch + (s.M, 1))
     Mk = xp.zeros_like(acc)
-    stream = KeyedStream(s.seed, _NOISE, version=s.noise_version) if s.noise_factor is not None else None
+    stream = KeyedStream(s.seed, _NOISE, version=s.noise_version) if s.noise_cov is not None else None
     rec_y, rec_g, rec_P, rec_a = [y], [], [], []
     if type(problem) is QuadraticFederation:   # its gradient without the door's shape check (y is ours)
         H, x_opt = problem.H, problem.x_opt
@@ -567,7 +582,7 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
         from ..._cuda import RoundsKernel  # noqa: PLC0415
 
         omega = _omega(s, problem.weights, 0, None, sampling_scheme, aggregation)
-        run = RoundsKernel(xp=xp, H=problem.H, x_opt=problem.x_opt, factor=s.noise_factor,
+        run = RoundsKernel(xp=xp, H=problem.H, x_opt=problem.x_opt, factor=_kernel_factor(s),
                            factor_diag=s.noise_diag, eta=s.eta, tau=s.tau,
                            tau_max=s.tau_max, omega=omega, alpha=alpha, config=s.config, client_ids=s.client_ids,
                            batch=s.batch, M=M, d=s.d, base=int(KeyedStream(s.seed, _NOISE)._base),
@@ -699,7 +714,7 @@ def fedopt_loop(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None
                     g = H[b][i] @ (y - xo[b][i])
                     if cov is not None:
                         z = stream.normal(config=int(cfg[b]), round=t * _STEP_KEY + k, client=i, size=(d,))
-                        g = g + _factor(cov[b][i], np)[0] @ z
+                        g = g + _factor(cov[b][i], np, noise_root_diagonal(cov[b][i], np)) @ z
                     if client_opt == "sgd":
                         y = y - eta_a[b][i] * g
                         nacc += 1.0
