@@ -20,7 +20,7 @@ def pytest_configure(config):
     # its share up front, consecutive tests, so one worker got every long test below and ran them in a row)
     if getattr(config.option, "maxschedchunk", "absent") is None:
         config.option.maxschedchunk = 1
-    # one BLAS thread per process: xdist runs a worker per core and nbmake a kernel per notebook, and BLAS threads on
+    # one BLAS thread per process: xdist runs a worker per core and each notebook test a kernel, and BLAS threads on
     # top of those spin against each other (a Hessian-vector product of the digits federation took 0.18 s with the
     # default threads on a busy 2-core machine, 0.003 s with one).  Kernels inherit the variables; this process and
     # the workers, which may have loaded NumPy already, are limited through threadpoolctl.
@@ -54,7 +54,7 @@ def pytest_unconfigure(config):
 # The longest tests, started first: with `-n auto` the run ends when its last test does, so a long test
 # collected late (a notebook, a README table rebuilt from a full run, the wheel's round trip) would run alone at
 # the end.  Longest first shortens the run; the order changes nothing else (every test stands alone).
-_LONG_FIRST = ("notebooks/", "tests/test_claims.py", "tests/test_packaging.py", "tests/test_docs.py", "tests/test_doors_harvest.py",
+_LONG_FIRST = ("tests/test_notebooks.py", "tests/test_claims.py", "tests/test_packaging.py", "tests/test_docs.py", "tests/test_doors_harvest.py",
                "tests/test_feddelavg_docs.py", "tests/test_tdma_docs.py", "tests/test_local_adaptivity_docs.py",
                "tests/test_report.py", "tests/test_verify_levels.py", "tests/test_worst_case_")
 

@@ -7,7 +7,7 @@ Build (the test suite does it with warnings as errors, into a temporary folder):
 The notebooks under ``notebooks/`` are rendered as they are stored, without executing them: their
 generators (``notebooks/make_*_notebook.py``) store them executed, with every figure as an image output,
 so the pages show the figures (tests/test_notebooks.py checks that the stored cells are the generators',
-tests/test_docs.py that each figure is on its page); the test suite executes them again with nbmake.
+tests/test_docs.py that each figure is on its page); the test suite runs them again and compares what they print.
 ``docs/notebooks`` is a link to that folder.
 """
 import sys

@@ -5,7 +5,7 @@ on the 3-client quadratic of the paper (the paper does not give its instance): F
 trajectories and the fixed-point residual ||x - E[A](x)|| (Fig. 1(a)), training curves with client
 learning-rate decay (Fig. 1(b)), the bias against eta on log-log axes with fitted slopes, and the
 exact mean-squared error under additive noise against a Monte-Carlo average.  Every claim the
-figures make is also asserted, so `pytest --nbmake` fails if the science breaks.
+figures make is also asserted, so the test suite (tests/test_notebooks.py) fails if the science breaks.
 """
 from pathlib import Path
 

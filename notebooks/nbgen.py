@@ -4,9 +4,9 @@ Cells are collected with ``md`` and ``code``; ``write`` stores the notebook and,
 it with a Jupyter kernel (nbclient) and stores the outputs, so that a reader on GitHub and the docs
 site (which renders the notebooks as stored, without executing them) see every figure inline. The
 kernel saves the figure files into ``$FLTHEORY_FIGURES`` when it is set (``notebooks/figures/``
-otherwise). The test suite executes the notebooks again with ``pytest --nbmake`` (into a temporary
-figure folder), and ``tests/test_notebooks.py`` checks that the stored code cells are the generator's
-and that every figure a cell saves is also an image output of that cell.
+otherwise). ``tests/test_notebooks.py`` checks that the stored code cells are the generator's and that every
+figure a cell saves is also an image output of that cell, and runs each notebook again in a fresh kernel
+(into a temporary figure folder) to check that it prints the numbers it stores.
 
 Run a generator from the repository root::
 

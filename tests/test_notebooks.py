@@ -1,13 +1,19 @@
 """The stored notebooks (notebooks/*.ipynb) are what their generators write, executed: a reader on GitHub
-or on the docs site (which renders them as stored) sees every figure inline.
+or on the docs site (which renders them as stored) sees every figure inline, and every number the code printed.
 
-Claimed and checked here, without running a kernel (``pytest --nbmake`` executes the notebooks):
+Claimed and checked here:
 * each stored notebook's cells are its generator's cells (same kinds, same sources), so the stored
   outputs belong to the code that is shown;
 * every code cell that saves ``n`` figures (``.savefig(``) has at least ``n`` image outputs, and no cell
   switches matplotlib's backend (``matplotlib.use``), which would stop the figures from showing inline;
-* no stored output is an error or names a folder of the machine that ran it (``/tmp/``, ``/home/``...).
+* no stored output is an error or names a folder of the machine that ran it (``/tmp/``, ``/home/``...);
+* each notebook runs without error in a fresh kernel (its cells assert the sentences they print), and what each
+  cell prints now is what it stores: the same text, and every number within 2 % of the stored one (a last printed
+  digit may round the other way on another machine), wall-clock times (``12.3 s``) aside.  A stored notebook
+  whose printed numbers the code no longer gives fails here (the last one had four stale worst ratios).
 """
+import copy
+import math
 import re
 import runpy
 import sys
@@ -54,3 +60,56 @@ def test_stored_notebook_is_its_generators_output_with_every_figure_inline(gen):
         assert _images(cell) >= n, f"cell {i} of {_stem(gen)} saves {n} figure(s) and shows {_images(cell)}"
         n_figures += n
     assert n_figures >= 3, gen.name   # each notebook draws its figures
+
+
+TIMING = re.compile(r"\b\d+(?:\.\d+)? s\b")                    # a wall-clock time, "16.9 s"
+NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def _printed(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+
+
+def printed_difference(stored: str, fresh: str, rel: float = 0.02) -> str | None:
+    """None when ``fresh`` prints what ``stored`` does: the same text around the numbers, each number within
+    ``rel`` of the stored one, wall-clock times aside; else the first stored line that differs and its fresh line.
+
+    >>> printed_difference("ratio 0.45 in 3.2 s", "ratio 0.449 in 7.0 s") is None
+    True
+    >>> printed_difference("worst ratio 0.249", "worst ratio 0.289")
+    'stored: worst ratio 0.249 | now: worst ratio 0.289'
+    """
+    a, b = (TIMING.sub("<time> s", t).splitlines() for t in (stored, fresh))
+    for k in range(max(len(a), len(b))):
+        x, y = (a[k] if k < len(a) else "<none>"), (b[k] if k < len(b) else "<none>")
+        same = NUMBER.sub("#", x) == NUMBER.sub("#", y) and all(
+            math.isclose(float(u), float(v), rel_tol=rel, abs_tol=1e-12)
+            for u, v in zip(NUMBER.findall(x), NUMBER.findall(y)))
+        if not same:
+            return f"stored: {x.strip()} | now: {y.strip()}"
+    return None
+
+
+@pytest.mark.parametrize("gen", GENERATORS, ids=_stem)
+def test_the_notebook_runs_and_prints_what_it_stores(gen):
+    from nbclient import NotebookClient
+
+    stored = nbformat.read(NOTEBOOKS / f"{_stem(gen)}.ipynb", as_version=4)
+    fresh = copy.deepcopy(stored)
+    # the kernel starts in notebooks/ and inherits $FLTHEORY_FIGURES, a temporary folder (the root conftest)
+    NotebookClient(fresh, timeout=900, kernel_name="python3", record_timing=False,
+                   resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    for i, (old, new) in enumerate(zip(stored.cells, fresh.cells)):
+        if old.cell_type == "code":
+            diff = printed_difference(_printed(old), _printed(new))
+            assert diff is None, (f"cell {i} of notebooks/{_stem(gen)}.ipynb prints other numbers than it stores "
+                                  f"({diff}): run python3 notebooks/{gen.name}")
+
+
+def test_printed_difference_sees_stale_numbers_and_text_but_not_times_or_a_last_digit():
+    assert printed_difference("ratio 0.45 in 3.2 s\nn = 16", "ratio 0.449 in 7.0 s\nn = 16") is None
+    assert printed_difference("notebook compute time: 49.2 s", "notebook compute time: 29.2 s") is None
+    assert printed_difference("worst ratio 0.249", "worst ratio 0.289") == "stored: worst ratio 0.249 | now: worst ratio 0.289"
+    assert printed_difference("worst ratio 2.01e-06", "worst ratio 1.73e-06") is not None
+    assert printed_difference("holds", "violated") is not None
+    assert printed_difference("a\nb", "a") == "stored: b | now: <none>"
