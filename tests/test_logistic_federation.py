@@ -139,3 +139,29 @@ def test_digits_are_read_without_importing_scikit_learn_and_equal_load_digits():
     assert X.dtype == X2.dtype and y.dtype == y2.dtype
     assert np.array_equal(X, X2) and np.array_equal(y, y2)
     assert out == ["(1797,", "64)", str(int(y2.sum())), "False"]
+
+
+def test_grad_selected_is_the_chosen_clients_gradient_on_every_backend(xp):
+    """grad_selected(x, clients): the logistic override (the chosen clients' samples only) equals every client's
+    gradient then picked, and per-client grad_client, with unequal client sizes; the default on a batched quadratic
+    federation is H_c (x - x_c*) with the federation's batch axis last among the leading ones."""
+    import fltheory as flt
+    from conftest import on_backend, to_np
+    from fltheory.problems import _Federation
+
+    fed, _, _ = make(seed=6, M=4, m=3, s=3, reg=0.05)
+    dev = xp.asarray(0.0).device if hasattr(xp.asarray(0.0), "device") else None
+    on = LogisticFederation(*(xp.asarray(a, device=dev) for a in (fed.X, fed.y, fed.mask)), 3, 0.05)
+    rng = np.random.default_rng(7)
+    x, c = rng.normal(size=(5, 2, fed.d)) * 3, rng.integers(0, fed.M, size=(5, 2))
+    got = on.grad_selected(xp.asarray(x, device=dev), xp.asarray(c, device=dev))
+    assert got.device == dev and got.shape == x.shape
+    np.testing.assert_allclose(to_np(got), to_np(_Federation.grad_selected(on, xp.asarray(x, device=dev),
+                                                                           xp.asarray(c, device=dev))), atol=1e-14)
+    for i, j in np.ndindex(5, 2):
+        np.testing.assert_allclose(to_np(got)[i, j], fed.grad_client(int(c[i, j]), x[i, j]), atol=1e-14)
+    q = flt.random_quadratic_federation(M=5, d=3, batch=2, seed=1)
+    xq, cq = rng.normal(size=(4, 2, 3)), rng.integers(0, 5, size=(4, 2))
+    g = to_np(on_backend(q, xp).grad_selected(xp.asarray(xq), xp.asarray(cq)))
+    want = [[q.H[j, cq[i, j]] @ (xq[i, j] - q.x_opt[j, cq[i, j]]) for j in range(2)] for i in range(4)]
+    np.testing.assert_allclose(g, want, atol=1e-14)

@@ -243,9 +243,9 @@ def simulate_schedule_general(fed, schedule: Schedule, local: LocalSGD, *, eta: 
     ``y_{k+1} = y_k - eta_local (grad F_i(y_k) + nu_k)`` of the update's client ``i``
     (``c`` set by ``local.output``; per-update ``K`` from ``schedule.local_steps``).  The anchors
     come from a ring of the last ``lambda + 1`` server models.  The gradients of every update of
-    every configuration are one call of ``grad_clients`` on a ``(U, B, M, d)`` broadcast (every
-    client at every update's point, then the update's own client is picked): ``M`` times the
-    work of the needed gradients, meant for small ``M``.  The noise ``nu`` is drawn from
+    every configuration are one call of ``grad_selected`` (each update's own client at the
+    update's point): a ``LogisticFederation`` computes only those, the other federations every
+    client's gradient at every point and pick (``M`` times the work, meant for small ``M``).  The noise ``nu`` is drawn from
     ``KeyedStream(seed, "local noise")`` keyed by (configuration, step, slot + U k), the keys of
     :func:`simulate_schedule`: on a quadratic federation both give the same models to round-off.
 
@@ -303,11 +303,10 @@ def simulate_schedule_general(fed, schedule: Schedule, local: LocalSGD, *, eta: 
         for t in range(T):
             cc, lag, w, Ks, valid = _step_local_runs(schedule, kpos, local, t, B)
             anchor = gather(ring, bidx, np.where(valid, (t - lag) % R, 0))    # (B, U, d)
-            pick = xp.asarray(cc.T)[:, :, None, None]                         # (U, B, 1, 1)
+            pick = xp.asarray(cc.T)                                            # (U, B): each update's client
             x = anchor
-            for k in range(int(Ks.max(initial=0))):
-                G = fed.grad_clients(xp.broadcast_to(xp.permute_dims(x, (1, 0, 2))[:, :, None, :], (U, B, M, d)))
-                g = xp.permute_dims(xp.take_along_axis(G, xp.broadcast_to(pick, (U, B, 1, d)), axis=2)[:, :, 0, :], (1, 0, 2))
+            for k in range(int(Ks.max(initial=0))):   # (U, B) order: a federation's batch axis is B
+                g = xp.permute_dims(fed.grad_selected(xp.permute_dims(x, (1, 0, 2)), pick), (1, 0, 2))
                 if noisy:
                     z = xp.asarray(noise.normal(config=bidx, round=t, client=slots + U * k, size=(d,)))
                     g = g + (scalar_root * z if root is None else matvec(gather(root, bidx, cc), z))

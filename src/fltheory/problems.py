@@ -116,6 +116,18 @@ class _Federation:
         """grad F_i(x) for every client at one common point ``x`` (..., d) -> (..., M, d)."""
         return self.grad_clients(self._at(x))
 
+    def grad_selected(self, x, clients):
+        """grad F_c(x) of one chosen client per point: ``x`` (..., d), ``clients`` integers (...) in 0..M-1
+        (broadcast against ``x``'s leading axes) -> (..., d); the federation's own batch axes broadcast against
+        those axes as in ``grad_clients``.  Here every client's gradient at every point, then the chosen one's
+        (M times the work); a federation with a cheaper way overrides it (``LogisticFederation``: the chosen
+        clients' data only)."""
+        xp = self.xp
+        x = asarray(x, xp)
+        G = self.grad_clients(self._at(x))                                   # (..., M, d)
+        idx = xp.broadcast_to(xp.asarray(clients)[..., None, None], G.shape[:-2] + (1, self.d))
+        return xp.take_along_axis(G, idx, axis=-2)[..., 0, :]
+
     def loss_clients_at(self, x):
         """F_i(x) for every client at one common point ``x`` (..., d) -> (..., M)."""
         return self.loss_clients(self._at(x))

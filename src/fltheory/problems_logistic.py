@@ -263,6 +263,22 @@ class LogisticFederation(_Federation):
         rows = np.arange(self.M)[:, None] if xp is np else xp.arange(self.M)[:, None]
         return self._ce_grad(W, gather(self.X, rows, idx), gather(self._onehot, rows, idx), 1.0 / idx.shape[-1])
 
+    def grad_selected(self, x, clients):
+        """grad F_c(x) of one chosen client per point, ``x`` (..., d) and ``clients`` (...) -> (..., d): each
+        point against its own client's samples only (the default computes every client's gradient and picks)."""
+        xp = self.xp
+        x = asarray(x, xp)
+        if x.shape[-1:] != (self.d,):
+            raise ProblemError(f"expected points of shape (..., d={self.d}); got {tuple(x.shape)}")
+        c = xp.asarray(clients)
+        shape = np.broadcast_shapes(tuple(x.shape[:-1]), tuple(c.shape))
+        flat = xp.reshape(xp.broadcast_to(c, shape), (-1,))
+        P = flat.shape[0]
+        scale = (1.0 / xp.astype(xp.take(self.sizes, flat, axis=0), xp.float64))[:, None, None]
+        G = self._ce_grad(xp.reshape(xp.broadcast_to(x, shape + (self.d,)), (P, self.d)),
+                          xp.take(self.X, flat, axis=0), xp.take(self._onehot, flat, axis=0), scale)
+        return xp.reshape(G, shape + (self.d,))
+
     def grad_client(self, i: int, W, idx=None):
         """grad F_i at ``W`` (d,) for the single client ``i`` (minibatch positions ``idx`` (b,) optional)."""
         n = int(self.sizes[i]) if idx is None else None
