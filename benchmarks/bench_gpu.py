@@ -136,7 +136,7 @@ def simulator(xp, cp, B, M, d, tau, rounds, repeats):
         s, x0 = algorithm._setup(fed, xp.zeros(d), eta=eta, tau=tau, client_opt="sgd", precond=None, beta1=None,
                                  beta2=None, v0=None, eps=None, bias_correction=False, n_mode="exact", noise=True,
                                  seed=0, config=None, client_ids=None, noise_version=version)
-        run = _cuda.RoundsKernel(xp=xp, H=fed.H, x_opt=fed.x_opt, factor=s.noise_factor, factor_diag=s.noise_diag,
+        run = _cuda.RoundsKernel(xp=xp, H=fed.H, x_opt=fed.x_opt, factor=algorithm._kernel_factor(s), factor_diag=s.noise_diag,
                                  eta=s.eta, tau=s.tau, tau_max=s.tau_max, omega=fed.weights, alpha=xp.ones(()),
                                  config=s.config, client_ids=s.client_ids, batch=s.batch, M=M, d=d,
                                  base=int(KeyedStream(0, algorithm._NOISE)._base), step_key=algorithm._STEP_KEY,

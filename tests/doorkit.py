@@ -69,8 +69,9 @@ BAD["nonneg_real_or_none"] = BAD["nonneg_real"].filter(lambda v: v is not None)
 BAD["count0_vector"] = BAD["count0"].filter(lambda v: not (isinstance(v, list) and v == []))
 # a key of a keyed random stream: any integer in [0, 2**64) (an array of them may be empty)
 BAD["key"] = BAD["count0_vector"].filter(lambda v: not (type(v) is int and 0 <= v < 2**64))
-# a time on the event queue's virtual clock: a real (inf is a valid "never"); NaN, text, bools refused
-BAD["time"] = st.one_of(NOT_NUMBERS, COMPLEX, BOOLS, st.sampled_from([float("nan"), np.float32("nan")]))
+# a time on the event queue's virtual clock: a real (inf is a valid "never"); NaN, text, bools and integers past the
+# float range refused
+BAD["time"] = st.one_of(NOT_NUMBERS, COMPLEX, BOOLS, st.sampled_from([float("nan"), np.float32("nan"), 10**400, -10**309]))
 
 
 def bad_arrays(shape, strict=False, free=False):

@@ -92,6 +92,20 @@ def test_every_federation_checks_its_noise_covariance_the_same_way(kind, cov, ma
         cls(noise_cov=cov, **kwargs)
 
 
+@pytest.mark.parametrize("kind", sorted(_NOISY_FEDERATIONS))
+def test_a_federation_owns_its_noise_covariance(kind):
+    """Writing into the array passed as noise_cov afterwards changes neither the federation's covariance nor what it
+    derived from it once (a QuadraticFederation's cached noise_root_diag, which FedOpt's noise uses)."""
+    cls, kwargs = _NOISY_FEDERATIONS[kind]
+    cov = 0.5 * np.stack([np.eye(2)] * 2)
+    fed = cls(noise_cov=cov, **kwargs)
+    root = getattr(fed, "noise_root_diag", None)
+    cov[:, 0, 1] = cov[:, 1, 0] = 0.4
+    assert np.array_equal(fed.noise_cov, 0.5 * np.stack([np.eye(2)] * 2))
+    if kind == "quadratic":
+        assert np.array_equal(root, np.sqrt(0.5) * np.ones((2, 2))) and fed.noise_root_diag is root
+
+
 def test_random_federation_has_the_requested_condition_number_and_is_keyed():
     fed = flt.random_quadratic_federation(M=4, d=3, batch=6, kappa=25.0, mu=0.5, seed=11)
     lam = np.linalg.eigvalsh(fed.H)

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from .backend import KeyedStream, asarray, mT, matvec, namespace, trace, weighted_sum
+from .backend import KeyedStream, asarray, copy_of, mT, matvec, namespace, trace, weighted_sum
 from . import validation as V
 from .validation import InputError
 
@@ -162,9 +162,11 @@ def noise_root_diagonal(cov, xp):
     return None
 
 
-def _noise_cov_checked(cov, xp, M: int, d: int):
+def _noise_cov_checked(cov, xp, M: int, d: int, *, owned: bool = False):
     """``noise_cov`` (..., M, d, d) symmetric PSD, or None: the one check of every federation's noise
-    (symmetric to 1e-10 of its largest entry, as ``H``; eigenvalues >= -1e-12)."""
+    (symmetric to 1e-10 of its largest entry, as ``H``; eigenvalues >= -1e-12).  The federation keeps a copy
+    (unless ``owned``: an array it built itself), so what it derives from it once (``noise_root_diag``) stays
+    true when the caller later writes into the array it passed."""
     if cov is None:
         return None
     cov = V.array(cov, "noise_cov", xp=xp, min_ndim=3)
@@ -174,7 +176,7 @@ def _noise_cov_checked(cov, xp, M: int, d: int):
         raise ProblemError("noise_cov must be symmetric")
     if bool(xp.any(xp.linalg.eigvalsh(_sym(cov))[..., 0] < -1e-12)):
         raise ProblemError("noise_cov must be positive semidefinite")
-    return cov
+    return cov if owned else copy_of(cov)
 
 
 @dataclass(frozen=True, eq=False)
@@ -244,7 +246,7 @@ class QuadraticFederation(_Federation):
             if s2.ndim == 0:
                 s2 = xp.full(batch + (M,), float(s2))
             cov = s2[..., None, None] * xp.eye(d)
-        cov = _noise_cov_checked(cov, xp, M, d)
+        cov = _noise_cov_checked(cov, xp, M, d, owned=self.noise_cov is None)
         object.__setattr__(self, "H", H)
         object.__setattr__(self, "x_opt", x_opt)
         object.__setattr__(self, "weights", w)

@@ -108,7 +108,7 @@ class EventQueue:
 
     def push(self, time: float, kind: str, payload: Any = None, *, priority: Any = 0) -> Event:
         if type(time) is not float:          # the fast path of the simulators; text, bools, None refused by name
-            time = float(time) if type(time) is int else V.real(time, "time", finite=False)
+            time = float(time) if type(time) is int and abs(time) < 2**1023 else V.real(time, "time", finite=False)
         if math.isnan(time):
             raise ScheduleError(f"event {kind!r}: time is NaN")
         if type(kind) is not str:
