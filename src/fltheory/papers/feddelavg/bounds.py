@@ -1120,7 +1120,7 @@ def delta_threshold(*, eta, beta, L, tau, Delta, backend=None):
 
 def h_value(x, *, eta, beta, delta):
     """h(x) of (18), overflow-safe and exactly 0 at x = 0, 1.  ``h_value(2, eta=.1, beta=2, delta=1)`` = 0.02."""
-    return h(x=x, eta=eta, beta=beta, delta=delta)
+    return _finite(h(x=x, eta=eta, beta=beta, delta=delta), "h_value", eta=eta, x=x)
 
 
 def epsilon_value(k, *, alpha, eta, L, tau, Delta):
