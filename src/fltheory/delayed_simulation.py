@@ -48,7 +48,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .backend import KeyedStream, asarray, copy_of, gather, mT, matvec, to_numpy, weighted_sum
+from .backend import KeyedStream, asarray, copy_of, gather, matvec, to_numpy, weighted_sum
+from .problems import noise_sqrt
 from . import validation as V
 from .schedules import Schedule, ScheduleError
 from .delayed import (
@@ -182,8 +183,7 @@ def simulate_schedule(fed, schedule: Schedule, local: LocalSGD, *, eta: float, x
 
 def _noise_root(cov, B: int, xp):
     """The symmetric square roots (B, M, d, d) of the noise covariances (which may be singular)."""
-    lam_, evec = xp.linalg.eigh(xp.broadcast_to(cov, (B,) + cov.shape[-3:]))
-    return (evec * xp.sqrt(xp.clip(lam_, 0.0, None))[..., None, :]) @ mT(evec)
+    return noise_sqrt(xp.broadcast_to(cov, (B,) + cov.shape[-3:]), xp)
 
 
 def _step_local_runs(schedule: Schedule, kpos, local: LocalSGD, t: int, B: int):

@@ -151,6 +151,20 @@ def is_diagonal(P, diag, xp) -> bool:
     return float(xp.max(xp.abs(P * (1.0 - xp.eye(P.shape[-1]))))) == 0.0
 
 
+def noise_sqrt(cov, xp):
+    """The symmetric square root ``Sigma^{1/2} = V sqrt(Lambda) V^T`` of each covariance of ``cov`` (..., d, d),
+    which may be singular (negative round-off eigenvalues count as 0): the factor of the simulators that draw
+    noise ``Sigma^{1/2} z`` (AFL-DGA, FedDelAvg, the delayed-schedule simulator).  FedOpt's clients use the
+    Cholesky factor instead (:func:`noise_root_diagonal` where it is diagonal).
+
+    >>> import numpy as np
+    >>> noise_sqrt(np.array([[4.0, 0.0], [0.0, 9.0]]), np).tolist()
+    [[2.0, 0.0], [0.0, 3.0]]
+    """
+    lam, vec = xp.linalg.eigh(cov)
+    return (vec * xp.sqrt(xp.clip(lam, 0.0, None))[..., None, :]) @ mT(vec)
+
+
 def noise_root_diagonal(cov, xp):
     """``sqrt(diag Sigma_i)`` (..., M, d) when every ``Sigma_i`` of ``cov`` (..., M, d, d) is diagonal with a
     positive diagonal, else None.  Then the Cholesky factor of each ``Sigma_i`` is that diagonal, bit for bit

@@ -59,9 +59,9 @@ from typing import Any
 import numpy as np
 
 from ... import validation as V
-from ...backend import KeyedStream, asarray, copy_of, gather, mT, matvec, namespace, to_numpy
+from ...backend import KeyedStream, asarray, copy_of, gather, matvec, namespace, to_numpy
 from ...problems import LinearFederation, LogisticFederation, PseudoHuberFederation, QuadraticFederation, \
-    SeparableCosineFederation
+    SeparableCosineFederation, noise_sqrt
 from ...schedules import Participation
 
 __all__ = [
@@ -147,8 +147,7 @@ def _noise_root(fed, xp):
     cov = getattr(fed, "noise_cov", None)
     if cov is None:
         return None
-    lam, Vec = xp.linalg.eigh(asarray(cov, xp))
-    return (Vec * xp.sqrt(xp.clip(lam, 0.0, None))[..., None, :]) @ mT(Vec)
+    return noise_sqrt(asarray(cov, xp), xp)
 
 
 def _noise(root, stream, cfg_index, r, N, d, k, xp):

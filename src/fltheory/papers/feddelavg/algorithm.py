@@ -73,9 +73,9 @@ from typing import Any
 
 import numpy as np
 
-from ...backend import KeyedStream, asarray, copy_of, mT, matvec, namespace, to_numpy, weighted_sum
+from ...backend import KeyedStream, asarray, copy_of, matvec, namespace, to_numpy, weighted_sum
 from ... import validation as V
-from ...problems import ProblemError, QuadraticFederation
+from ...problems import ProblemError, QuadraticFederation, noise_sqrt
 
 __all__ = [
     "feddelavg",
@@ -155,11 +155,7 @@ def _noise_sqrt(fed, xp):
     cov = getattr(fed, "noise_cov", None)
     if cov is None:
         return None
-    lam, V = xp.linalg.eigh(cov)
-    root = xp.sqrt(xp.clip(lam, 0.0, None))
-    if xp is np:
-        return np.einsum("...ij,...j,...kj->...ik", V, root, V)
-    return (V * root[..., None, :]) @ mT(V)
+    return noise_sqrt(cov, xp)
 
 
 def _gradient_mode(fed, gradient, batch_size):
