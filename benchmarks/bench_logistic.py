@@ -65,8 +65,12 @@ def main(argv=None):
         t_lib, g_lib = best(lambda: fed.grad_clients(W), a.repeats)
         t_ref, g_ref = best(lambda: straightforward(fed, W), a.repeats)
         flops = 4 * P * n_samples * fed.m * fed.n_classes
+        logits = rng.normal(size=P * fed.M * fed.n_classes * fed.X.shape[1])
+        out = np.empty_like(logits)
+        t_exp, _ = best(lambda: np.exp(logits, out=out), a.repeats)
         print(f"P = {P:4d}: grad_clients {t_lib * 1e3:8.2f} ms   straightforward {t_ref * 1e3:8.2f} ms   "
               f"({t_ref / t_lib:4.2f}x)   products alone at the matmul rate {flops / rate * 1e3:6.2f} ms   "
+              f"exp of the {logits.size:,} logits alone {t_exp * 1e3:6.2f} ms   "
               f"max |difference| {np.abs(g_lib - g_ref).max():.1e}")
     # one chosen client per point: U updates of B configurations
     for U, B in ((4, 1), (4, 64)):

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from fltheory.backend import to_numpy
 from fltheory.symbolic import ConditionError
+from fltheory.validation import InputError
 from fltheory.papers.feddelavg import bounds as B
 from fltheory.papers.feddelavg import checks as C
 
@@ -445,3 +446,13 @@ def test_theorem1_limit_takes_K_past_one_over_alpha():
     lim = float(B.asymptotic_gap(alpha=1e-20, **kw))
     assert float(B.theorem1_rhs(K=1e14, alpha=1e-20, **kw)) < 1e-5 * lim
     assert float(B.theorem1_rhs(K=1e29, alpha=1e-20, **kw)) == pytest.approx(lim, rel=1e-6)
+
+
+def test_an_overflow_names_the_parameters_of_its_first_entry_and_what_to_make_smaller():
+    """The warning of a batch with overflowing entries shows the parameters of the first such entry (not each
+    parameter's largest value), and an error names the parameters the helper takes (h_value has x, not tau)."""
+    with pytest.warns(RuntimeWarning, match=r"psi_value overflows .* at eta=1\.99, tau=10000 .*: 2 of 6 entries"):
+        B.psi_value(7, alpha=0.5, eta=np.array([0.01, 1.99, 0.5]), beta=1.0, L=1.0, delta=0.1,
+                    tau=np.array([[10], [10000]]), Delta=5)
+    with pytest.raises(InputError, match=r"h_value overflows .* at eta=1e\+200, x=0 .*use smaller eta or x"):
+        B.h_value(0, eta=1e200, beta=1e200, delta=1.0)

@@ -165,3 +165,34 @@ def test_grad_selected_is_the_chosen_clients_gradient_on_every_backend(xp):
     g = to_np(on_backend(q, xp).grad_selected(xp.asarray(xq), xp.asarray(cq)))
     want = [[q.H[j, cq[i, j]] @ (xq[i, j] - q.x_opt[j, cq[i, j]]) for j in range(2)] for i in range(4)]
     np.testing.assert_allclose(g, want, atol=1e-14)
+
+
+@pytest.mark.parametrize("kind", ["logistic", "quadratic"])
+@pytest.mark.parametrize("clients, match", [
+    ([4, 0], r"0\.\.M-1 = 0\.\.3; got 0\.\.4"), ([-1, 0], r"got -1\.\.0"), ([0.5, 1.0], "integer client indices"),
+    ([True, False], "integer client indices"), ("01", "integer client indices"),
+    ([[0, 1]] * 3, r"shape \(3, 2\) must broadcast to the points' leading axes \(2,\)"),
+])
+def test_grad_selected_refuses_bad_clients_by_name(kind, clients, match):
+    import fltheory as flt
+
+    fed = make(seed=6, M=4)[0] if kind == "logistic" else flt.random_quadratic_federation(M=4, d=3, seed=1)
+    with pytest.raises(ProblemError, match=match):
+        fed.grad_selected(np.zeros((2, fed.d)), clients)
+
+
+def test_the_schedule_simulator_takes_any_object_with_grad_clients():
+    """simulate_schedule_general on an object that is no federation of this package (no grad_selected): every
+    client's gradient at each point, then the update's own, the same numbers as the federation it wraps."""
+    from fltheory import problems, schedule_generators
+    from fltheory.delayed_simulation import LocalSGD, simulate_schedule_general
+
+    inner = problems.PseudoHuberFederation(b=[[0.0], [2.0]], delta=1.0)
+
+    class Duck:
+        grad_clients, loss = staticmethod(inner.grad_clients), staticmethod(inner.loss)
+        weights, M, d, xp, batch_shape = inner.weights, inner.M, inner.d, np, ()
+
+    run = dict(schedule=schedule_generators.round_robin(N=2, S=1, T=5), local=LocalSGD(eta_local=0.3, K=2), eta=1.0,
+               x0=np.array([6.0]))
+    assert np.array_equal(simulate_schedule_general(Duck(), **run), simulate_schedule_general(inner, **run))

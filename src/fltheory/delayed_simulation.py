@@ -49,7 +49,7 @@ from __future__ import annotations
 import numpy as np
 
 from .backend import KeyedStream, asarray, copy_of, gather, matvec, to_numpy, weighted_sum
-from .problems import noise_sqrt
+from .problems import noise_sqrt, select_by_picking
 from . import validation as V
 from .schedules import Schedule, ScheduleError
 from .delayed import (
@@ -294,6 +294,10 @@ def simulate_schedule_general(fed, schedule: Schedule, local: LocalSGD, *, eta: 
     R = _ring_size(schedule.steps(T)) if T else 1
     ring = xp.tile(xp.broadcast_to(x0, (B, d))[:, None, :], (1, R, 1))
     noise = KeyedStream(seed, "local noise")
+    # a federation of this package picks its clients' gradients its own way; another object with grad_clients
+    # gets every client's gradient at every point, then the chosen one's
+    select = fed.grad_selected if hasattr(fed, "grad_selected") else (
+        lambda x, c: select_by_picking(fed, x, xp.asarray(c)))
     bidx = np.arange(B)[:, None]
     slots = np.arange(U)[None, :]
     kpos = schedule.local_steps
@@ -303,10 +307,10 @@ def simulate_schedule_general(fed, schedule: Schedule, local: LocalSGD, *, eta: 
         for t in range(T):
             cc, lag, w, Ks, valid = _step_local_runs(schedule, kpos, local, t, B)
             anchor = gather(ring, bidx, np.where(valid, (t - lag) % R, 0))    # (B, U, d)
-            pick = xp.asarray(cc.T)                                            # (U, B): each update's client
+            pick = np.ascontiguousarray(cc.T)                                  # (U, B): each update's client
             x = anchor
             for k in range(int(Ks.max(initial=0))):   # (U, B) order: a federation's batch axis is B
-                g = xp.permute_dims(fed.grad_selected(xp.permute_dims(x, (1, 0, 2)), pick), (1, 0, 2))
+                g = xp.permute_dims(select(xp.permute_dims(x, (1, 0, 2)), pick), (1, 0, 2))
                 if noisy:
                     z = xp.asarray(noise.normal(config=bidx, round=t, client=slots + U * k, size=(d,)))
                     g = g + (scalar_root * z if root is None else matvec(gather(root, bidx, cc), z))

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from .backend import KeyedStream, asarray, copy_of, mT, matvec, namespace, trace, weighted_sum
+from .backend import KeyedStream, asarray, copy_of, dtype_kind, is_array, mT, matvec, namespace, trace, weighted_sum
 from . import validation as V
 from .validation import InputError
 
@@ -117,16 +117,15 @@ class _Federation:
         return self.grad_clients(self._at(x))
 
     def grad_selected(self, x, clients):
-        """grad F_c(x) of one chosen client per point: ``x`` (..., d), ``clients`` integers (...) in 0..M-1
-        (broadcast against ``x``'s leading axes) -> (..., d); the federation's own batch axes broadcast against
+        """grad F_c(x) of one chosen client per point: ``x`` (..., d), ``clients`` integers in 0..M-1 whose shape
+        broadcasts to ``x``'s leading axes (...) -> (..., d); the federation's own batch axes broadcast against
         those axes as in ``grad_clients``.  Here every client's gradient at every point, then the chosen one's
-        (M times the work); a federation with a cheaper way overrides it (``LogisticFederation``: the chosen
-        clients' data only)."""
-        xp = self.xp
-        x = asarray(x, xp)
-        G = self.grad_clients(self._at(x))                                   # (..., M, d)
-        idx = xp.broadcast_to(xp.asarray(clients)[..., None, None], G.shape[:-2] + (1, self.d))
-        return xp.take_along_axis(G, idx, axis=-2)[..., 0, :]
+        (M times the work: :func:`select_by_picking`); a federation with a cheaper way overrides it
+        (``LogisticFederation``: the chosen clients' data only).  ``clients`` given on the host (NumPy, a list)
+        is checked against 0..M-1; on a device only its kind and shape (a range check there would wait for the
+        device at every call)."""
+        x, c = selected_points(self, x, clients)
+        return select_by_picking(self, x, c)
 
     def loss_clients_at(self, x):
         """F_i(x) for every client at one common point ``x`` (..., d) -> (..., M)."""
@@ -139,6 +138,37 @@ class _Federation:
     def loss(self, x):
         """F(x) = sum_i w_i F_i(x) at points ``x`` (..., d)."""
         return self.xp.sum(self.weights * self.loss_clients_at(x), axis=-1)
+
+
+def selected_points(fed, x, clients):
+    """``(x, clients)`` of :meth:`_Federation.grad_selected` checked at the door, in ``fed``'s namespace:
+    ``x`` (..., d) reals, ``clients`` integers broadcast to ``x``'s leading axes, in 0..M-1 where given on the
+    host; an error names the parameter otherwise."""
+    xp = fed.xp
+    x = V.array(x, "x", xp=xp, min_ndim=1, shape=(fed.d,), finite=False)   # a diverging run is reported by its caller
+    host = not is_array(clients) or isinstance(clients, np.ndarray)
+    c = np.asarray(clients) if host else clients
+    if dtype_kind(c, np if host else namespace(c)) not in "iu":
+        raise ProblemError(f"clients must be integer client indices in 0..M-1 = 0..{fed.M - 1}; got dtype {c.dtype}")
+    lead = tuple(x.shape[:-1])
+    try:
+        fits = np.broadcast_shapes(tuple(c.shape), lead) == lead
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ProblemError(f"clients of shape {tuple(c.shape)} must broadcast to the points' leading axes {lead}")
+    if host and c.size and not (int(c.min()) >= 0 and int(c.max()) < fed.M):
+        raise ProblemError(f"clients must lie in 0..M-1 = 0..{fed.M - 1}; got {int(c.min())}..{int(c.max())}")
+    return x, xp.broadcast_to(xp.asarray(c), lead)
+
+
+def select_by_picking(fed, x, clients):
+    """Every client's gradient at every point of ``x`` (..., d), then the one of ``clients`` (...): the default of
+    :meth:`_Federation.grad_selected`, for any federation with ``grad_clients``, ``M``, ``d`` and ``xp``."""
+    xp = fed.xp
+    G = fed.grad_clients(xp.broadcast_to(x[..., None, :], tuple(x.shape[:-1]) + (fed.M, fed.d)))   # (..., M, d)
+    idx = xp.broadcast_to(clients[..., None, None], tuple(G.shape[:-2]) + (1, fed.d))
+    return xp.take_along_axis(G, idx, axis=-2)[..., 0, :]
 
 
 def is_diagonal(P, diag, xp) -> bool:

@@ -266,13 +266,12 @@ class LogisticFederation(_Federation):
     def grad_selected(self, x, clients):
         """grad F_c(x) of one chosen client per point, ``x`` (..., d) and ``clients`` (...) -> (..., d): each
         point against its own client's samples only (the default computes every client's gradient and picks)."""
+        from .problems import selected_points  # noqa: PLC0415
+
         xp = self.xp
-        x = asarray(x, xp)
-        if x.shape[-1:] != (self.d,):
-            raise ProblemError(f"expected points of shape (..., d={self.d}); got {tuple(x.shape)}")
-        c = xp.asarray(clients)
-        shape = np.broadcast_shapes(tuple(x.shape[:-1]), tuple(c.shape))
-        flat = xp.reshape(xp.broadcast_to(c, shape), (-1,))
+        x, c = selected_points(self, x, clients)
+        shape = tuple(x.shape[:-1])
+        flat = xp.reshape(c, (-1,))
         P = flat.shape[0]
         scale = (1.0 / xp.astype(xp.take(self.sizes, flat, axis=0), xp.float64))[:, None, None]
         G = self._ce_grad(xp.reshape(xp.broadcast_to(x, shape + (self.d,)), (P, self.d)),

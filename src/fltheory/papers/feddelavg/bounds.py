@@ -103,7 +103,7 @@ from typing import Any, Callable
 import numpy as np
 import sympy as sp
 
-from ...backend import namespace
+from ...backend import is_array, namespace, to_numpy
 from ...symbolic import Condition, Statement, _sympy_expression, scope_memo
 
 __all__ = [
@@ -1092,11 +1092,22 @@ def _finite(value, what: str, allowed=None, **params):
         if allowed is not None:
             bad = bad & ~xp.asarray(allowed)
     if bool(xp.any(bad)):
-        shown = ", ".join(f"{k}={float(np.max(np.asarray(v, dtype=float))):g}" for k, v in params.items())
-        text = (f"{what} overflows the floating-point range at {shown} (a factor such as (1 + eta beta)^tau is "
-                "past 1e308)")
+        bad_host = to_numpy(bad)
+        first = tuple(int(i) for i in np.argwhere(bad_host)[0]) if bad_host.ndim else ()
+
+        def at_first(v):   # the parameter at the first entry that overflowed (its largest if it does not broadcast)
+            a = np.asarray(to_numpy(v) if is_array(v) else v, dtype=float)
+            try:
+                return float(np.broadcast_to(a, bad_host.shape)[first])
+            except ValueError:
+                return float(np.max(a))
+
+        shown = ", ".join(f"{k}={at_first(v):g}" for k, v in params.items())
+        power = "(1 + eta beta)^tau" if "tau" in params else "(1 + eta beta)^x"
+        text = f"{what} overflows the floating-point range at {shown} (a factor such as {power} is past 1e308)"
         if bool(xp.all(bad)):
-            raise V.InputError(text + "; use smaller eta or tau, or the exact mode (the statement's .evaluate "
+            smaller = "eta or tau" if "tau" in params else " or ".join(params)
+            raise V.InputError(text + f"; use smaller {smaller}, or the exact mode (the statement's .evaluate "
                                "with Fractions)")
         warnings.warn(f"{text}: {int(xp.sum(bad))} of {bad.size} entries are inf", RuntimeWarning, stacklevel=3)
     return value
