@@ -442,17 +442,19 @@ def _linear_ring_moments(fed, x0, cov0, R: int, batch: tuple, T: int, step, lag_
     def registers(t):   # the slots of registers y_{t-j}, j = 0..R-1, at step t, d coordinates each
         return np.concatenate([((t - j) % R) * d + np.arange(d) for j in range(R)])
 
+    def flat_take(A, index):   # A[..., a, b] at the flat positions a n + b of ``index``: one gather, not two
+        return xp.take(xp.reshape(A, tuple(A.shape[:-2]) + (n * n,)), xp.asarray(index), axis=-1)
+
     def image(t, mean, second):
         """The step at t of the states (canonical coordinates; leading axis: states), as z coordinates."""
         into = np.argsort(registers(t))              # slot order of the canonical registers at step t
-        rows = xp.asarray(into)
-        eng = RegisterMoments(R, d, mean=xp.take(mean, rows, axis=-1),
-                              second=xp.take(xp.take(second, rows, axis=-2), rows, axis=-1), xp=xp)
+        eng = RegisterMoments(R, d, mean=xp.take(mean, xp.asarray(into), axis=-1),
+                              second=xp.reshape(flat_take(second, (into[:, None] * n + into[None, :]).reshape(-1)),
+                                                second.shape), xp=xp)
         step(eng, t, t % R, (t + 1) % R)
-        order = xp.asarray(registers(t + 1))         # canonical registers after the step: y_{t+1-j}
-        S1 = xp.take(xp.take(eng.second, order, axis=-2), order, axis=-1)
-        return xp.concat([xp.take(eng.mean, order, axis=-1),
-                          xp.take(xp.reshape(S1, S1.shape[:-2] + (n * n,)), flat_upper, axis=-1)], axis=-1)
+        order = registers(t + 1)                     # canonical registers after the step: y_{t+1-j}
+        return xp.concat([xp.take(eng.mean, xp.asarray(order), axis=-1),
+                          flat_take(eng.second, order[iu0] * n + order[iu1])], axis=-1)   # its upper triangle
 
     def largest(v, lo, hi):   # max |v[..., lo:hi]| per configuration
         return xp.max(xp.abs(v[..., lo:hi]), axis=-1)
