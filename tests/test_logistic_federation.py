@@ -196,3 +196,10 @@ def test_the_schedule_simulator_takes_any_object_with_grad_clients():
     run = dict(schedule=schedule_generators.round_robin(N=2, S=1, T=5), local=LocalSGD(eta_local=0.3, K=2), eta=1.0,
                x0=np.array([6.0]))
     assert np.array_equal(simulate_schedule_general(Duck(), **run), simulate_schedule_general(inner, **run))
+
+
+def test_grad_selected_refuses_more_points_than_memory_holds_up_front():
+    fed = make(seed=6, M=4)[0]
+    x = np.broadcast_to(np.zeros(fed.d), (10**6, 10**3, fed.d))       # a view: nothing allocated
+    with pytest.raises(InputError, match="chosen clients' samples and logits .* would hold"):
+        fed.grad_selected(x, np.zeros((10**3,), dtype=int))               # its flat copy would be 8 GB

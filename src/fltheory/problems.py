@@ -38,6 +38,7 @@ array([ 91., 370.])
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -166,6 +167,8 @@ def select_by_picking(fed, x, clients):
     """Every client's gradient at every point of ``x`` (..., d), then the one of ``clients`` (...): the default of
     :meth:`_Federation.grad_selected`, for any federation with ``grad_clients``, ``M``, ``d`` and ``xp``."""
     xp = fed.xp
+    V.check_size(math.prod(x.shape[:-1]) * fed.M * fed.d, "every client's gradient at every point (points x M x d)",
+                 xp=xp, hint="use fewer points at a time")
     G = fed.grad_clients(xp.broadcast_to(x[..., None, :], tuple(x.shape[:-1]) + (fed.M, fed.d)))   # (..., M, d)
     idx = xp.broadcast_to(clients[..., None, None], tuple(G.shape[:-2]) + (1, fed.d))
     return xp.take_along_axis(G, idx, axis=-2)[..., 0, :]

@@ -271,8 +271,11 @@ class LogisticFederation(_Federation):
         xp = self.xp
         x, c = selected_points(self, x, clients)
         shape = tuple(x.shape[:-1])
+        P = math.prod(shape)
+        V.check_size(P * self.X.shape[1] * (self.m + 2 * self.n_classes),
+                     "the chosen clients' samples and logits (points x n_max x (m + 2 n_classes))", xp=xp,
+                     hint="use fewer points at a time")
         flat = xp.reshape(c, (-1,))
-        P = flat.shape[0]
         scale = (1.0 / xp.astype(xp.take(self.sizes, flat, axis=0), xp.float64))[:, None, None]
         G = self._ce_grad(xp.reshape(xp.broadcast_to(x, shape + (self.d,)), (P, self.d)),
                           xp.take(self.X, flat, axis=0), xp.take(self._onehot, flat, axis=0), scale)
