@@ -203,8 +203,8 @@ class LogisticFederation(_Federation):
     # Every configuration of a batch sees the same client data, so the logits of all of them are one
     # product per client, (P s, m) @ (m, D_i), with the samples along the last axis: the softmax's
     # reductions over the s classes then run over whole rows of samples, and the gradient is a plain
-    # (P s, D_i) @ (D_i, m) product. On a 2-core CPU with 9 configurations of 10 digit clients this is
-    # about twice as fast as one small product per (configuration, client) with the classes last.
+    # (P s, D_i) @ (D_i, m) product. Against one small product per (configuration, client) with the classes
+    # last: 1.6-2.1x at 9 and 64 configurations of 10 digit clients, no gain at one (benchmarks/bench_logistic.py).
     @cached_property
     def _client_major_data(self):
         xp = self.xp
@@ -298,7 +298,7 @@ class LogisticFederation(_Federation):
         lse = zmax[:, :, 0, :] + xp.log(xp.sum(xp.exp(Z - zmax), axis=2))
         zy = xp.sum(Z * YT, axis=2)                                     # (M, P, n)
         val = xp.sum((lse - zy) * maskf, axis=-1) * inv[:, :, 0, 0]     # (M, P)
-        val = xp.reshape(mT(val), batch + (self.M,))
+        val = self._from_client_major(val, batch)                       # batch + (M,)
         return val + 0.5 * self.reg * xp.sum(W * W, axis=-1) if self.reg else val
 
     def predict(self, W, X):
