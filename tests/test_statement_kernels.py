@@ -17,6 +17,7 @@ import fltheory as flt
 import re
 
 from fltheory._cuda_closed import statement_preamble, statement_source
+from fltheory.papers.feddelavg import bounds_kernels as _kernels
 
 CXX = shutil.which("g++") or shutil.which("clang++") or shutil.which("c++")
 N = 64
@@ -26,7 +27,7 @@ N = 64
 def compiled(tmp_path_factory):
     if CXX is None:
         pytest.skip("no C++ compiler")
-    funcs, lines = [], []
+    funcs, lines, exprs = [], [], []
     for k, (name, st) in enumerate(sorted(flt.statements().items())):
         body = statement_source(st.symbols, st.expr)
         if body is None:
@@ -35,39 +36,50 @@ def compiled(tmp_path_factory):
         lines.append(f'extern "C" void st{k}(long n, const double* const* p, double* res) {{\n'
                      f"  for (long i = 0; i < n; ++i) {{ {unpack} double out;\n{body}\n  res[i] = out; }}\n}}")
         funcs.append((name, st, f"st{k}"))
+        exprs.append(st.expr)
     src = tmp_path_factory.mktemp("kernels") / "statements.cpp"
-    src.write_text(statement_preamble(host=True) + "\n".join(lines))
+    src.write_text(statement_preamble(True, *exprs) + "\n".join(lines))
     lib = src.with_suffix(".so")
     subprocess.run([CXX, "-O0", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True, capture_output=True)
     return ctypes.CDLL(str(lib)), funcs
 
 
-def test_most_statements_have_a_kernel(compiled):
-    """Which statements run as one kernel on CuPy: all but those C cannot print (FedDelAvg's named quantities,
-    whose stable implementations are array code)."""
+def test_every_statement_has_a_kernel(compiled):
+    """Every statement runs as one kernel on CuPy, FedDelAvg's named quantities as calls of their C functions; the
+    README says how many."""
     _, funcs = compiled
     names = {n for n, _, _ in funcs}
-    missing = sorted(set(flt.statements()) - names)
-    assert len(names) >= 0.75 * len(flt.statements())   # FedDelAvg's window sums (72)-(75) use h and eps too
-    assert all(n.startswith("feddelavg.") for n in missing), missing
+    assert names == set(flt.statements())
+    assert sum("fdl_" in statement_source(st.symbols, st.expr) for _, st, _ in funcs) >= 30
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    assert f"statements ({len(names)} of {len(flt.statements())}, those" in " ".join(readme.split())
+    assert f"statements (all {len(names)}," in " ".join(readme.split())
 
 
 # the names a source may use: its parameters and subexpressions, the preamble's, and math functions that CUDA's
 # device library and C++'s <cmath> both have (no macro such as M_SQRT2, which the host's <cmath> would hide)
 FUNCTIONS = {"pow", "sqrt", "cbrt", "exp", "expm1", "log", "log1p", "fabs", "floor", "ceil", "sin", "cos", "tan",
-             "atan", "atan2", "sinh", "cosh", "tanh", "fl_max", "fl_min", "FL_INF", "FL_NAN", "out", "const", "double"}
+             "atan", "atan2", "sinh", "cosh", "tanh", "fmax", "fl_max", "fl_min", "FL_INF", "FL_NAN", "out", "const", "double"}
+
+
+def _names(text):
+    text = re.sub(r"//[^\n]*", "", text)                                  # comments
+    return set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", re.sub(r"\d+\.\d*(e[-+]?\d+)?", "", text)))
 
 
 def test_kernel_sources_name_only_what_cuda_has():
+    named = set(_kernels.C_NAMES.values())
     for name, st in flt.statements().items():
         body = statement_source(st.symbols, st.expr)
         if body is None:
             continue
-        names = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", re.sub(r"\d+\.\d*(e[-+]?\d+)?", "", body)))
-        unknown = {n for n in names if not re.fullmatch(r"[pc]\d+", n)} - FUNCTIONS
+        unknown = {n for n in _names(body) if not re.fullmatch(r"[pc]\d+", n)} - FUNCTIONS - named
         assert not unknown, (name, unknown)
+    # the named quantities' C text: its own functions, locals and C's keywords besides
+    own = set(re.findall(r"FL_FN \w+ (\w+)\(", _kernels.C_SOURCE))
+    assert named <= own
+    local = set(re.findall(r"(?:double|double\*) (\w+)", _kernels.C_SOURCE))
+    unknown = _names(_kernels.C_SOURCE) - FUNCTIONS - own - local - {"FL_FN", "void", "return", "if", "int"}
+    assert not unknown, unknown
 
 
 def test_kernel_sources_compute_the_numpy_values(compiled):
@@ -92,3 +104,52 @@ def test_kernel_sources_compute_the_numpy_values(compiled):
                                    err_msg=name)
         compared += int(ok.sum())
     assert compared > 0.5 * N * len(funcs)
+
+
+# values at which the stable forms take their other branches: tiny and huge eta beta, powers past the float range,
+# alpha at 0+ and 1, k and K at 0 and 1, Delta = 0 and Delta = tau, delta = 0
+EXTREME = np.array([0.0, 1e-300, 1e-17, 1e-9, 0.05, 0.099, 0.101, 0.3, 0.49, 0.5, 0.51, 0.9999999, 1.0, 2.0, 3.0,
+                    7.0, 60.0, 601.0, 1e4, 1e6])
+
+
+@pytest.fixture(scope="module")
+def named_compiled(tmp_path_factory):
+    if CXX is None:
+        pytest.skip("no C++ compiler")
+    from fltheory.papers.feddelavg import bounds
+
+    lines, funcs = [], []
+    for key, cname in _kernels.C_NAMES.items():
+        cls = getattr(bounds, f"{key}_fn")
+        nargs = cls.nargs if isinstance(cls.nargs, int) else max(cls.nargs)
+        call = ", ".join(f"p[{j}][i]" for j in range(nargs))
+        lines.append(f'extern "C" void w_{cname}(long n, const double* const* p, double* res) {{\n'
+                     f"  for (long i = 0; i < n; ++i) res[i] = {cname}({call});\n}}")
+        funcs.append((key, cls, nargs, f"w_{cname}"))
+    src = tmp_path_factory.mktemp("named") / "named.cpp"
+    src.write_text(statement_preamble(True) + _kernels.C_SOURCE + "\n".join(lines))
+    lib = src.with_suffix(".so")
+    subprocess.run([CXX, "-O0", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True, capture_output=True)
+    return ctypes.CDLL(str(lib)), funcs
+
+
+def test_named_quantities_in_c_are_their_numpy_forms_at_extreme_points(named_compiled):
+    """Each named quantity's C function against its NumPy implementation at 4,000 points whose arguments are drawn
+    from values that take the stable forms' other branches (overflow to inf, underflow, the series, alpha = 1,
+    K = 0): the same infinities and NaNs, and the finite values to 1e-9 relative."""
+    lib, funcs = named_compiled
+    rng = np.random.default_rng(1)
+    dptr = ctypes.POINTER(ctypes.c_double)
+    n = 4000
+    for key, cls, nargs, sym in funcs:
+        args = [np.ascontiguousarray(rng.choice(EXTREME, n)) for _ in range(nargs)]
+        with np.errstate(all="ignore"):
+            ref = np.asarray(cls._imp_(*args), dtype=float)
+        ptrs = (dptr * nargs)(*[a.ctypes.data_as(dptr) for a in args])
+        out = np.empty(n)
+        getattr(lib, sym)(ctypes.c_long(n), ptrs, out.ctypes.data_as(dptr))
+        np.testing.assert_array_equal(np.isnan(out), np.isnan(ref), err_msg=key)
+        np.testing.assert_array_equal(out[np.isinf(ref)], ref[np.isinf(ref)], err_msg=key)
+        ok = np.isfinite(ref)
+        assert ok.sum() > n // 10, key
+        np.testing.assert_allclose(out[ok], ref[ok], rtol=1e-9, atol=0, err_msg=key)

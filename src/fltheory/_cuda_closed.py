@@ -7,8 +7,9 @@ machinery (the kernel cache, operand flattening, lanes per client) is :mod:`flth
   client sums, and Gauss-Jordan elimination with partial pivoting on ``[C | c | I]`` for ``x``, ``C^{-1}`` (the
   condition number) and the residual, with the operand of each product in shared memory.
 * :func:`statement_kernel`: a :class:`~fltheory.symbolic.Statement`'s expression as one elementwise kernel, its C
-  source printed by SymPy (:func:`statement_source`; common subexpressions once); a statement whose expression C
-  cannot print (FedDelAvg's named quantities, evaluated by their stable array implementations) has none.
+  source printed by SymPy (:func:`statement_source`; common subexpressions once), a paper's named quantity as a call
+  of its C function (FedDelAvg's: :mod:`fltheory.papers.feddelavg.bounds_kernels`); a statement whose expression C
+  cannot print has none.
 """
 from __future__ import annotations
 
@@ -168,15 +169,27 @@ FL_FN double fl_min(double a, double b) { return (a != a || b != b) ? a + b : fm
 """
 
 
-def statement_preamble(host: bool = False) -> str:
-    """The definitions a statement's C source uses (``FL_INF``, ``FL_NAN``, ``fl_max``, ``fl_min``): for CUDA, or
-    with ``host=True`` for a C++ compiler on the host (the tests' harness), the same functions."""
+def named_functions(*exprs) -> list:
+    """The named quantities (SymPy functions with a ``c_name`` and ``c_source``, such as FedDelAvg's) in ``exprs``,
+    in a fixed order."""
+    found = {}
+    for e in exprs:
+        for f in e.find(lambda a: getattr(type(a), "c_name", None) is not None):
+            found.setdefault(type(f).c_name, f)
+    return [found[k] for k in sorted(found)]
+
+
+def statement_preamble(host: bool = False, *exprs) -> str:
+    """The definitions a statement's C source uses (``FL_INF``, ``FL_NAN``, ``fl_max``, ``fl_min``, and the C
+    functions of the named quantities in ``exprs``): for CUDA, or with ``host=True`` for a C++ compiler on the host
+    (the tests' harness), the same functions."""
     if host:
         head = "#include <cmath>\nusing namespace std;\n#define FL_FN inline\n#define FL_INF INFINITY\n#define FL_NAN NAN\n"
     else:
         head = ("#define FL_FN __device__ __forceinline__\n#define FL_INF __longlong_as_double(0x7ff0000000000000LL)\n"
                 "#define FL_NAN __longlong_as_double(0x7ff8000000000000LL)\n")
-    return head + _STATEMENT_HELPERS
+    sources = dict.fromkeys(type(f).c_source for f in named_functions(*exprs))   # each library once, in order
+    return head + _STATEMENT_HELPERS + "".join(sources)
 
 
 def _printer():
@@ -217,6 +230,13 @@ def _printer():
         def _print_Min(self, e):
             return self._nested("fl_min", e.args)
 
+        def _print_Function(self, e):
+            # a named quantity of a paper: a call of its C function (the preamble defines it)
+            name = getattr(type(e), "c_name", None)
+            if name is not None:
+                return f"{name}({', '.join(self._print(a) for a in e.args)})"
+            return super()._print_Function(e)
+
     return _StatementPrinter({"strict": True, "math_macros": {}})
 
 
@@ -249,7 +269,10 @@ def statement_kernel(symbols, expr, name: str):
 
     ident = "fl_" + "".join(ch if ch.isalnum() else "_" for ch in name)
     params = ", ".join(f"float64 p{k}" for k in range(len(symbols)))
-    return cupy.ElementwiseKernel(params, "float64 out", body, ident, preamble=statement_preamble())
+    # named quantities' stable forms are compiled without fused multiply-adds, as the host (and NumPy) computes them
+    options = ("--fmad=false",) if named_functions(expr) else ()
+    return cupy.ElementwiseKernel(params, "float64 out", body, ident, preamble=statement_preamble(False, expr),
+                                  options=options)
 
 
 def _fixed_points_kernel(d: int):

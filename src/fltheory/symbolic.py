@@ -8,7 +8,8 @@ the reason) and whether it is tight.  The same object
 * renders LaTeX (:meth:`Statement.latex`),
 * evaluates exactly on Python/SymPy numbers (:meth:`Statement.evaluate`), and
 * evaluates fast on NumPy or CuPy arrays, broadcasting, with a cached ``lambdify`` (on CuPy, one fused
-  elementwise kernel whose C source SymPy prints, where C can print the expression: :mod:`fltheory._cuda`)
+  elementwise kernel whose C source SymPy prints, a paper's named quantities as calls of their C functions:
+  :mod:`fltheory._cuda_closed`)
   (:meth:`Statement.__call__`, which pairs equal-length arrays, and :meth:`Statement.grid` with
   ``outer=True``, every combination of its axes): array type in, array type out.
 
@@ -573,7 +574,7 @@ class Statement:
     def _compiled(self, module: str):
         if module not in self._cache:
             f = None
-            if "cupy" in module:   # one fused elementwise kernel where C can print the expression
+            if "cupy" in module:   # one fused elementwise kernel (None where C cannot print the expression)
                 from ._cuda_closed import statement_kernel  # noqa: PLC0415
 
                 f = statement_kernel(self.symbols, self.expr, self.name)

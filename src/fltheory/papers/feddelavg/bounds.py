@@ -105,6 +105,7 @@ import sympy as sp
 
 from ...backend import is_array, namespace, to_numpy
 from ...symbolic import Condition, Statement, _sympy_expression, scope_memo
+from . import bounds_kernels as _kernels
 
 __all__ = [
     "STATEMENTS", "PAPER", "MEANINGS", "expand_named", "alpha_star", "delta_threshold", "h_value", "epsilon_value",
@@ -543,7 +544,9 @@ class _Quantity(sp.Function):
 def _quantity(name, nargs, definition, numeric, notation) -> type:
     """A :class:`_Quantity` subclass printing its notation, and its twin printing its definition."""
     body = {"nargs": nargs, "definition": staticmethod(definition), "_imp_": staticmethod(numeric),
-            "notation": staticmethod(notation)}
+            "notation": staticmethod(notation),
+            # its C function, for a statement's CuPy kernel (the same stable form as ``numeric``)
+            "c_name": _kernels.C_NAMES[name.removesuffix("_fn")], "c_source": _kernels.C_SOURCE}
     cls = type(name, (_Quantity,), body)
     twin = type(name + "_def", (cls,), {"show_definition": True})
     return cls, twin
