@@ -106,30 +106,48 @@ def simulator(xp, cp, B, M, d, tau, rounds, repeats):
 
     steps = B * M * tau * rounds
     # the whole-round kernel's variants: (noise version, 0 for none; steps whose noise is drawn at once; coordinates
-    # through shared memory or by shuffles; NVRTC's register cap) -> (seconds, x, registers, local bytes)
+    # through shared memory or by shuffles; NVRTC's register cap; the products H_i y as explicit fused multiply-adds)
+    # -> (seconds, x, registers, local bytes)
     variants = {}
-    for version, chunk, exchange, regs in ((1, 8, True, None), (1, 1, True, None), (1, 8, False, None),
-                                           (2, 8, True, None), (3, 8, True, None), (3, 1, True, None),
-                                           (0, 8, True, None), (0, 8, False, None), (1, 8, True, 64),
-                                           (1, 8, True, 96), (3, 8, True, 64), (3, 8, True, 80)):
-        _cuda.NOISE_CHUNK, _cuda.EXCHANGE, _cuda.MAX_REGISTERS = chunk, exchange, regs
+    for version, chunk, exchange, regs, fused in ((1, 8, True, None, True), (1, 8, True, None, False),
+                                                  (3, 8, True, None, True), (3, 8, True, None, False),
+                                                  (2, 8, True, None, True), (0, 8, True, None, True),
+                                                  (1, 8, True, 96, True), (3, 8, True, 96, True)):
+        _cuda.NOISE_CHUNK, _cuda.EXCHANGE, _cuda.MAX_REGISTERS, _cuda.FUSED_PRODUCTS = chunk, exchange, regs, fused
         kwv = dict(kw, noise=version > 0, noise_version=max(version, 1))
         try:
             t, x = best(lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=eta, **kwv).x, repeats, xp=xp)
             at = _cuda.kernel_attributes("fl_fedopt_rounds", d, 1 if version else 0, max(version, 1), tau)
-            variants[version, chunk, exchange, regs] = (t, x, at.get("num_regs"), at.get("local_size_bytes"))
+            variants[version, chunk, exchange, regs, fused] = (t, x, at.get("num_regs"), at.get("local_size_bytes"))
         except Exception as exc:  # noqa: BLE001 - a benchmark reports, it does not stop
-            print(f"  variant {(version, chunk, exchange, regs)} FAILED: {type(exc).__name__}: {exc}"[:300])
+            print(f"  variant {(version, chunk, exchange, regs, fused)} FAILED: {type(exc).__name__}: {exc}"[:300])
         finally:
-            _cuda.NOISE_CHUNK, _cuda.EXCHANGE, _cuda.MAX_REGISTERS = 8, True, None
+            _cuda.NOISE_CHUNK, _cuda.EXCHANGE, _cuda.MAX_REGISTERS, _cuda.FUSED_PRODUCTS = 8, True, None, True
     print("  whole-round kernel variants (noise version: 0 none, 1 device log/cos, 2 portable, 3 portable pairs; "
-          "steps whose noise is drawn at once; coordinates through shared memory or by shuffles; register cap):")
+          "steps whose noise is drawn at once; coordinates through shared memory or by shuffles; register cap; "
+          "H_i y by fused multiply-adds or not):")
     first = {}
-    for (version, chunk, exchange, regs), (t, x, nregs, local) in variants.items():
+    for (version, chunk, exchange, regs, fused), (t, x, nregs, local) in variants.items():
         ref = first.setdefault(version, x)
-        print(f"    version {version}, chunk {chunk}, {'shared memory' if exchange else 'shuffles'}, cap {regs}: "
-              f"{steps / t / 1e9:.2f} G client-steps/s ({t * 1e3:.1f} ms; {nregs} registers, {local} local bytes; "
-              f"bits equal to this version's first: {bool(xp.all(x == ref))})")
+        print(f"    version {version}, chunk {chunk}, {'shared memory' if exchange else 'shuffles'}, cap {regs}, "
+              f"{'fused' if fused else 'unfused'}: {steps / t / 1e9:.2f} G client-steps/s ({t * 1e3:.1f} ms; {nregs} "
+              f"registers, {local} local bytes; max |x - this version's first| {float(xp.max(xp.abs(x - ref))):.1e})")
+    # clients with fixed SPD preconditioners P_i (one per configuration and client), noisy and noise-free
+    cp.random.seed(1)
+    A = cp.random.standard_normal((B, M, d, d))
+    P = A @ cp.swapaxes(A, -1, -2) / d + 0.5 * cp.eye(d)
+    del A
+    for version in (0, 1, 3):
+        kwp = dict(kw, client_opt="precond", noise=version > 0, noise_version=max(version, 1))
+        try:
+            t, _ = best(lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=0.1 * eta, precond=P, **kwp).x, repeats,
+                        xp=xp)
+            print(f"  fixed preconditioners P_i, noise version {version or 'none'}: {steps / t / 1e9:.2f} G "
+                  f"client-steps/s ({t * 1e3:.1f} ms, the whole fedopt call)")
+        except Exception as exc:  # noqa: BLE001
+            print(f"  fixed preconditioners, version {version} FAILED: {type(exc).__name__}: {exc}"[:300])
+    del P
+    cp.get_default_memory_pool().free_all_blocks()
     # the kernel alone (RoundsKernel, operands flattened once) against the whole fedopt call (doors, set-up, noise
     # factor, the kernel, the divergence check)
     for version in (1, 3):
@@ -148,18 +166,27 @@ def simulator(xp, cp, B, M, d, tau, rounds, repeats):
         print(f"  noise version {version}, B = {B:,}: the kernel alone {steps / t_k / 1e9:.2f} G client-steps/s "
               f"({t_k * 1e3:.1f} ms); the whole fedopt call {steps / t_c / 1e9:.2f} G/s ({t_c * 1e3:.1f} ms)")
         del run
+    def whole_call(label, problem, eta_b, configs, version):
+        try:
+            t, _ = best(lambda: algorithm.fedopt(problem, x0=xp.zeros(d), eta=eta_b, noise_version=version, **kw).x, 2,
+                        xp=xp)
+            print(f"  B = {configs:,} {label}, noise version {version}: "
+                  f"{configs * M * tau * rounds / t / 1e9:.2f} G client-steps/s ({t * 1e3:.0f} ms, the whole call)")
+        except Exception as exc:  # noqa: BLE001
+            print(f"  B = {configs:,} {label}, version {version} FAILED: {type(exc).__name__}: {exc}"[:300])
+        cp.get_default_memory_pool().free_all_blocks()
+
     # larger batches: the federations under 10 or 30 step sizes (B x 10 or x 30 configurations, H_i copied for each)
     for version, times in ((1, 10), (3, 10), (3, 30)):
-        eta_k = eta[None] * xp.reshape(xp.linspace(0.5, 1.0, times), (times, 1, 1))
-        try:
-            t, _ = best(lambda: algorithm.fedopt(fed, x0=xp.zeros(d), eta=eta_k, noise_version=version, **kw).x, 2,
-                        xp=xp)
-            print(f"  B = {times * B:,} configurations ({times} step sizes), noise version {version}: "
-                  f"{times * steps / t / 1e9:.2f} G client-steps/s ({t * 1e3:.0f} ms, the whole call)")
-        except Exception as exc:  # noqa: BLE001
-            print(f"  B = {times * B:,}, version {version} FAILED: {type(exc).__name__}: {exc}"[:300])
-        del eta_k
-        cp.get_default_memory_pool().free_all_blocks()
+        whole_call(f"configurations ({times} step sizes)", fed,
+                   eta[None] * xp.reshape(xp.linspace(0.5, 1.0, times), (times, 1, 1)), times * B, version)
+    # the largest batch: a sweep of 10^7 step sizes over one federation (its H_i shared by every configuration)
+    one = flt.random_quadratic_federation(M=M, d=d, kappa=10.0, weights="dirichlet", sigma2=0.1, seed=0,
+                                          backend="cupy")
+    big = 10**7
+    for version in (1, 3):
+        whole_call("step sizes over one federation", one,
+                   xp.broadcast_to(xp.reshape(xp.linspace(0.05, 0.5, big), (big, 1)) / one.L, (big, M)), big, version)
     diff = float(xp.max(xp.abs(r_fused - r_array)))
     hbm = 2 * M * d * d * 8 * B * tau * rounds    # H and the noise factor read once per local step
     print(f"noisy local SGD, B={B:,} M={M} d={d} tau={tau}, {rounds} rounds ({steps:,} client steps): kernel of whole "

@@ -46,6 +46,7 @@ using namespace std;
 #define __device__
 #define __forceinline__ inline
 #define __global__
+#define __fma_rn(a, b, c) fma((a), (b), (c))
 struct double2 { double x, y; };
 struct fl_dim3 { unsigned x, y, z; };
 static __thread fl_dim3 threadIdx, blockIdx;

@@ -113,6 +113,23 @@ def test_local_adaptivity_simulator_and_noise(xp, noise_version):
     _same(out.x, la_alg.fedopt(ref, x0=np.zeros(3), **kw).x)
 
 
+@pytest.mark.parametrize("correction", ["none", "local"])
+def test_local_adaptivity_fixed_preconditioners(xp, correction):
+    """Clients with fixed SPD preconditioners (on CuPy: the kernel of whole rounds with the GD server, one kernel
+    per round with server momentum), noisy, with and without local correction."""
+    ref, fed = _fed(xp, sigma2=0.05)
+    A = np.random.default_rng(7).normal(size=(5, 4, 3, 3))
+    P = A @ np.swapaxes(A, -1, -2) / 3 + 0.5 * np.eye(3)
+    kw = dict(rounds=5, eta=0.05, tau=flt.per_client([1, 3, 2, 3]), client_opt="precond", correction=correction,
+              alpha=0.7, seed=2, noise_version=3)
+    for server_opt in ("sgd", "momentum"):
+        out = la_alg.fedopt(fed, x0=xp.zeros(3), precond=xp.asarray(P), server_opt=server_opt, **kw)
+        assert namespace(out.x) is xp
+        want = la_alg.fedopt(ref, x0=np.zeros(3), precond=P, server_opt=server_opt, **kw)
+        _same(out.x, want.x)
+        _same(out.N, want.N)
+
+
 def test_statements_evaluate_on_the_backend(xp):
     st = la_bounds.theorem1_recursion
     alpha = xp.linspace(0.1, 1.0, 7)

@@ -9,7 +9,8 @@ tests, the same checks).
   1 with the host's ``log`` and ``cos`` within 4 ulp of NumPy's): with ``H_i = 0``, ``x = x_i* = 0``, ``eta = 1``
   and a unit diagonal noise factor a local step is ``y <- y - z_k`` exactly.
 * Both kernels equal the array code on NumPy (``client_update``, ``fedopt``) to 1e-12 on random federations with
-  per-client ``tau``, padding lanes (``d < W``) and padding clients, AdaGrad and local correction.
+  per-client ``tau``, padding lanes (``d < W``) and padding clients, AdaGrad, fixed preconditioners and local
+  correction.
 """
 import numpy as np
 import pytest
@@ -101,6 +102,10 @@ FEDERATIONS = [   # (d, M, client_opt, correction, noise, version, exchange)
     (16, 2, "adagrad", "local", "dense", 3, False), (10, 3, "adagrad", "local", "diag", 2, True),
     (3, 3, "sgd", "none", "diag", 3, False), (1, 3, "sgd", "local", "diag", 3, True),
     (7, 5, "sgd", "none", "diag", 1, True),
+    # fixed preconditioners P_i: the step's gradient exchanged again for P_i g, local correction by P_i^{-1}
+    (5, 3, "precond", "none", "diag", 3, True), (5, 3, "precond", "local", "dense", 1, False),
+    (16, 2, "precond", "local", "diag", 2, True), (3, 4, "precond", "none", "none", 1, False),
+    (1, 3, "precond", "local", "diag", 3, True),
 ]
 
 
@@ -119,9 +124,13 @@ def test_kernels_are_the_array_code(monkeypatch, d, M, client_opt, correction, n
         fed = flt.QuadraticFederation(fed.H, fed.x_opt, fed.weights, noise_cov=A @ np.swapaxes(A, -1, -2))
     eta = np.array([[0.02], [0.05]]) * np.array([1.0, 0.5, 1.0, 0.8, 0.6])[:M]
     tau = flt.per_client([1, 2, 3, 3, 4][:M])
-    kw = dict(eta=eta, tau=tau, client_opt=client_opt, seed=11, noise_version=version)
+    precond = None
+    if client_opt == "precond":   # SPD, one per configuration and client
+        A = np.random.default_rng(6).normal(size=(2, M, d, d))
+        precond = A @ np.swapaxes(A, -1, -2) / d + 0.5 * np.eye(d)
+    kw = dict(eta=eta, tau=tau, client_opt=client_opt, seed=11, noise_version=version, precond=precond)
     x = np.random.default_rng(0).normal(size=(2, d))
-    s, _ = la._setup(fed, x, eta=eta, tau=tau, client_opt=client_opt, precond=None, beta1=None, beta2=None, v0=None,
+    s, _ = la._setup(fed, x, eta=eta, tau=tau, client_opt=client_opt, precond=precond, beta1=None, beta2=None, v0=None,
                      eps=None, bias_correction=False, n_mode="exact", noise=True, seed=11, config=None,
                      client_ids=None, noise_version=version)
     operands = dict(xp=np, H=fed.H, x_opt=fed.x_opt, factor=la._kernel_factor(s), factor_diag=s.noise_diag, eta=s.eta,
@@ -129,13 +138,14 @@ def test_kernels_are_the_array_code(monkeypatch, d, M, client_opt, correction, n
                     config=s.config, client_ids=s.client_ids, batch=s.batch, M=M, d=d,
                     base=int(KeyedStream(11, la._NOISE)._base), adagrad=client_opt == "adagrad", v0=s.v0, eps=s.eps,
                     exact_n=True, version=version)
-    delta, N = _cuda.local_runs(x=x, round0=3 * la._STEP_KEY, **operands)
+    delta, N = _cuda.local_runs(x=x, round0=3 * la._STEP_KEY, precond=s.precond, **operands)
     ref = la.client_update(fed, x=x, round=3, **kw)
     np.testing.assert_allclose(delta, ref.delta, rtol=1e-12, atol=1e-13)
-    np.testing.assert_allclose(np.broadcast_to(N, ref.N.shape), ref.N, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(la._kernel_N(s, N), ref.N, rtol=1e-12, atol=1e-13)
     omega = np.broadcast_to(fed.weights, (2, M))
     rounds = _cuda.RoundsKernel(omega=omega, alpha=np.full((2,), 0.7), step_key=la._STEP_KEY,
-                                local_correction=correction == "local", **operands)
+                                local_correction=correction == "local", precond=s.precond,
+                                precond_inv=s.precond_inv, **operands)
     got = rounds(x, 0, 4)
     want = la.fedopt(fed, x0=x, rounds=4, alpha=0.7, correction=correction, **kw).x
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

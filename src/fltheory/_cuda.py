@@ -3,15 +3,15 @@ closed forms (FedOpt's fixed points, statements) are in :mod:`fltheory._cuda_clo
 
 * :func:`keyed_normal`: ``KeyedStream.normal`` as one elementwise kernel (the integer hash, the two uniforms
   and Box-Muller per output number).
-* :func:`local_runs`: the local runs of FedOpt on quadratic clients (client SGD or AdaGrad without momentum,
-  keyed additive noise) for every configuration and client at once, the whole round in one kernel: each client
-  is a group of ``W`` threads (the power of two at least ``d``), thread ``i`` holds row ``i`` of ``H_i`` and of
-  the noise factor in registers for the round and its coordinate of the local model; a product ``H_i y`` is
-  ``d`` multiply-adds per thread (fused, except in the kernels of noise versions 2 and 3, which are compiled
-  with ``--fmad=false``), with the other coordinates read from the group's slots of shared memory
-  (``EXCHANGE``; by warp shuffles when it is off).  The noise of up to ``NOISE_CHUNK`` steps is drawn at once,
-  before those steps.  :class:`RoundsKernel` runs whole rounds with the GD server the same way, a configuration
-  per block.
+* :func:`local_runs`: the local runs of FedOpt on quadratic clients (client SGD, fixed SPD preconditioners
+  ``P_i`` or AdaGrad without momentum, keyed additive noise) for every configuration and client at once, the whole
+  round in one kernel: each client is a group of ``W`` threads (the power of two at least ``d``), thread ``i``
+  holds row ``i`` of ``H_i``, of the noise factor and of ``P_i`` in registers for the round and its coordinate of
+  the local model; a product ``H_i y`` is ``d`` fused multiply-adds per thread (``__fma_rn``, so fused also in the
+  kernels of noise versions 2 and 3, which are compiled with ``--fmad=false`` for the noise's sake), with the other
+  coordinates read from the group's slots of shared memory (``EXCHANGE``; by warp shuffles when it is off), and
+  ``P_i g`` the same way.  The noise of up to ``NOISE_CHUNK`` steps is drawn at once, before those steps.
+  :class:`RoundsKernel` runs whole rounds with the GD server the same way, a configuration per block.
 
 ``_PORTABLE_CODE`` holds versions 2 and 3 of the keyed noise (``KeyedStream(version=2)``: a portable ``log`` and
 ``cos(2 pi u)`` from basic IEEE-754 operations, ``fl_normal_v2``; version 3, ``fl_normal_v3_pair``, both outputs
@@ -182,7 +182,7 @@ _LOCAL_RUN = r"""
 // NOISE: 0 none, 1 a diagonal factor (F holds its diagonal, (M, D) per configuration), 2 a dense factor (M, D, D)
 // One client's local run on the lanes of its group (W lanes, lane i holding coordinate i when i < D): from y = xi,
 // tau_max steps of which the first tm are taken; the noise of step k has key (configuration, round0 + k, client).
-// On return y is the local model and acc the sum of the step preconditioners (1 per step for SGD).
+// On return y is the local model and acc the sum of the step preconditioners (1 per step for SGD and fixed P_i).
 // EXCHANGE 1: the group's coordinates of y - x_i* go through its W slots of shared memory (ex, 16-byte aligned),
 // one store and D / 2 two-double loads per step, instead of D shuffles of a double.
 // The noise of FL_CHUNK steps is drawn at once, before those steps (independent draws in flight together, off the
@@ -191,6 +191,13 @@ _LOCAL_RUN = r"""
 // i % FL_PAIRS of step k0 + t FL_SPAN + i / FL_PAIRS, so each step's numbers lie in one slot of FL_PAIRS lanes.  The
 // key hashes of the chunk's steps: lane i hashes step k0 + i % FL_CHUNK and the group reads them (W >= FL_CHUNK),
 // else every lane hashes each step itself.
+// FL_MAC(a, b, c) = a b + c: one fused multiply-add where FUSED_PRODUCTS (also under --fmad=false, which the noise
+// of versions 2 and 3 needs and would otherwise leave the products H_i y unfused too), else a product and a sum
+#if FUSED_PRODUCTS
+#define FL_MAC(a, b, c) __fma_rn((a), (b), (c))
+#else
+#define FL_MAC(a, b, c) ((c) + (a) * (b))
+#endif
 #if NOISE_VERSION == 3
 #define FL_PAIRS ((D + 1) / 2)
 #define FL_SPAN (W / FL_PAIRS > 0 ? W / FL_PAIRS : 1)
@@ -198,9 +205,31 @@ _LOCAL_RUN = r"""
 #else
 #define FL_SLOTS FL_CHUNK
 #endif
+// PRECOND 1: client steps y <- y - eta P_i g with a fixed SPD P_i (p: this lane's row), N_i = acc P_i
+__device__ __forceinline__ double fl_row_times(const double* a, double v, int i, double* ex) {
+    // sum_j a[j] v_j, v_j the value v of lane j of the group
+    double out = 0.0;
+#if EXCHANGE
+    __syncwarp();            // the last reads of the group's slots are done
+    ex[i] = v;
+    __syncwarp();
+#pragma unroll
+    for (int j = 0; j + 1 < D; j += 2) {
+        const double2 q = reinterpret_cast<const double2*>(ex)[j / 2];
+        out = FL_MAC(a[j], q.x, out);
+        out = FL_MAC(a[j + 1], q.y, out);
+    }
+    if (D & 1) out = FL_MAC(a[D - 1], ex[D - 1], out);
+#else
+#pragma unroll
+    for (int j = 0; j < D; ++j) out = FL_MAC(a[j], __shfl_sync(0xffffffffu, v, j, W), out);
+#endif
+    return out;
+}
+
 __device__ __forceinline__ void fl_local_run(double& y, double& acc, const double* h, const double* f, double fd,
-        double xoi, double e, long long tm, unsigned long long hc, unsigned long long cl, unsigned long long round0,
-        int tau_max, bool row, int i, int adagrad, double v0, double eps, double* ex) {
+        const double* p, double xoi, double e, long long tm, unsigned long long hc, unsigned long long cl,
+        unsigned long long round0, int tau_max, bool row, int i, int adagrad, double v0, double eps, double* ex) {
     double v = v0;
     acc = 0.0;
     for (int k0 = 0; k0 < tau_max; k0 += FL_CHUNK) {
@@ -234,22 +263,7 @@ __device__ __forceinline__ void fl_local_run(double& y, double& acc, const doubl
             const int k = k0 + c;
             if (k >= tau_max) break;
             double r = row ? y - xoi : 0.0;
-            double g = 0.0;
-#if EXCHANGE
-            __syncwarp();            // the last step's reads are done
-            ex[i] = r;
-            __syncwarp();
-#pragma unroll
-            for (int j = 0; j + 1 < D; j += 2) {
-                const double2 p = reinterpret_cast<const double2*>(ex)[j / 2];
-                g += h[j] * p.x;
-                g += h[j + 1] * p.y;
-            }
-            if (D & 1) g += h[D - 1] * ex[D - 1];
-#else
-#pragma unroll
-            for (int j = 0; j < D; ++j) g += h[j] * __shfl_sync(0xffffffffu, r, j, W);
-#endif
+            double g = fl_row_times(h, r, i, ex);
 #if NOISE
 #if NOISE_VERSION == 3
             const int src = (c % FL_SPAN) * FL_PAIRS + (i >> 1);   // coordinate i: pair i / 2, r sin when i is odd
@@ -262,25 +276,36 @@ __device__ __forceinline__ void fl_local_run(double& y, double& acc, const doubl
 #if NOISE == 2
             double n = 0.0;
 #pragma unroll
-            for (int j = 0; j < D; ++j) n += f[j] * __shfl_sync(0xffffffffu, z, j, W);
+            for (int j = 0; j < D; ++j) n = FL_MAC(f[j], __shfl_sync(0xffffffffu, z, j, W), n);
             g += n;
 #else
-            g += fd * z;
+            g = FL_MAC(fd, z, g);
 #endif
 #endif
+#if PRECOND
+            const double u = fl_row_times(p, g, i, ex);
+            if (k < tm) { y = y - e * u; acc += 1.0; }
+#else
             double P = 1.0;
             if (adagrad) { v += g * g; P = 1.0 / (sqrt(v) + eps); }
             if (k < tm) { y = y - e * (P * g); acc += P; }
+#endif
         }
     }
 }
 
-// this lane's row of H_i and of the noise factor, into registers
-__device__ __forceinline__ void fl_load_client(double* h, double* f, double& fd, const double* H, long long sH,
-        const double* F, long long sF, long long b, long long m, int M, int ir) {
+// this lane's row of H_i, of the noise factor and of P_i, into registers
+__device__ __forceinline__ void fl_load_client(double* h, double* f, double& fd, double* p, const double* H,
+        long long sH, const double* F, long long sF, const double* Pc, long long sP, long long b, long long m, int M,
+        int ir) {
     const double* Hr = H + ((sH ? b : 0) * M + m) * D * D + (long long)ir * D;
 #pragma unroll
     for (int j = 0; j < D; ++j) h[j] = Hr[j];
+#if PRECOND
+    const double* Pr = Pc + ((sP ? b : 0) * M + m) * D * D + (long long)ir * D;
+#pragma unroll
+    for (int j = 0; j < D; ++j) p[j] = Pr[j];
+#endif
 #if NOISE == 2
     const double* Fr = F + ((sF ? b : 0) * M + m) * D * D + (long long)ir * D;
 #pragma unroll
@@ -295,6 +320,7 @@ _LOCAL_RUNS = r"""
 extern "C" __global__ void fl_local_runs(
     const double* x, const double* H, long long sH, const double* xo, long long sX,
     const double* F, long long sF, const double* eta, long long sE, const long long* tau, long long sT,
+    const double* Pc, long long sP, const double* Pinv, long long sPi,
     const long long* config, const long long* cid, long long sC,
     unsigned long long base, unsigned long long round0, int tau_max, int adagrad, double v0, double eps,
     int exact_n, double* delta, double* Nout, long long BM, int M)
@@ -306,8 +332,8 @@ extern "C" __global__ void fl_local_runs(
     long long c = valid ? cm : BM - 1;            // lanes past the end shuffle with the last client, write nothing
     long long b = c / M;
     int m = (int)(c % M), ir = i < D ? i : 0;
-    double h[D], f[NOISE == 2 ? D : 1], fd = 0.0;
-    fl_load_client(h, f, fd, H, sH, F, sF, b, m, M, ir);
+    double h[D], f[NOISE == 2 ? D : 1], fd = 0.0, p[PRECOND ? D : 1];
+    fl_load_client(h, f, fd, p, H, sH, F, sF, Pc, sP, b, m, M, ir);
     double xi = x[b * D + ir];
     double xoi = xo[(sX ? b : 0) * (long long)M * D + (long long)m * D + ir];
     double e = eta[(sE ? b : 0) * M + m];
@@ -321,7 +347,7 @@ extern "C" __global__ void fl_local_runs(
 #else
     double* ex = nullptr;
 #endif
-    fl_local_run(y, acc, h, f, fd, xoi, e, tm, hc, cl, round0, tau_max, row, i, adagrad, v0, eps, ex);
+    fl_local_run(y, acc, h, f, fd, p, xoi, e, tm, hc, cl, round0, tau_max, row, i, adagrad, v0, eps, ex);
     if (row) {
         delta[cm * D + i] = xi - y;
         double nv = exact_n ? e * acc : acc;
@@ -338,6 +364,7 @@ _ROUNDS = r"""
 extern "C" __global__ void fl_fedopt_rounds(
     const double* xin, double* xout, const double* H, long long sH, const double* xo, long long sX,
     const double* F, long long sF, const double* eta, long long sE, const long long* tau, long long sT,
+    const double* Pc, long long sP, const double* Pinv, long long sPi,
     const double* om, long long sO, const double* alpha, long long sA,
     const long long* config, const long long* cid, long long sC,
     unsigned long long base, unsigned long long step_key, long long t0, long long t1, int tau_max,
@@ -355,8 +382,8 @@ extern "C" __global__ void fl_fedopt_rounds(
     const int m0 = threadIdx.x / W, i = threadIdx.x % W;
     const bool live = m0 < M, row = live && i < D;
     const int m = live ? m0 : M - 1, ir = i < D ? i : 0;
-    double h[D], f[NOISE == 2 ? D : 1], fd = 0.0;
-    fl_load_client(h, f, fd, H, sH, F, sF, b, m, M, ir);
+    double h[D], f[NOISE == 2 ? D : 1], fd = 0.0, p[PRECOND ? D : 1];
+    fl_load_client(h, f, fd, p, H, sH, F, sF, Pc, sP, b, m, M, ir);
     const double xoi = xo[((sX ? b : 0) * M + m) * D + ir];
     const double e = eta[(sE ? b : 0) * M + m];
     const long long tm = tau[(sT ? b : 0) * M + m];
@@ -369,11 +396,21 @@ extern "C" __global__ void fl_fedopt_rounds(
     for (long long t = t0; t < t1; ++t) {
         const double xi = xs[ir];
         double y = xi, acc;
-        fl_local_run(y, acc, h, f, fd, xoi, e, tm, hc, cl, (unsigned long long)t * step_key, tau_max, row, i,
+        fl_local_run(y, acc, h, f, fd, p, xoi, e, tm, hc, cl, (unsigned long long)t * step_key, tau_max, row, i,
                      adagrad, v0, eps, ex);
         double dl = xi - y;
         const double nv = exact_n ? e * acc : acc;
+#if PRECOND
+        if (local_correction) {   // N_i^{-1} Delta_i = P_i^{-1} Delta_i / (N_i / P_i), P_i^{-1}'s row read from memory
+            double q[D];
+            const double* Qr = Pinv + ((sPi ? b : 0) * M + m) * D * D + (long long)ir * D;
+#pragma unroll
+            for (int j = 0; j < D; ++j) q[j] = Qr[j];
+            dl = fl_row_times(q, row ? dl : 0.0, i, ex) / nv;
+        }
+#else
         if (local_correction) dl = dl / nv;
+#endif
         if (row) {
             part[m * D + i] = w * dl;
             if (t == t1 - 1) {
@@ -399,6 +436,8 @@ _KERNELS: dict = {}
 NOISE_CHUNK = 8     # the local runs draw the noise of up to this many steps at once (1: step by step; benchmarks)
 EXCHANGE = True     # the local runs exchange coordinates through shared memory (False: by warp shuffles; benchmarks)
 MAX_REGISTERS = None   # NVRTC's --maxrregcount for the local-run kernels (None: the compiler's choice; benchmarks)
+FUSED_PRODUCTS = True  # the local runs' products H_i y and F_i z as fused multiply-adds with every noise version
+                       # (False: unfused under versions 2 and 3, whose kernels are compiled with --fmad=false; benchmarks)
 
 
 def noise_chunk(tau_max: int) -> int:
@@ -436,12 +475,12 @@ def _width(d: int) -> int:
     return 1 << max(0, (d - 1).bit_length())
 
 
-def _client_kernel(name: str, d: int, noise: int, version: int = 1, tau_max: int = 1):
+def _client_kernel(name: str, d: int, noise: int, version: int = 1, tau_max: int = 1, precond: bool = False):
     """The local-run kernel ``name`` (``fl_local_runs`` or ``fl_fedopt_rounds``) for dimension ``d``, noise mode
-    ``noise`` (0 none, 1 diagonal factor, 2 dense factor), keyed noise ``version`` and ``tau_max`` local steps (which
-    set the steps whose noise is drawn at once), compiled on first use."""
+    ``noise`` (0 none, 1 diagonal factor, 2 dense factor), keyed noise ``version``, ``tau_max`` local steps (which
+    set the steps whose noise is drawn at once) and fixed preconditioners or not, compiled on first use."""
     chunk = noise_chunk(tau_max) if noise else 1
-    key = (name, d, noise, version if noise else 0, chunk, EXCHANGE, MAX_REGISTERS)
+    key = (name, d, noise, version if noise else 0, chunk, EXCHANGE, MAX_REGISTERS, FUSED_PRODUCTS, bool(precond))
     if key not in _KERNELS:
         import cupy  # noqa: PLC0415
 
@@ -449,7 +488,8 @@ def _client_kernel(name: str, d: int, noise: int, version: int = 1, tau_max: int
         W = _width(d)
         code, fn, options = noise_code(version if noise else 1)
         head = (f"#define D {d}\n#define W {W}\n#define NOISE {noise}\n#define FL_CHUNK {chunk}\n"
-                f"#define EXCHANGE {int(EXCHANGE)}\n"
+                f"#define EXCHANGE {int(EXCHANGE)}\n#define FUSED_PRODUCTS {int(FUSED_PRODUCTS)}\n"
+                f"#define PRECOND {int(bool(precond))}\n"
                 f"#define NOISE_VERSION {version if noise else 1}\n#define FL_NORMAL {fn}\n")
         if MAX_REGISTERS:
             options = options + (f"--maxrregcount={int(MAX_REGISTERS)}",)
@@ -457,10 +497,10 @@ def _client_kernel(name: str, d: int, noise: int, version: int = 1, tau_max: int
     return _KERNELS[key]
 
 
-def kernel_attributes(name: str, d: int, noise: int, version: int = 1, tau_max: int = 1) -> dict:
+def kernel_attributes(name: str, d: int, noise: int, version: int = 1, tau_max: int = 1, precond: bool = False) -> dict:
     """Registers per thread, local (spilled) bytes per thread and the like of a compiled local-run kernel, for
     benchmarks: CuPy's ``RawKernel.attributes``."""
-    return dict(_client_kernel(name, d, noise, version, tau_max)[0].attributes)
+    return dict(_client_kernel(name, d, noise, version, tau_max, precond)[0].attributes)
 
 
 def noise_operand(xp, factor, batch, M, d, diag=None):
@@ -497,10 +537,12 @@ def _flat(xp, a, batch, tail):
     return cupy.ascontiguousarray(xp.reshape(full, (-1,) + tuple(tail))), 1
 
 
-def _client_operands(xp, *, H, x_opt, factor, factor_diag, eta, tau, config, client_ids, batch, M, d):
+def _client_operands(xp, *, H, x_opt, factor, factor_diag, eta, tau, config, client_ids, batch, M, d, precond=None,
+                     precond_inv=None):
     """``(mode, client, keys)``: the noise mode and the flattened operands both local-run kernels take, in their
-    order: ``client`` = (H, sH, x_opt, sX, F, sF, eta, sE, tau, sT), ``keys`` = (config, client ids, sC); ``sX`` and
-    the like are 1 where the operand varies along the batch (see :func:`_flat`)."""
+    order: ``client`` = (H, sH, x_opt, sX, F, sF, eta, sE, tau, sT, P, sP, P^-1, sPi), ``keys`` = (config, client
+    ids, sC); ``sX`` and the like are 1 where the operand varies along the batch (see :func:`_flat`).  Without
+    ``precond`` the kernels read no ``P`` (``H`` stands in)."""
     import cupy  # noqa: PLC0415
 
     B = int(np.prod(batch)) if batch else 1
@@ -511,20 +553,25 @@ def _client_operands(xp, *, H, x_opt, factor, factor_diag, eta, tau, config, cli
     tf, sT = _flat(xp, xp.astype(tau, xp.int64), batch, (M,))
     cf = cupy.ascontiguousarray(xp.reshape(xp.broadcast_to(xp.astype(config, xp.int64), tuple(batch)), (B,)))
     idf, sC = _flat(xp, xp.astype(client_ids, xp.int64), batch, (M,))
-    client = (Hf, np.int64(sH), xof, np.int64(sX), Ff, np.int64(sF), ef, np.int64(sE), tf, np.int64(sT))
+    Pf, sP = (Hf, 0) if precond is None else _flat(xp, precond, batch, (M, d, d))
+    Pif, sPi = (Hf, 0) if precond_inv is None else _flat(xp, precond_inv, batch, (M, d, d))
+    client = (Hf, np.int64(sH), xof, np.int64(sX), Ff, np.int64(sF), ef, np.int64(sE), tf, np.int64(sT),
+              Pf, np.int64(sP), Pif, np.int64(sPi))
     return mode, client, (cf, idf, np.int64(sC))
 
 
 def local_runs(*, xp, x, H, x_opt, factor, eta, tau, tau_max, config, client_ids, batch, M, d, base, round0,
-               adagrad, v0, eps, exact_n, version=1, factor_diag=None):
+               adagrad, v0, eps, exact_n, version=1, factor_diag=None, precond=None):
     """``(delta, N)`` of one round's local runs for every configuration and client (see the module docstring):
-    ``delta`` ``batch + (M, d)``; ``N`` ``batch + (M, d)`` for AdaGrad, ``batch + (M, 1)`` for SGD."""
+    ``delta`` ``batch + (M, d)``; ``N`` ``batch + (M, d)`` for AdaGrad, ``batch + (M, 1)`` for SGD and for fixed
+    preconditioners ``precond`` (``batch + (M, d, d)``; then ``N_i`` is that number times ``P_i``)."""
     import cupy  # noqa: PLC0415
 
     B = int(np.prod(batch)) if batch else 1
     mode, client, keys = _client_operands(xp, H=H, x_opt=x_opt, factor=factor, factor_diag=factor_diag, eta=eta,
-                                          tau=tau, config=config, client_ids=client_ids, batch=batch, M=M, d=d)
-    kernel, W = _client_kernel("fl_local_runs", d, mode, version, tau_max)
+                                          tau=tau, config=config, client_ids=client_ids, batch=batch, M=M, d=d,
+                                          precond=precond)
+    kernel, W = _client_kernel("fl_local_runs", d, mode, version, tau_max, precond is not None)
     xf = cupy.ascontiguousarray(xp.reshape(xp.broadcast_to(x, tuple(batch) + (d,)), (B, d)))
     delta = cupy.empty((B, M, d))
     N = cupy.empty((B, M, d) if adagrad else (B, M))
@@ -544,17 +591,20 @@ class RoundsKernel:
     ``_ROUNDS``): the operands are flattened once, each call runs a stretch of rounds between two recorded models.
 
     ``omega`` (batch + (M,)) are the aggregation weights of every round (full participation), ``alpha`` the server
-    rate (batch axes), ``local_correction`` divides each ``Delta_i`` by ``N_i``."""
+    rate (batch axes), ``local_correction`` divides each ``Delta_i`` by ``N_i`` (with fixed preconditioners
+    ``precond``, ``N_i = c_i P_i``: ``P_i^{-1} Delta_i / c_i`` with ``precond_inv``)."""
 
     def __init__(self, *, xp, H, x_opt, factor, eta, tau, tau_max, omega, alpha, config, client_ids, batch, M, d,
-                 base, step_key, adagrad, v0, eps, exact_n, local_correction, version=1, factor_diag=None):
+                 base, step_key, adagrad, v0, eps, exact_n, local_correction, version=1, factor_diag=None,
+                 precond=None, precond_inv=None):
         import cupy  # noqa: PLC0415
 
         self.xp, self.batch, self.M, self.d = xp, tuple(batch), M, d
         self.B = int(np.prod(batch)) if batch else 1
         mode, client, keys = _client_operands(xp, H=H, x_opt=x_opt, factor=factor, factor_diag=factor_diag, eta=eta,
-                                              tau=tau, config=config, client_ids=client_ids, batch=batch, M=M, d=d)
-        self.kernel, W = _client_kernel("fl_fedopt_rounds", d, mode, version, tau_max)
+                                              tau=tau, config=config, client_ids=client_ids, batch=batch, M=M, d=d,
+                                              precond=precond, precond_inv=precond_inv)
+        self.kernel, W = _client_kernel("fl_fedopt_rounds", d, mode, version, tau_max, precond is not None)
         self.shared = (M * d + d + (M * d + d) % 2 + (self.threads_for(M, W) if EXCHANGE else 0)) * 8
         self.threads = self.threads_for(M, W)
         of, sO = _flat(xp, omega, batch, (M,))

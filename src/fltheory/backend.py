@@ -44,10 +44,10 @@ work on host copies.  Nothing calls ``np.asarray`` on a device array: ``array_ap
 refuses it as CuPy does, and the test suite runs every batched path there.
 
 On CuPy four paths run as kernels of their own (:mod:`fltheory._cuda`, compiled on first use): keyed normal
-noise (one elementwise kernel), FedOpt on quadratic clients with client SGD or AdaGrad (all rounds in one kernel
-with the GD server and full participation, else one kernel per round), Theorem 2's closed-form fixed points
-without correction (a configuration per group of threads), and statements whose expression C can print (one
-elementwise kernel each); the other batched closed forms work through the batch in chunks sized by the GPU's
+noise (one elementwise kernel), FedOpt on quadratic clients with client SGD, fixed preconditioners or AdaGrad (all
+rounds in one kernel with the GD server and full participation, else one kernel per round), Theorem 2's closed-form
+fixed points without correction (a configuration per group of threads), and statements (one elementwise kernel
+each, a paper's named quantities as C functions of their stable forms, :mod:`fltheory._cuda_closed`); the other batched closed forms work through the batch in chunks sized by the GPU's
 free memory.
 
 Randomness is *keyed*: every draw is a pure function of ``(seed, purpose, configuration,

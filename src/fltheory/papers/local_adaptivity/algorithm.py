@@ -316,10 +316,19 @@ def _kernel_factor(s: _Setup):
 
 
 def _fused_cuda(problem, s: _Setup, record: bool) -> bool:
-    """Whether this round's local runs go to the fused CuPy kernel: quadratic clients, client SGD or AdaGrad
-    without momentum or bias correction, d <= 32, nothing recorded."""
+    """Whether this round's local runs go to the fused CuPy kernel: quadratic clients, client SGD, fixed
+    preconditioners or AdaGrad without momentum or bias correction, d <= 32, nothing recorded."""
     return (FUSED_CUDA and not record and "cupy" in s.xp.__name__ and isinstance(problem, QuadraticFederation)
-            and s.client_opt in ("sgd", "adagrad") and not s.beta1 and not s.bias_correction and s.d <= 32)
+            and s.client_opt in ("sgd", "precond", "adagrad") and not s.beta1 and not s.bias_correction
+            and s.d <= 32)
+
+
+def _kernel_N(s: _Setup, N):
+    """The kernels' ``N`` (per client and coordinate for AdaGrad, one number per client otherwise) as ``N_i``:
+    diagonals ``batch + (M, d)``, or ``c_i P_i`` for fixed preconditioners."""
+    if s.client_opt == "precond":
+        return N[..., None] * s.precond
+    return s.xp.broadcast_to(N, s.batch + (s.M, s.d))
 
 
 def _fused_rounds_cuda(problem, s: _Setup, server_opt: str, sampling, correction: str) -> bool:
@@ -343,8 +352,8 @@ def _local_runs(problem, x, s: _Setup, t: int, record: bool = False) -> ClientUp
                               tau=s.tau, tau_max=s.tau_max, config=s.config, client_ids=s.client_ids, batch=s.batch,
                               M=s.M, d=s.d, base=int(KeyedStream(s.seed, _NOISE)._base), round0=t * _STEP_KEY,
                               adagrad=s.client_opt == "adagrad", v0=s.v0, eps=s.eps, exact_n=s.n_mode == "exact",
-                              version=s.noise_version)
-        return ClientUpdate(delta=delta, N=s.xp.broadcast_to(N, s.batch + (s.M, s.d)))
+                              version=s.noise_version, precond=s.precond)
+        return ClientUpdate(delta=delta, N=_kernel_N(s, N))
     xp, b1, b2, opt = s.xp, s.beta1, s.beta2, s.client_opt
     shape = s.batch + (s.M, s.d)
     y = copy_of(xp.broadcast_to(x[..., None, :], shape))
@@ -588,7 +597,7 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
                            batch=s.batch, M=M, d=s.d, base=int(KeyedStream(s.seed, _NOISE)._base),
                            step_key=_STEP_KEY, adagrad=s.client_opt == "adagrad", v0=s.v0, eps=s.eps,
                            exact_n=s.n_mode == "exact", local_correction=correction == "local",
-                           version=s.noise_version)
+                           version=s.noise_version, precond=s.precond, precond_inv=s.precond_inv)
         t = 0
         while t < rounds:
             t1 = min(int(rounds), (t // record_every + 1) * record_every)
@@ -597,7 +606,7 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
             recorded.append(t1)
             t = t1
         Delta, N = run.last_round()
-        N = xp.broadcast_to(N, s.batch + (M, s.d))
+        N = _kernel_N(s, N)
         done = int(rounds)
     for t in range(done, int(rounds)):
         cu = _local_runs(problem, x, s, t)
