@@ -130,6 +130,21 @@ def test_local_adaptivity_fixed_preconditioners(xp, correction):
         _same(out.N, want.N)
 
 
+def test_fixed_preconditioners_must_be_spd_on_the_backend(xp):
+    """One indefinite or one non-symmetric P_i among 5 x 4 is refused by name (the Cholesky test: on CuPy a failed
+    batched factorisation leaves NaN, NumPy raises)."""
+    _, fed = _fed(xp)
+    P = np.broadcast_to(np.eye(3) + 0.3, (5, 4, 3, 3)).copy()
+    bad = P.copy()
+    bad[3, 2] = np.diag([1.0, -0.5, 2.0])
+    with pytest.raises(V.InputError, match="precond must be positive definite"):
+        la_alg.fedopt(fed, x0=xp.zeros(3), rounds=1, eta=0.05, tau=2, client_opt="precond", precond=xp.asarray(bad))
+    bad = P.copy()
+    bad[1, 0, 0, 2] += 1e-6
+    with pytest.raises(V.InputError, match="precond must be symmetric"):
+        la_alg.fedopt(fed, x0=xp.zeros(3), rounds=1, eta=0.05, tau=2, client_opt="precond", precond=xp.asarray(bad))
+
+
 def test_statements_evaluate_on_the_backend(xp):
     st = la_bounds.theorem1_recursion
     alpha = xp.linspace(0.1, 1.0, 7)

@@ -115,6 +115,36 @@ def test_kernels_are_the_array_code(monkeypatch, d, M, client_opt, correction, n
     the noise factor's diagonal handed over as the simulator does (sigma^2 I: no factorisation, no check),
     whole rounds with the GD server against ``fedopt``, per-client tau, a batch of two step-size rows; coordinates
     exchanged by shuffles or through shared memory (odd d: the last coordinate outside the two-double loads)."""
+    _compare_kernels(monkeypatch, d, M, client_opt, correction, noise, version, exchange)
+
+
+@pytest.mark.parametrize("d,M,client_opt,correction,noise,version", [
+    (5, 3, "sgd", "none", "diag", 3), (4, 2, "precond", "local", "dense", 1), (3, 4, "adagrad", "local", "none", 2)])
+def test_kernels_read_a_federation_under_a_sweep_by_its_index(monkeypatch, d, M, client_opt, correction, noise,
+                                                             version):
+    """A federation of two configurations under three rows of step sizes (batch (3, 2)): the kernels read its
+    ``H_i``, ``x_i*``, noise factor and ``P_i`` as row ``b % 2`` of configuration ``b`` (not copied three times) and
+    still equal the array code."""
+    _compare_kernels(monkeypatch, d, M, client_opt, correction, noise, version, True, sweep=3)
+
+
+def test_operands_are_rows_read_by_the_configurations_index(monkeypatch):
+    """``_flat``: an operand's rows and ``n`` (configuration ``b`` reads row ``b % n``), for a batch ``(3, 2)``: one
+    row for a shared value, the batch's trailing axis without copies, the whole batch otherwise, tails of ones
+    broadcast."""
+    _cuda = host_cuda.install(monkeypatch)
+    batch, rng = (3, 2), np.random.default_rng(0)
+    for shape in [(4,), (1,), (1, 1, 4), (2, 4), (2, 1), (1, 2, 4), (3, 1, 4), (3, 2, 4), (3, 2, 1), (3, 1, 1)]:
+        a = rng.normal(size=shape)
+        rows, n = _cuda._flat(np, a, batch, (4,))
+        full = np.broadcast_to(a, batch + (4,)).reshape(6, 4)
+        for b in range(6):
+            assert np.array_equal(rows[b % n], full[b]), shape
+        assert n == {(4,): 1, (1,): 1, (1, 1, 4): 1, (2, 4): 2, (2, 1): 2, (1, 2, 4): 2}.get(shape, 6), shape
+        assert rows.shape == (n, 4) and rows.flags.c_contiguous
+
+
+def _compare_kernels(monkeypatch, d, M, client_opt, correction, noise, version, exchange, sweep=0):
     _cuda = host_cuda.install(monkeypatch)
     monkeypatch.setattr(_cuda, "EXCHANGE", exchange)
     fed = flt.random_quadratic_federation(M=M, d=d, batch=2, kappa=5.0, weights="dirichlet", seed=2,
@@ -123,13 +153,24 @@ def test_kernels_are_the_array_code(monkeypatch, d, M, client_opt, correction, n
         A = 0.3 * np.random.default_rng(5).normal(size=(2, M, d, d))
         fed = flt.QuadraticFederation(fed.H, fed.x_opt, fed.weights, noise_cov=A @ np.swapaxes(A, -1, -2))
     eta = np.array([[0.02], [0.05]]) * np.array([1.0, 0.5, 1.0, 0.8, 0.6])[:M]
+    if sweep:   # batch (sweep, 2): the federation's operands are the batch's trailing axis
+        eta = np.array([1.0, 0.7, 0.4][:sweep])[:, None, None] * eta
+        rows = {}
+        real_flat = _cuda._flat
+
+        def flat(xp, a, batch, tail):
+            out = real_flat(xp, a, batch, tail)
+            rows.setdefault(tuple(tail), []).append(out[1])
+            return out
+
+        monkeypatch.setattr(_cuda, "_flat", flat)
     tau = flt.per_client([1, 2, 3, 3, 4][:M])
     precond = None
     if client_opt == "precond":   # SPD, one per configuration and client
         A = np.random.default_rng(6).normal(size=(2, M, d, d))
         precond = A @ np.swapaxes(A, -1, -2) / d + 0.5 * np.eye(d)
     kw = dict(eta=eta, tau=tau, client_opt=client_opt, seed=11, noise_version=version, precond=precond)
-    x = np.random.default_rng(0).normal(size=(2, d))
+    x = np.random.default_rng(0).normal(size=eta.shape[:-1] + (d,))
     s, _ = la._setup(fed, x, eta=eta, tau=tau, client_opt=client_opt, precond=precond, beta1=None, beta2=None, v0=None,
                      eps=None, bias_correction=False, n_mode="exact", noise=True, seed=11, config=None,
                      client_ids=None, noise_version=version)
@@ -142,8 +183,10 @@ def test_kernels_are_the_array_code(monkeypatch, d, M, client_opt, correction, n
     ref = la.client_update(fed, x=x, round=3, **kw)
     np.testing.assert_allclose(delta, ref.delta, rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(la._kernel_N(s, N), ref.N, rtol=1e-12, atol=1e-13)
-    omega = np.broadcast_to(fed.weights, (2, M))
-    rounds = _cuda.RoundsKernel(omega=omega, alpha=np.full((2,), 0.7), step_key=la._STEP_KEY,
+    if sweep:
+        assert rows[(M, d, d)][0] == 2 and rows[(M, d)][-1] == 2 and rows[(M,)][0] == 2 * sweep   # H_i, x_i*; eta
+    omega = np.broadcast_to(fed.weights, eta.shape)
+    rounds = _cuda.RoundsKernel(omega=omega, alpha=np.full(eta.shape[:-1], 0.7), step_key=la._STEP_KEY,
                                 local_correction=correction == "local", precond=s.precond,
                                 precond_inv=s.precond_inv, **operands)
     got = rounds(x, 0, 4)

@@ -298,20 +298,20 @@ __device__ __forceinline__ void fl_local_run(double& y, double& acc, const doubl
 __device__ __forceinline__ void fl_load_client(double* h, double* f, double& fd, double* p, const double* H,
         long long sH, const double* F, long long sF, const double* Pc, long long sP, long long b, long long m, int M,
         int ir) {
-    const double* Hr = H + ((sH ? b : 0) * M + m) * D * D + (long long)ir * D;
+    const double* Hr = H + ((b % sH) * M + m) * D * D + (long long)ir * D;
 #pragma unroll
     for (int j = 0; j < D; ++j) h[j] = Hr[j];
 #if PRECOND
-    const double* Pr = Pc + ((sP ? b : 0) * M + m) * D * D + (long long)ir * D;
+    const double* Pr = Pc + ((b % sP) * M + m) * D * D + (long long)ir * D;
 #pragma unroll
     for (int j = 0; j < D; ++j) p[j] = Pr[j];
 #endif
 #if NOISE == 2
-    const double* Fr = F + ((sF ? b : 0) * M + m) * D * D + (long long)ir * D;
+    const double* Fr = F + ((b % sF) * M + m) * D * D + (long long)ir * D;
 #pragma unroll
     for (int j = 0; j < D; ++j) f[j] = Fr[j];
 #elif NOISE == 1
-    fd = F[((sF ? b : 0) * M + m) * D + ir];
+    fd = F[((b % sF) * M + m) * D + ir];
 #endif
 }
 """
@@ -335,11 +335,11 @@ extern "C" __global__ void fl_local_runs(
     double h[D], f[NOISE == 2 ? D : 1], fd = 0.0, p[PRECOND ? D : 1];
     fl_load_client(h, f, fd, p, H, sH, F, sF, Pc, sP, b, m, M, ir);
     double xi = x[b * D + ir];
-    double xoi = xo[(sX ? b : 0) * (long long)M * D + (long long)m * D + ir];
-    double e = eta[(sE ? b : 0) * M + m];
-    long long tm = tau[(sT ? b : 0) * M + m];
+    double xoi = xo[(b % sX) * (long long)M * D + (long long)m * D + ir];
+    double e = eta[(b % sE) * M + m];
+    long long tm = tau[(b % sT) * M + m];
     unsigned long long hc = fl_key_config(base, (unsigned long long)config[b]);
-    unsigned long long cl = (unsigned long long)cid[(sC ? b : 0) * M + m];
+    unsigned long long cl = (unsigned long long)cid[(b % sC) * M + m];
     double y = xi, acc;
 #if EXCHANGE
     extern __shared__ double smem[];
@@ -384,13 +384,13 @@ extern "C" __global__ void fl_fedopt_rounds(
     const int m = live ? m0 : M - 1, ir = i < D ? i : 0;
     double h[D], f[NOISE == 2 ? D : 1], fd = 0.0, p[PRECOND ? D : 1];
     fl_load_client(h, f, fd, p, H, sH, F, sF, Pc, sP, b, m, M, ir);
-    const double xoi = xo[((sX ? b : 0) * M + m) * D + ir];
-    const double e = eta[(sE ? b : 0) * M + m];
-    const long long tm = tau[(sT ? b : 0) * M + m];
-    const double w = om[(sO ? b : 0) * M + m];
-    const double a = alpha[sA ? b : 0];
+    const double xoi = xo[((b % sX) * M + m) * D + ir];
+    const double e = eta[(b % sE) * M + m];
+    const long long tm = tau[(b % sT) * M + m];
+    const double w = om[(b % sO) * M + m];
+    const double a = alpha[b % sA];
     const unsigned long long hc = fl_key_config(base, (unsigned long long)config[b]);
-    const unsigned long long cl = (unsigned long long)cid[(sC ? b : 0) * M + m];
+    const unsigned long long cl = (unsigned long long)cid[(b % sC) * M + m];
     if (threadIdx.x < D) xs[threadIdx.x] = xin[b * D + threadIdx.x];
     __syncthreads();
     for (long long t = t0; t < t1; ++t) {
@@ -403,7 +403,7 @@ extern "C" __global__ void fl_fedopt_rounds(
 #if PRECOND
         if (local_correction) {   // N_i^{-1} Delta_i = P_i^{-1} Delta_i / (N_i / P_i), P_i^{-1}'s row read from memory
             double q[D];
-            const double* Qr = Pinv + ((sPi ? b : 0) * M + m) * D * D + (long long)ir * D;
+            const double* Qr = Pinv + ((b % sPi) * M + m) * D * D + (long long)ir * D;
 #pragma unroll
             for (int j = 0; j < D; ++j) q[j] = Qr[j];
             dl = fl_row_times(q, row ? dl : 0.0, i, ex) / nv;
@@ -504,7 +504,7 @@ def kernel_attributes(name: str, d: int, noise: int, version: int = 1, tau_max: 
 
 
 def noise_operand(xp, factor, batch, M, d, diag=None):
-    """``(mode, array, varies)`` for the kernels' noise: mode 0 without noise (neither ``factor`` nor ``diag``);
+    """``(mode, array, rows)`` for the kernels' noise (``rows``: see :func:`_flat`): mode 0 without noise (neither ``factor`` nor ``diag``);
     1 with a diagonal factor (every off-diagonal entry zero), passed as its ``(M, d)`` diagonals (``diag`` when the
     caller knows them: then ``factor`` may be None, the dense matrix never built); 2 with a dense factor
     ``(M, d, d)``."""
@@ -513,7 +513,7 @@ def noise_operand(xp, factor, batch, M, d, diag=None):
     if diag is not None:
         return (1,) + _flat(xp, diag, batch, (M, d))
     if factor is None:
-        return 0, cupy.zeros((1,)), 0
+        return 0, cupy.zeros((1,)), 1
     if bool(xp.all(factor == factor * xp.eye(d))):   # off-diagonal zero: n_i = f_ii z_i, the same bits as F z
         diag = cupy.ascontiguousarray(cupy.diagonal(factor, axis1=-2, axis2=-1))
         return (1,) + _flat(xp, diag, batch, (M, d))
@@ -526,23 +526,33 @@ def rounds_fit(M: int, d: int) -> bool:
 
 
 def _flat(xp, a, batch, tail):
-    """``a`` (batch axes, then ``tail``) as a C-contiguous array with one batch axis, and 1 when it varies
-    along the batch (0 when one value serves every configuration)."""
+    """``(rows, n)``: ``a`` (batch axes, then ``tail``) as a C-contiguous array of ``n`` rows of shape ``tail``,
+    configuration ``b`` of the batch (flattened in C order) reading row ``b % n``.  ``n`` is 1 where one value
+    serves every configuration; where ``a``'s batch axes (leading 1s aside) are the batch's trailing ones (a
+    federation under a sweep of step sizes: ``H_i`` of shape ``(F, M, d, d)`` in a batch ``(S, F)``) its rows are
+    not copied for the other axes; otherwise ``a`` is broadcast to the whole batch."""
     import cupy  # noqa: PLC0415
 
     lead = tuple(a.shape[:a.ndim - len(tail)])
-    if int(np.prod(lead)) == 1:
-        return cupy.ascontiguousarray(xp.reshape(a, tail)), 0
-    full = xp.broadcast_to(a, tuple(batch) + tuple(tail))
-    return cupy.ascontiguousarray(xp.reshape(full, (-1,) + tuple(tail))), 1
+    a = xp.broadcast_to(a, lead + tuple(tail))     # a tail of ones (eta of shape (..., 1)) to its length
+    n = int(np.prod(lead))
+    if n == 1:
+        return cupy.ascontiguousarray(xp.reshape(a, (1,) + tuple(tail))), 1
+    core, batch = lead, tuple(batch)
+    while core and core[0] == 1:
+        core = core[1:]
+    if batch[len(batch) - len(core):] == core:
+        return cupy.ascontiguousarray(xp.reshape(a, (n,) + tuple(tail))), n
+    full = xp.broadcast_to(a, batch + tuple(tail))
+    return cupy.ascontiguousarray(xp.reshape(full, (-1,) + tuple(tail))), int(np.prod(batch))
 
 
 def _client_operands(xp, *, H, x_opt, factor, factor_diag, eta, tau, config, client_ids, batch, M, d, precond=None,
                      precond_inv=None):
     """``(mode, client, keys)``: the noise mode and the flattened operands both local-run kernels take, in their
     order: ``client`` = (H, sH, x_opt, sX, F, sF, eta, sE, tau, sT, P, sP, P^-1, sPi), ``keys`` = (config, client
-    ids, sC); ``sX`` and the like are 1 where the operand varies along the batch (see :func:`_flat`).  Without
-    ``precond`` the kernels read no ``P`` (``H`` stands in)."""
+    ids, sC); ``sX`` and the like are the operands' numbers of rows, configuration ``b`` reading row ``b % sX`` (see
+    :func:`_flat`).  Without ``precond`` the kernels read no ``P`` (``H`` stands in)."""
     import cupy  # noqa: PLC0415
 
     B = int(np.prod(batch)) if batch else 1
@@ -553,8 +563,8 @@ def _client_operands(xp, *, H, x_opt, factor, factor_diag, eta, tau, config, cli
     tf, sT = _flat(xp, xp.astype(tau, xp.int64), batch, (M,))
     cf = cupy.ascontiguousarray(xp.reshape(xp.broadcast_to(xp.astype(config, xp.int64), tuple(batch)), (B,)))
     idf, sC = _flat(xp, xp.astype(client_ids, xp.int64), batch, (M,))
-    Pf, sP = (Hf, 0) if precond is None else _flat(xp, precond, batch, (M, d, d))
-    Pif, sPi = (Hf, 0) if precond_inv is None else _flat(xp, precond_inv, batch, (M, d, d))
+    Pf, sP = (Hf, 1) if precond is None else _flat(xp, precond, batch, (M, d, d))
+    Pif, sPi = (Hf, 1) if precond_inv is None else _flat(xp, precond_inv, batch, (M, d, d))
     client = (Hf, np.int64(sH), xof, np.int64(sX), Ff, np.int64(sF), ef, np.int64(sE), tf, np.int64(sT),
               Pf, np.int64(sP), Pif, np.int64(sPi))
     return mode, client, (cf, idf, np.int64(sC))

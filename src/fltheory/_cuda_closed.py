@@ -52,13 +52,13 @@ extern "C" __global__ void fl_fixed_points(
     for (int j = 0; j < D; ++j) crow[j] = 0.0;
     for (int m = 0; m < M; ++m) {
         const long long cm = (long long)m;
-        double e = eta[(sE ? b : 0) * M + cm];
-        if (has_p) e *= P[((sP ? b : 0) * M + cm) * D + ir];
-        const double* Hr = H + ((sH ? b : 0) * M + cm) * D * D + ir * D;
+        double e = eta[(b % sE) * M + cm];
+        if (has_p) e *= P[((b % sP) * M + cm) * D + ir];
+        const double* Hr = H + ((b % sH) * M + cm) * D * D + ir * D;
         double base[D], r[D];
 #pragma unroll
         for (int j = 0; j < D; ++j) { base[j] = e * Hr[j]; r[j] = 0.0; }
-        long long t = tau[(sT ? b : 0) * M + cm];
+        long long t = tau[(b % sT) * M + cm];
         bool have = false;
         while (t) {
             __syncwarp(mask);
@@ -82,8 +82,8 @@ extern "C" __global__ void fl_fixed_points(
                 fl_compose_row(base, S, b2);
             }
         }
-        const double wm = w[(sW ? b : 0) * M + cm];
-        const double* xr = xo + ((sX ? b : 0) * M + cm) * D;
+        const double wm = w[(b % sW) * M + cm];
+        const double* xr = xo + ((b % sX) * M + cm) * D;
         double rx = 0.0;
 #pragma unroll
         for (int j = 0; j < D; ++j) { crow[j] += wm * r[j]; rx += r[j] * xr[j]; }
@@ -296,7 +296,7 @@ def fixed_points(*, xp, H, x_opt, weights, diagP, eta, tau, batch, M, d):
     Hf, sH = _flat(xp, H, batch, (M, d, d))
     xof, sX = _flat(xp, x_opt, batch, (M, d))
     wf, sW = _flat(xp, weights, batch, (M,))
-    Pf, sP = (Hf, 0) if diagP is None else _flat(xp, diagP, batch, (M, d))
+    Pf, sP = (Hf, 1) if diagP is None else _flat(xp, diagP, batch, (M, d))
     ef, sE = _flat(xp, eta, batch, (M,))
     tf, sT = _flat(xp, xp.astype(tau, xp.int64), batch, (M,))
     C, c, x = cupy.empty((B, d, d)), cupy.empty((B, d)), cupy.empty((B, d))

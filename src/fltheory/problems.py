@@ -184,6 +184,29 @@ def is_diagonal(P, diag, xp) -> bool:
     return float(xp.max(xp.abs(P * (1.0 - xp.eye(P.shape[-1]))))) == 0.0
 
 
+def check_spd(P, xp, name: str, *, why: str = "P_i SPD", symmetric_rtol: float = 1e-10):
+    """Refuse a non-symmetric or non-positive-definite ``P`` (..., n, n) by ``name`` (:class:`ProblemError`, ``why``
+    in the message); return its diagonal where ``P`` is diagonal, else None.  Positive definiteness is a Cholesky
+    factorisation that succeeds (a fraction of the eigenvalues' cost: on 10^6 matrices of 16 x 16 on a GPU the
+    eigenvalues took 67 ms); symmetric means within ``symmetric_rtol`` of the largest entry (at least 1)."""
+    diag = xp.linalg.diagonal(P)
+    if is_diagonal(P, diag, xp):  # diagonal (so symmetric): checks elementwise
+        if bool(xp.any(diag <= 0)):
+            raise ProblemError(f"{name} must be positive definite ({why}); smallest eigenvalue "
+                               f"{float(xp.min(diag)):.3g}")
+        return diag
+    scale = max(float(xp.max(xp.abs(P))), 1.0)
+    if float(xp.max(xp.abs(P - mT(P)))) > symmetric_rtol * scale:
+        raise ProblemError(f"{name} must be symmetric ({why})")
+    try:
+        L = xp.linalg.cholesky(0.5 * (P + mT(P)))
+    except np.linalg.LinAlgError:
+        L = None
+    if L is None or not bool(xp.all(xp.isfinite(L))):  # cupy returns NaN where numpy raises
+        raise ProblemError(f"{name} must be positive definite ({why})")
+    return None
+
+
 def noise_sqrt(cov, xp):
     """The symmetric square root ``Sigma^{1/2} = V sqrt(Lambda) V^T`` of each covariance of ``cov`` (..., d, d),
     which may be singular (negative round-off eigenvalues count as 0): the factor of the simulators that draw

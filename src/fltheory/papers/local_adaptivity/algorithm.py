@@ -70,7 +70,7 @@ import numpy as np
 
 from ... import validation as V
 from ...backend import KeyedStream, asarray, copy_of, is_cupy, mT, matvec, namespace, to_numpy, weighted_sum
-from ...problems import QuadraticFederation, noise_root_diagonal, validate_weights
+from ...problems import QuadraticFederation, check_spd, noise_root_diagonal, validate_weights
 
 __all__ = [
     "CLIENT_OPTS",
@@ -262,10 +262,7 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
         P = V.array(precond, "precond", xp=xp, min_ndim=3)
         if P.shape[-3:] != (M, d, d):
             raise V.InputError(f"precond must have shape (..., M={M}, d={d}, d={d}); got {tuple(P.shape)}")
-        if float(xp.max(xp.abs(P - mT(P)))) > 1e-12 * max(float(xp.max(xp.abs(P))), 1.0):
-            raise V.InputError("precond must be symmetric (P_i SPD)")
-        if bool(xp.any(xp.linalg.eigvalsh(P)[..., 0] <= 0)):
-            raise V.InputError("precond must be positive definite (P_i SPD)")
+        check_spd(P, xp, "precond", symmetric_rtol=1e-12)
         Pinv = xp.linalg.inv(P)
     elif precond is not None:
         raise V.InputError(f'precond is only used with client_opt="precond"; got client_opt={client_opt!r}')

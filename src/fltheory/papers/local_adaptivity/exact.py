@@ -66,7 +66,7 @@ from ...backend import asarray, device_chunk, mT, matvec, to_numpy, trace, weigh
 from ...linear import AffineMap, Deferred, FixedPoint, Moments, one_minus_power, spectral_radius
 from ...parallel import run_parts
 from ... import validation as V
-from ...problems import ProblemError, QuadraticFederation, is_diagonal
+from ...problems import ProblemError, QuadraticFederation, check_spd
 
 __all__ = [
     "LocalOperators",
@@ -267,23 +267,8 @@ def _precond(fed: QuadraticFederation, precond):
 
 
 def _check_spd(P, xp, name="precond"):
-    """Refuse a non-symmetric or non-positive-definite ``P``; return its diagonal if ``P`` is diagonal, else None."""
-    diag = xp.linalg.diagonal(P)
-    if is_diagonal(P, diag, xp):  # diagonal (so symmetric): checks elementwise
-        if bool(xp.any(diag <= 0)):
-            raise ProblemError(f"{name} must be positive definite (P_i SPD, Theorem 2); smallest eigenvalue "
-                               f"{float(xp.min(diag)):.3g}")
-        return diag
-    scale = max(float(xp.max(xp.abs(P))), 1.0)
-    if float(xp.max(xp.abs(P - mT(P)))) > 1e-10 * scale:
-        raise ProblemError(f"{name} must be symmetric (P_i SPD, Theorem 2)")
-    try:
-        L = xp.linalg.cholesky(0.5 * (P + mT(P)))
-    except np.linalg.LinAlgError:
-        L = None
-    if L is None or not bool(xp.all(xp.isfinite(L))):  # cupy returns NaN where numpy raises
-        raise ProblemError(f"{name} must be positive definite (P_i SPD, Theorem 2)")
-    return None
+    """Refuse a non-symmetric or non-positive-definite ``P`` (Theorem 2's ``P_i``); its diagonal if it is diagonal."""
+    return check_spd(P, xp, name, why="P_i SPD, Theorem 2")
 
 
 def _round_ops(H, eta, tau, P, xp, *, diagP=None, checked=False, uniform_tau=None) -> RoundOperators:
