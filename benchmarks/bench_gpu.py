@@ -179,7 +179,7 @@ def simulator(xp, cp, B, M, d, tau, rounds, repeats, sections=SECTIONS, big=10**
                         client_ids=st.client_ids, batch=st.batch, M=M, d=d,
                         base=int(KeyedStream(0, algorithm._NOISE)._base), step_key=algorithm._STEP_KEY, adagrad=False,
                         v0=st.v0, eps=st.eps, exact_n=True, local_correction=False, version=max(version, 1),
-                        precond=st.precond, precond_inv=st.precond_inv)
+                        precond=st.precond, precond_inv=None)   # no correction: fedopt passes none
 
                 t_o, run = best(operands, repeats, xp=xp)
                 x_in = xp.zeros(st.batch + (d,))

@@ -385,3 +385,27 @@ def test_separable_cosine_batched_and_errors(xp):
         SeparableCosineFederation(ones, ones, np.ones((2, 3)))
     with pytest.raises(ProblemError, match="weights"):
         SeparableCosineFederation(ones, ones, ones, weights=[0.9, 0.2])
+
+
+def test_fixed_preconditioners_are_inverted_only_for_a_correction(monkeypatch):
+    """P_i^{-1} serves the local and joint corrections alone: a run without correction never inverts P_i (on a
+    GPU the inverse of 10^6 matrices of 16 x 16 is a good part of the set-up), a corrected run does, once."""
+    from fltheory.papers.local_adaptivity import algorithm as la
+
+    fed = flt.random_quadratic_federation(M=3, d=4, batch=2, kappa=5.0, seed=1)
+    A = np.random.default_rng(2).normal(size=(2, 3, 4, 4))
+    P = A @ np.swapaxes(A, -1, -2) / 4 + 0.5 * np.eye(4)
+    calls = []
+    real = np.linalg.inv
+    monkeypatch.setattr(np.linalg, "inv", lambda a: calls.append(a.shape) or real(a))
+    kw = dict(x0=np.zeros(4), rounds=3, eta=0.05, tau=2, client_opt="precond", precond=P)
+    la.fedopt(fed, correction="none", **kw)
+    assert calls == []
+    corrected = la.fedopt(fed, correction="local", **kw)
+    assert calls == [(2, 3, 4, 4)]
+    Ninv = np.linalg.inv(corrected.N)      # N_i = c_i P_i: its inverse through P_i^{-1} / c_i, as the run used it
+    np.testing.assert_allclose(la._apply_Ninv(la._setup(fed, np.zeros(4), eta=0.05, tau=2, client_opt="precond",
+                                                        precond=P, beta1=None, beta2=None, v0=None, eps=None,
+                                                        bias_correction=False, n_mode="exact", noise=False, seed=0,
+                                                        config=None, client_ids=None)[0], corrected.N,
+                                              np.ones((2, 3, 4))), (Ninv @ np.ones((2, 3, 4, 1)))[..., 0], rtol=1e-12)

@@ -167,7 +167,6 @@ class _Setup:
     tau_max: int
     client_opt: str
     precond: Any
-    precond_inv: Any
     beta1: float
     beta2: float
     v0: float
@@ -180,6 +179,12 @@ class _Setup:
     client_ids: Any  # (..., M) int
     seed: int
     noise_version: int = 1
+
+    @cached_property
+    def precond_inv(self):
+        """P_i^{-1} for the corrections of fixed preconditioners (None for other clients); computed on first use (a
+        run without correction never needs it)."""
+        return None if self.precond is None else self.xp.linalg.inv(self.precond)
 
     @cached_property
     def noise_factor(self):
@@ -255,7 +260,7 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
     tau_arr = V.client_parameter(tau, "tau", M=M, xp=xp, kind="integer", low=1, high=10**6)
     if tau_arr.ndim == 0:
         tau_arr = xp.full((M,), int(tau_arr), dtype=xp.int64)
-    P = Pinv = None
+    P = None
     if client_opt == "precond":
         if precond is None:
             raise V.InputError('precond (..., M, d, d) SPD matrices P_i are required for client_opt="precond"')
@@ -263,7 +268,6 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
         if P.shape[-3:] != (M, d, d):
             raise V.InputError(f"precond must have shape (..., M={M}, d={d}, d={d}); got {tuple(P.shape)}")
         check_spd(P, xp, "precond", symmetric_rtol=1e-12)
-        Pinv = xp.linalg.inv(P)
     elif precond is not None:
         raise V.InputError(f'precond is only used with client_opt="precond"; got client_opt={client_opt!r}')
     beta1 = _beta("beta1", _BETA1_DEFAULT[client_opt] if beta1 is None else beta1)
@@ -294,7 +298,7 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
     cov = asarray(cov, xp) if (noise and cov is not None) else None
     factor_diag = None if cov is None else _noise_root_diag(problem, cov, xp)
     return _Setup(xp=xp, batch=batch, M=M, d=d, eta=eta, tau=tau_arr, tau_max=int(xp.max(tau_arr)),
-                  client_opt=client_opt, precond=P, precond_inv=Pinv, beta1=beta1, beta2=beta2, v0=v0,
+                  client_opt=client_opt, precond=P, beta1=beta1, beta2=beta2, v0=v0,
                   eps=eps, bias_correction=bool(bias_correction), n_mode=n_mode, noise_cov=cov,
                   noise_diag=factor_diag, config=config, client_ids=client_ids, seed=int(seed),
                   noise_version=int(noise_version)), x0
@@ -594,7 +598,8 @@ def fedopt(problem, *, x0, rounds, eta, tau, client_opt="sgd", precond=None, bet
                            batch=s.batch, M=M, d=s.d, base=int(KeyedStream(s.seed, _NOISE)._base),
                            step_key=_STEP_KEY, adagrad=s.client_opt == "adagrad", v0=s.v0, eps=s.eps,
                            exact_n=s.n_mode == "exact", local_correction=correction == "local",
-                           version=s.noise_version, precond=s.precond, precond_inv=s.precond_inv)
+                           version=s.noise_version, precond=s.precond,
+                           precond_inv=s.precond_inv if correction == "local" else None)
         t = 0
         while t < rounds:
             t1 = min(int(rounds), (t // record_every + 1) * record_every)
