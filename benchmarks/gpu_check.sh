@@ -29,7 +29,7 @@ echo "=== pytest on CuPy (the xp fixture's cupy cases)"
 # still prints what passed and failed
 if python3 -c "import xdist" 2>/dev/null; then par="-n 8"; else par=""; fi
 # (test_notebooks.py needs nbformat, which such a machine may lack; it has no CuPy case)
-timeout -s INT $(( $(left) - ${RESERVE:-270} )) python3 -m pytest tests -k cupy -q -p no:cacheprovider -o addopts="" $par \
+timeout -s INT $(( $(left) - ${RESERVE:-270} )) python3 -m pytest tests -k cupy -q -rA -p no:cacheprovider -o addopts="" $par \
     --ignore=tests/test_notebooks.py -W ignore::DeprecationWarning > "$OUT/pytest_cupy.log" 2>&1
 echo "pytest exit $?"; grep -E "^(FAILED|ERROR)" "$OUT/pytest_cupy.log" | head -30; tail -1 "$OUT/pytest_cupy.log"
 
