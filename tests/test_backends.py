@@ -200,6 +200,25 @@ def test_doors_take_backend_arrays_as_numpy_arrays(xp, value, checks):
         flt.QuadraticFederation(asym, xp.zeros((1, 2)))
 
 
+@pytest.mark.parametrize("bad,checks,message", [
+    (np.nan, {}, "must be finite"), (-1.0, {"low": 0.0}, "must be >= 0"), (0.0, {"low": 0.0, "open_low": True},
+    "must be > 0"), (9e4, {"high": 5e4}, "must be <= 50000"), (2.5, {"kind": "integer"}, "non-integral"),
+    (np.inf, {"kind": "integer"}, "finite integer"), (2.0**63, {"kind": "integer"}, "magnitude")])
+def test_doors_read_a_broadcast_view_once_and_still_see_every_value(xp, bad, checks, message):
+    """A sweep broadcast over clients (a view with stride 0) is checked over its distinct entries, and the one bad
+    entry among 10^4 configurations x 50 clients is still found, as in the same values copied."""
+    col = np.arange(1.0, 10**4 + 1)
+    col[7777] = bad
+    for value in (xp.broadcast_to(xp.asarray(col)[:, None], (10**4, 50)),
+                  xp.asarray(np.ascontiguousarray(np.broadcast_to(col[:, None], (10**4, 50))))):
+        with pytest.raises((V.InputError, V.InputTypeError), match=message):
+            V.array(value, "eta", **checks)
+    ok = xp.broadcast_to(xp.asarray(np.arange(1.0, 10**4 + 1))[:, None], (10**4, 50))
+    out = V.array(ok, "eta", **checks)
+    assert out.shape == (10**4, 50) and float(xp.min(out)) == 1.0 and float(xp.max(out)) == 10**4
+    assert V._distinct(np.broadcast_to(np.arange(3.0)[:, None], (3, 4))).shape == (3, 1)
+
+
 def test_keyed_normal_blocked_numpy_path_is_bit_for_bit_the_generic_formula(monkeypatch):
     """The in-place, blocked NumPy path of KeyedStream.normal gives exactly the numbers of the plain
     formula (the one CuPy runs), across block boundaries and for every shape of keys and sizes."""

@@ -254,7 +254,8 @@ def _setup(problem, x0, *, eta, tau, client_opt, precond, beta1, beta2, v0, eps,
     x0 = V.array(x0, x_name, xp=xp, min_ndim=1)
     if x0.shape[-1] != d:
         raise V.InputError(f"{x_name} must have shape (..., d={d}); got {tuple(x0.shape)}")
-    eta = xp.astype(V.client_parameter(eta, "eta", M=M, xp=xp, low=0.0, open_low=True), xp.float64)
+    eta = xp.astype(V.client_parameter(eta, "eta", M=M, xp=xp, low=0.0, open_low=True), xp.float64,
+                    copy=False)   # a broadcast sweep stays a view
     if eta.ndim == 0:
         eta = xp.full((M,), float(eta))
     tau_arr = V.client_parameter(tau, "tau", M=M, xp=xp, kind="integer", low=1, high=10**6)
