@@ -144,6 +144,19 @@ def test_operands_are_rows_read_by_the_configurations_index(monkeypatch):
         assert rows.shape == (n, 4) and rows.flags.c_contiguous
 
 
+def test_an_operand_with_fewer_axes_than_its_tail_is_one_row(monkeypatch):
+    """An operand with fewer axes than the tail (one ``P`` of shape ``(d, d)`` for every client, tail ``(M, d, d)``)
+    has no batch axes: one row, broadcast like NumPy (its leading ``d`` is not a batch axis), for batches that end
+    in ``d`` or not."""
+    _cuda = host_cuda.install(monkeypatch)
+    M, d = 3, 2
+    P = np.array([[2.0, 0.5], [0.5, 1.0]])
+    for batch in [(4,), (2,), (3, 2), ()]:
+        rows, n = _cuda._flat(np, P, batch, (M, d, d))
+        assert n == 1 and rows.shape == (1, M, d, d), batch
+        assert np.array_equal(rows[0], np.broadcast_to(P, (M, d, d)))
+
+
 def _compare_kernels(monkeypatch, d, M, client_opt, correction, noise, version, exchange, sweep=0):
     _cuda = host_cuda.install(monkeypatch)
     monkeypatch.setattr(_cuda, "EXCHANGE", exchange)

@@ -533,7 +533,7 @@ def _flat(xp, a, batch, tail):
     not copied for the other axes; otherwise ``a`` is broadcast to the whole batch."""
     import cupy  # noqa: PLC0415
 
-    lead = tuple(a.shape[:a.ndim - len(tail)])
+    lead = tuple(a.shape[:max(a.ndim - len(tail), 0)])   # an operand with fewer axes than the tail has no batch axes
     a = xp.broadcast_to(a, lead + tuple(tail))     # a tail of ones (eta of shape (..., 1)) to its length
     n = int(np.prod(lead))
     if n == 1:
