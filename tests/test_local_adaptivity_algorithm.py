@@ -409,3 +409,38 @@ def test_fixed_preconditioners_are_inverted_only_for_a_correction(monkeypatch):
                                                         bias_correction=False, n_mode="exact", noise=False, seed=0,
                                                         config=None, client_ids=None)[0], corrected.N,
                                               np.ones((2, 3, 4))), (Ninv @ np.ones((2, 3, 4, 1)))[..., 0], rtol=1e-12)
+
+
+def test_check_spd_agrees_with_the_eigenvalues_and_refuses_non_finite_p():
+    """``check_spd`` (FedOpt's fixed preconditioners, Theorem 2's exact paths) gives the eigenvalues' verdict on
+    symmetric matrices away from singular (a batch mixing diagonal and dense P_i, singular PSD, indefinite, scales
+    1e-300 to 1e300, and SPD entries up to 1.4e308 without an overflow warning), and refuses a NaN or an infinite
+    diagonal entry (NumPy counts them as nonzero diagonal entries)."""
+    import warnings
+
+    from fltheory.problems import ProblemError, check_spd
+
+    rng = np.random.default_rng(4)
+    Q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+
+    def sym(lam, scale=1.0):
+        P = scale * (Q @ np.diag(lam) @ Q.T)
+        return np.triu(P) + np.triu(P, 1).T
+
+    cases = [np.stack([np.diag([1.0, 2.0, 3.0]), sym([1.0, 2.0, 3.0])]), np.outer([1.0, 2, 3], [1.0, 2, 3])[None],
+             np.diag([1.0, 0.0, 2.0])[None], sym([1.0, -1e-12, 2.0])[None], np.diag([1.0, -0.0, 2.0])[None],
+             sym([1.0, 1e-9, 2.0])[None]]
+    cases += [sym([1.0, 2.0, 3.0], s)[None] for s in (1e-300, 1e300, 5e307)]
+    for P in cases:
+        pd = bool(np.all(np.linalg.eigvalsh(P)[..., 0] > 0))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                check_spd(P, np, "precond", symmetric_rtol=1e-12)
+                accepted = True
+            except ProblemError:
+                accepted = False
+        assert accepted == pd, (P, pd)
+    for bad in (np.nan, np.inf, -np.inf):
+        with pytest.raises(ProblemError, match="precond must be positive definite"):
+            check_spd(np.diag([1.0, bad, 2.0])[None], np, "precond")

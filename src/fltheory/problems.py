@@ -188,10 +188,12 @@ def check_spd(P, xp, name: str, *, why: str = "P_i SPD", symmetric_rtol: float =
     """Refuse a non-symmetric or non-positive-definite ``P`` (..., n, n) by ``name`` (:class:`ProblemError`, ``why``
     in the message); return its diagonal where ``P`` is diagonal, else None.  Positive definiteness is a Cholesky
     factorisation that succeeds (a fraction of the eigenvalues' cost: on 10^6 matrices of 16 x 16 on a GPU the
-    eigenvalues took 67 ms); symmetric means within ``symmetric_rtol`` of the largest entry (at least 1)."""
+    eigenvalues took 67 ms); symmetric means within ``symmetric_rtol`` of the largest entry (at least 1).  A NaN or
+    infinite entry is refused; entries up to the float range are accepted (the symmetric part is formed without
+    overflow)."""
     diag = xp.linalg.diagonal(P)
     if is_diagonal(P, diag, xp):  # diagonal (so symmetric): checks elementwise
-        if bool(xp.any(diag <= 0)):
+        if not bool(xp.all((diag > 0) & (diag < math.inf))):   # NaN and inf too (NumPy counts them as diagonal)
             raise ProblemError(f"{name} must be positive definite ({why}); smallest eigenvalue "
                                f"{float(xp.min(diag)):.3g}")
         return diag
@@ -199,7 +201,7 @@ def check_spd(P, xp, name: str, *, why: str = "P_i SPD", symmetric_rtol: float =
     if float(xp.max(xp.abs(P - mT(P)))) > symmetric_rtol * scale:
         raise ProblemError(f"{name} must be symmetric ({why})")
     try:
-        L = xp.linalg.cholesky(0.5 * (P + mT(P)))
+        L = xp.linalg.cholesky(0.5 * P + 0.5 * mT(P))   # P + P^T would overflow past 9e307
     except np.linalg.LinAlgError:
         L = None
     if L is None or not bool(xp.all(xp.isfinite(L))):  # cupy returns NaN where numpy raises
