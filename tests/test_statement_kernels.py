@@ -153,3 +153,28 @@ def test_named_quantities_in_c_are_their_numpy_forms_at_extreme_points(named_com
         ok = np.isfinite(ref)
         assert ok.sum() > n // 10, key
         np.testing.assert_allclose(out[ok], ref[ok], rtol=1e-9, atol=0, err_msg=key)
+
+
+# outside the statements' conditions, where the functions may still be evaluated (a masked entry): NaN, infinities,
+# negative values, K = 1e9, non-integer steps, Delta > tau
+OUTSIDE = np.concatenate([EXTREME, [np.nan, np.inf, -np.inf, -1.0, -0.5, -1e-300, 2.5, 1e9, 2e6]])
+
+
+def test_named_quantities_in_c_are_their_numpy_forms_outside_the_conditions(named_compiled):
+    """As the test above at 4,000 points per quantity drawn from values the conditions exclude as well (NaN, +-inf,
+    negative inputs, huge counts): the same NaNs and the same infinities with their signs, finite values to 1e-9."""
+    lib, funcs = named_compiled
+    rng = np.random.default_rng(2)
+    dptr = ctypes.POINTER(ctypes.c_double)
+    n = 4000
+    for key, cls, nargs, sym in funcs:
+        args = [np.ascontiguousarray(rng.choice(OUTSIDE, n)) for _ in range(nargs)]
+        with np.errstate(all="ignore"):
+            ref = np.broadcast_to(np.asarray(cls._imp_(*args), dtype=float), (n,))
+        ptrs = (dptr * nargs)(*[a.ctypes.data_as(dptr) for a in args])
+        out = np.empty(n)
+        getattr(lib, sym)(ctypes.c_long(n), ptrs, out.ctypes.data_as(dptr))
+        np.testing.assert_array_equal(np.isnan(out), np.isnan(ref), err_msg=key)
+        np.testing.assert_array_equal(out[np.isinf(ref)], ref[np.isinf(ref)], err_msg=key)
+        ok = np.isfinite(ref)
+        np.testing.assert_allclose(out[ok], ref[ok], rtol=1e-9, atol=0, err_msg=key)
