@@ -258,3 +258,52 @@ def test_the_noise_set_up_is_done_once_per_federation_and_the_dense_factor_only_
     s = la._setup(dense, x, **kw)[0]
     assert s.noise_diag is None and la._kernel_factor(s) is s.noise_factor
     assert np.allclose(s.noise_factor @ np.swapaxes(s.noise_factor, -1, -2), dense.noise_cov, atol=1e-14)
+
+
+
+S, F = 3, 2
+FEDOPT_CASES = [   # d, M, client_opt, correction, server, whole rounds, noise, version, exchange, and the batch axes
+    # (batch (S, F)) of the federation, eta (None: one per configuration, (S, 1)), alpha, P and x0
+    (5, 3, "precond", "local", "sgd", True, "diag", 2, True, (F,), (1, F), (S, 1), (S, 1), ()),
+    (3, 2, "precond", "joint", "momentum", False, "dense", 3, False, (S, F), None, (), (F,), (S, 1)),
+    (4, 3, "sgd", "local", "sgd", True, "shared", 1, True, (1, F), None, (F,), None, ()),
+    (2, 4, "adagrad", "none", "sgd", False, "none", 1, False, (), None, (S, F), None, (S, 1)),
+]
+
+
+@pytest.mark.parametrize("d,M,client_opt,correction,server,whole,noise,version,exchange,fb,eb,ab,pb,xb", FEDOPT_CASES)
+def test_fedopt_through_the_kernels_is_fedopt_through_the_array_code(monkeypatch, d, M, client_opt, correction,
+                                                                     server, whole, noise, version, exchange, fb, eb,
+                                                                     ab, pb, xb):
+    """``fedopt``'s kernel branches (whole rounds, or one kernel of local runs per round) on the host stand-in against
+    its array code, the operands batched along different axes of a batch (S, F) = (3, 2) (the federation ``fb``,
+    eta ``eb``, alpha ``ab``, P ``pb``, x0 ``xb``): the same x, trajectory, last Delta and N (``c_i P_i`` for fixed
+    preconditioners, whose local correction reads P_i^{-1})."""
+    _cuda = host_cuda.install(monkeypatch)
+    monkeypatch.setattr(_cuda, "EXCHANGE", exchange)
+    rng = np.random.default_rng(d * 10 + M)
+
+    def spd(shape):
+        A = rng.normal(size=shape + (M, d, d))
+        return A @ np.swapaxes(A, -1, -2) / d + 0.5 * np.eye(d)
+
+    cov = {"diag": np.einsum("...i,ij->...ij", rng.uniform(0.01, 0.2, fb + (M, d)), np.eye(d)),
+           "shared": 0.05 * np.broadcast_to(np.eye(d), (M, d, d)), "dense": 0.1 * spd(fb), "none": None}[noise]
+    fed = flt.QuadraticFederation(spd(fb), rng.normal(size=fb + (M, d)),
+                                  np.broadcast_to(rng.dirichlet(np.ones(M)), fb + (M,)).copy(), noise_cov=cov)
+    eta = (flt.per_configuration(0.02 * rng.uniform(0.5, 1.0, (S, 1))) if eb is None
+           else 0.02 * rng.uniform(0.5, 1.0, eb + (1,)))
+    kw = dict(x0=rng.normal(size=xb + (d,)), rounds=3, eta=eta, tau=flt.per_client([1, 3, 2, 2][:M]),
+              client_opt=client_opt, precond=None if pb is None else spd(pb), correction=correction,
+              server_opt=server, alpha=rng.uniform(0.3, 1.0, ab), seed=5, noise=noise != "none",
+              noise_version=version, record_every=2)
+    ref = la.fedopt(fed, **kw)
+    ran = []
+    monkeypatch.setattr(la, "_fused_cuda", lambda problem, s, record: ran.append(record) or not record)
+    monkeypatch.setattr(la, "FUSED_ROUNDS_CUDA", whole)
+    got = la.fedopt(fed, **kw)
+    assert ran and not any(ran)
+    for name in ("x", "trajectory", "Delta", "N"):
+        a, b = getattr(got, name), getattr(ref, name)
+        assert a.shape == b.shape, name
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, err_msg=name)
