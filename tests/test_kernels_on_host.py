@@ -307,3 +307,30 @@ def test_fedopt_through_the_kernels_is_fedopt_through_the_array_code(monkeypatch
         a, b = getattr(got, name), getattr(ref, name)
         assert a.shape == b.shape, name
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("d,M,fb,eb,pb", [(3, 2, (F,), (S, 1), (S, 1)), (2, 3, (S, F), (1, F), None),
+                                          (5, 2, (), (S, F), (F,)), (1, 3, (1, F), (S, 1), (1, F))])
+def test_closed_form_fixed_points_kernel_reads_operands_by_the_configurations_index(monkeypatch, d, M, fb, eb, pb):
+    """Theorem 2's closed-form fixed points' kernel (``_cuda_closed.fixed_points``) on the host stand-in against the
+    array code, its operands batched along different axes of a (S, F) = (3, 2) batch (the federation ``fb``, eta
+    ``eb``, a diagonal P ``pb``) and read as row ``b % n``: the same C, c, x, condition number and residual.  (Per-client
+    tau, equal in every configuration: the stand-in's barriers are the whole block's.)"""
+    host_cuda.install(monkeypatch)
+    from fltheory._cuda_closed import fixed_points
+    from fltheory.papers.local_adaptivity import exact
+
+    rng = np.random.default_rng(d + 10 * M)
+    A = rng.normal(size=fb + (M, d, d))
+    fed = flt.QuadraticFederation(A @ np.swapaxes(A, -1, -2) / d + 0.5 * np.eye(d), rng.normal(size=fb + (M, d)),
+                                  rng.dirichlet(np.ones(M), size=fb))
+    eta, tau = 0.05 * rng.uniform(0.5, 1.0, eb + (M,)), flt.per_client(rng.integers(1, 5, M))
+    P = None if pb is None else np.einsum("...i,ij->...ij", rng.uniform(0.5, 2.0, pb + (M, d)), np.eye(d))
+    want = exact._fixed_point_fused(fed, eta, tau, P, "none")
+    e, t = exact._as_eta_tau(fed, eta, tau)
+    diagP = None if P is None else exact._check_spd(P, np)
+    got = fixed_points(xp=np, H=fed.H, x_opt=fed.x_opt, weights=fed.weights, diagP=diagP, eta=e, tau=t,
+                       batch=(S, F), M=M, d=d)
+    for name, a, b in zip(("C", "c", "x", "cond", "res"), got, want):
+        assert a.shape == b.shape, name
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12 if name == "res" else 0, err_msg=name)
