@@ -142,6 +142,13 @@ def test_operands_are_rows_read_by_the_configurations_index(monkeypatch):
             assert np.array_equal(rows[b % n], full[b]), shape
         assert n == {(4,): 1, (1,): 1, (1, 1, 4): 1, (2, 4): 2, (2, 1): 2, (1, 2, 4): 2}.get(shape, 6), shape
         assert rows.shape == (n, 4) and rows.flags.c_contiguous
+    # broadcast views (the set-up's client ids, a sweep over one federation) are read as their distinct rows
+    for base, want in [((4,), 1), ((2, 4), 2), ((3, 1, 4), 6), ((1, 2, 1), 2)]:
+        a = rng.normal(size=base)
+        view = np.broadcast_to(a, batch + (4,))
+        rows, n = _cuda._flat(np, view, batch, (4,))
+        full = view.reshape(6, 4)
+        assert n == want and all(np.array_equal(rows[b % n], full[b]) for b in range(6)), base
 
 
 def test_an_operand_with_fewer_axes_than_its_tail_is_one_row(monkeypatch):

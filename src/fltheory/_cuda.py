@@ -534,6 +534,10 @@ def _flat(xp, a, batch, tail):
     import cupy  # noqa: PLC0415
 
     lead = tuple(a.shape[:max(a.ndim - len(tail), 0)])   # an operand with fewer axes than the tail has no batch axes
+    strides = getattr(a, "strides", None)
+    if strides and 0 in strides[:len(lead)]:   # a broadcast view (client ids for every configuration): its rows once
+        a = a[tuple(slice(0, 1) if st == 0 else slice(None) for st in strides[:len(lead)])]
+        lead = tuple(a.shape[:len(lead)])
     a = xp.broadcast_to(a, lead + tuple(tail))     # a tail of ones (eta of shape (..., 1)) to its length
     n = int(np.prod(lead))
     if n == 1:
