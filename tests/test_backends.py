@@ -368,9 +368,11 @@ def test_fused_kernel_choice_on_cupy():
 
 @pytest.mark.parametrize("d", [1, 3, 10, 16])
 @pytest.mark.parametrize("with_p", [False, True])
-def test_fixed_point_kernel_is_the_array_code_on_cupy(monkeypatch, d, with_p):
+@pytest.mark.parametrize("tau_rows", [False, True])
+def test_fixed_point_kernel_is_the_array_code_on_cupy(monkeypatch, d, with_p, tau_rows):
     """Theorem 2's closed form by the CuPy kernel (a configuration per group of threads) against the array code
-    on the device and NumPy: distinct federations, per-client tau, a diagonal P, a (2, 3) batch."""
+    on the device and NumPy: distinct federations, per-client tau (or tau per client and per configuration of the
+    batch's last axis: the kernel reads its row b % 3), a diagonal P, a (2, 3) batch."""
     _skip_without_gpu()
     xp = flt.backend.get_backend("cupy")
     ref = flt.random_quadratic_federation(M=5, d=d, batch=6, kappa=20.0, weights="dirichlet", seed=4)
@@ -378,11 +380,13 @@ def test_fixed_point_kernel_is_the_array_code_on_cupy(monkeypatch, d, with_p):
     fed = on_backend(ref, xp)
     P = np.broadcast_to(np.diag(np.linspace(0.5, 2.0, d)), (2, 3, 5, d, d)).copy() if with_p else None
     eta = 0.3 / np.linalg.eigvalsh(ref.H)[..., -1] / (2.0 if with_p else 1.0)
-    kw = dict(tau=flt.per_client([1, 2, 5, 3, 8]), precond=None if P is None else xp.asarray(P))
+    tau = np.array([[1, 2, 5, 3, 8], [2, 1, 3, 4, 1], [6, 2, 2, 1, 3]]) if tau_rows else None
+    kw = dict(tau=xp.asarray(tau) if tau_rows else flt.per_client([1, 2, 5, 3, 8]),
+              precond=None if P is None else xp.asarray(P))
     got = la_exact.fixed_point(fed, eta=xp.asarray(eta), **kw)
     monkeypatch.setattr(la_exact, "FUSED_CUDA", False)
     plain = la_exact.fixed_point(fed, eta=xp.asarray(eta), **kw)
-    host = la_exact.fixed_point(ref, eta=eta, **{**kw, "precond": P})
+    host = la_exact.fixed_point(ref, eta=eta, **{**kw, "precond": P, "tau": tau if tau_rows else kw["tau"]})
     for name in ("x", "residual", "condition"):
         np.testing.assert_allclose(to_numpy(getattr(got, name)), to_numpy(getattr(plain, name)), rtol=1e-9,
                                    atol=1e-12, err_msg=name)
