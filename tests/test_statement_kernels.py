@@ -23,6 +23,15 @@ CXX = shutil.which("g++") or shutil.which("clang++") or shutil.which("c++")
 N = 64
 
 
+def _call(lib, sym, arrays, n):
+    """The compiled loop ``sym`` over ``n`` points of the float64 ``arrays`` (its parameters, in order)."""
+    dptr = ctypes.POINTER(ctypes.c_double)
+    ptrs = (dptr * len(arrays))(*[a.ctypes.data_as(dptr) for a in arrays])
+    out = np.empty(n)
+    getattr(lib, sym)(ctypes.c_long(n), ptrs, out.ctypes.data_as(dptr))
+    return out
+
+
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
     if CXX is None:
@@ -85,7 +94,6 @@ def test_kernel_sources_name_only_what_cuda_has():
 def test_kernel_sources_compute_the_numpy_values(compiled):
     lib, funcs = compiled
     rng = np.random.default_rng(0)
-    dptr = ctypes.POINTER(ctypes.c_double)
     compared = 0
     for name, st, sym in funcs:
         # reals in [0.1, 2] (past 1, some powers of negative bases and Max of NaN: NaN where NumPy gives NaN)
@@ -93,10 +101,7 @@ def test_kernel_sources_compute_the_numpy_values(compiled):
                 for s in st.symbols}
         with np.errstate(all="ignore"):
             ref = np.broadcast_to(np.asarray(st(check=False, **vals), dtype=float), (N,))
-        arrs = [np.ascontiguousarray(vals[s.name]) for s in st.symbols]
-        ptrs = (dptr * len(arrs))(*[a.ctypes.data_as(dptr) for a in arrs])
-        out = np.empty(N)
-        getattr(lib, sym)(ctypes.c_long(N), ptrs, out.ctypes.data_as(dptr))
+        out = _call(lib, sym, [np.ascontiguousarray(vals[s.name]) for s in st.symbols], N)
         assert np.array_equal(np.isfinite(out), np.isfinite(ref)), name
         ok = np.isfinite(ref)
         np.testing.assert_allclose(out[ok], ref[ok], rtol=1e-9, atol=1e-12 * max(1.0, float(np.max(np.abs(ref[ok]),
@@ -133,48 +138,27 @@ def named_compiled(tmp_path_factory):
     return ctypes.CDLL(str(lib)), funcs
 
 
-def test_named_quantities_in_c_are_their_numpy_forms_at_extreme_points(named_compiled):
-    """Each named quantity's C function against its NumPy implementation at 4,000 points whose arguments are drawn
-    from values that take the stable forms' other branches (overflow to inf, underflow, the series, alpha = 1,
-    K = 0): the same infinities and NaNs, and the finite values to 1e-9 relative."""
-    lib, funcs = named_compiled
-    rng = np.random.default_rng(1)
-    dptr = ctypes.POINTER(ctypes.c_double)
-    n = 4000
-    for key, cls, nargs, sym in funcs:
-        args = [np.ascontiguousarray(rng.choice(EXTREME, n)) for _ in range(nargs)]
-        with np.errstate(all="ignore"):
-            ref = np.asarray(cls._imp_(*args), dtype=float)
-        ptrs = (dptr * nargs)(*[a.ctypes.data_as(dptr) for a in args])
-        out = np.empty(n)
-        getattr(lib, sym)(ctypes.c_long(n), ptrs, out.ctypes.data_as(dptr))
-        np.testing.assert_array_equal(np.isnan(out), np.isnan(ref), err_msg=key)
-        np.testing.assert_array_equal(out[np.isinf(ref)], ref[np.isinf(ref)], err_msg=key)
-        ok = np.isfinite(ref)
-        assert ok.sum() > n // 10, key
-        np.testing.assert_allclose(out[ok], ref[ok], rtol=1e-9, atol=0, err_msg=key)
-
-
 # outside the statements' conditions, where the functions may still be evaluated (a masked entry): NaN, infinities,
 # negative values, K = 1e9, non-integer steps, Delta > tau
 OUTSIDE = np.concatenate([EXTREME, [np.nan, np.inf, -np.inf, -1.0, -0.5, -1e-300, 2.5, 1e9, 2e6]])
 
 
-def test_named_quantities_in_c_are_their_numpy_forms_outside_the_conditions(named_compiled):
-    """As the test above at 4,000 points per quantity drawn from values the conditions exclude as well (NaN, +-inf,
-    negative inputs, huge counts): the same NaNs and the same infinities with their signs, finite values to 1e-9."""
+@pytest.mark.parametrize("values,seed,finite_share", [(EXTREME, 1, 0.1), (OUTSIDE, 2, 0.0)], ids=["extreme", "outside"])
+def test_named_quantities_in_c_are_their_numpy_forms(named_compiled, values, seed, finite_share):
+    """Each named quantity's C function against its NumPy implementation at 4,000 points whose arguments are drawn
+    from values that take the stable forms' other branches (overflow to inf, underflow, the series, alpha = 1,
+    K = 0), and from values the conditions exclude as well (NaN, +-inf, negative inputs, huge counts): the same
+    NaNs, the same infinities with their signs, and the finite values to 1e-9 relative."""
     lib, funcs = named_compiled
-    rng = np.random.default_rng(2)
-    dptr = ctypes.POINTER(ctypes.c_double)
+    rng = np.random.default_rng(seed)
     n = 4000
     for key, cls, nargs, sym in funcs:
-        args = [np.ascontiguousarray(rng.choice(OUTSIDE, n)) for _ in range(nargs)]
+        args = [np.ascontiguousarray(rng.choice(values, n)) for _ in range(nargs)]
         with np.errstate(all="ignore"):
             ref = np.broadcast_to(np.asarray(cls._imp_(*args), dtype=float), (n,))
-        ptrs = (dptr * nargs)(*[a.ctypes.data_as(dptr) for a in args])
-        out = np.empty(n)
-        getattr(lib, sym)(ctypes.c_long(n), ptrs, out.ctypes.data_as(dptr))
+        out = _call(lib, sym, args, n)
         np.testing.assert_array_equal(np.isnan(out), np.isnan(ref), err_msg=key)
         np.testing.assert_array_equal(out[np.isinf(ref)], ref[np.isinf(ref)], err_msg=key)
         ok = np.isfinite(ref)
+        assert ok.sum() > finite_share * n, key
         np.testing.assert_allclose(out[ok], ref[ok], rtol=1e-9, atol=0, err_msg=key)

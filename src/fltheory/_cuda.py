@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .validation import distinct
+
 _DEVICE_CODE = r"""
 #define FL_GOLDEN 0x9E3779B97F4A7C15ull
 #define FL_M1 0xBF58476D1CE4E5B9ull
@@ -533,11 +535,8 @@ def _flat(xp, a, batch, tail):
     not copied for the other axes; otherwise ``a`` is broadcast to the whole batch."""
     import cupy  # noqa: PLC0415
 
+    a = distinct(a)    # a broadcast view (client ids for every configuration): its distinct rows once
     lead = tuple(a.shape[:max(a.ndim - len(tail), 0)])   # an operand with fewer axes than the tail has no batch axes
-    strides = getattr(a, "strides", None)
-    if strides and 0 in strides[:len(lead)]:   # a broadcast view (client ids for every configuration): its rows once
-        a = a[tuple(slice(0, 1) if st == 0 else slice(None) for st in strides[:len(lead)])]
-        lead = tuple(a.shape[:len(lead)])
     a = xp.broadcast_to(a, lead + tuple(tail))     # a tail of ones (eta of shape (..., 1)) to its length
     n = int(np.prod(lead))
     if n == 1:

@@ -243,7 +243,7 @@ def check_time(seconds: float, what: str, *, limit: float = MAX_SECONDS, hint: s
                          + (f"; {hint}" if hint else ""))
 
 
-def _distinct(arr):
+def distinct(arr):
     """``arr`` without the repeats of a broadcast: each axis of stride 0 (a ``broadcast_to`` view, NumPy's or
     CuPy's) cut to length 1, so that a check reads every distinct entry once (a sweep of 10^7 step sizes broadcast
     over 10 clients: 10^7 numbers, not 10^8).  Arrays that do not show their strides are returned as they are."""
@@ -320,7 +320,7 @@ def array(value: Any, name: str, *, xp=None, ndim: int | None = None, min_ndim: 
         raise InputTypeError(f"{name} must be an array of numbers; got booleans")
     if arr.size == 0 and not empty:
         raise InputError(f"{name} must not be empty; got shape {tuple(arr.shape)}")
-    seen = _distinct(arr)   # the checks read each distinct entry once
+    seen = distinct(arr)   # the checks read each distinct entry once
     if kind == "integer":
         if k == "f":
             if bool(xp.any(~xp.isfinite(seen))):
@@ -330,13 +330,13 @@ def array(value: Any, name: str, *, xp=None, ndim: int | None = None, min_ndim: 
         if k in "fu" and arr.size and float(xp.max(xp.abs(seen))) > 2.0**62:
             raise InputError(f"{name} must hold integers of magnitude <= 2**62; largest is {float(xp.max(xp.abs(seen))):g}")
         arr = xp.astype(arr, xp.int64)
-        seen = _distinct(arr)
+        seen = distinct(arr)
     elif k in "iu":
         arr = xp.astype(arr, xp.float64)
-        seen = _distinct(arr)
+        seen = distinct(arr)
     elif arr.dtype not in (xp.float32, xp.float64):
         arr = xp.astype(arr, xp.float64)
-        seen = _distinct(arr)
+        seen = distinct(arr)
     if ndim is not None and arr.ndim != ndim:
         raise InputError(f"{name} must have {ndim} axes; got shape {tuple(arr.shape)}")
     if min_ndim is not None and arr.ndim < min_ndim:
